@@ -1,0 +1,1 @@
+"""ascend-engine: multi-model inference pipelines on Ascend NPUs."""

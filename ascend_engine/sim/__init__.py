@@ -1,0 +1,1 @@
+"""The AscendCL simulator and its model builder."""

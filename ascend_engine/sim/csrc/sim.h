@@ -1,0 +1,178 @@
+/*
+ * sim.h -- internal interface of the AscendCL simulator (libascendcl_sim).
+ *
+ * The simulator is split by concern; each .c file owns one part and the
+ * others reach it only through the functions declared here:
+ *
+ *   errors.c    recent-error messages (per thread), the call log, fault injection
+ *   init.c      aclInit / aclFinalize, configuration from the environment
+ *   device.c    devices, contexts (per-thread current context), run mode, SoC name
+ *   stream.c    streams: ordered task queues, one worker thread each
+ *   event.c     events: record / wait / query / synchronize / elapsed time
+ *   memory.c    device and pinned host memory, copies, memsets, mem info
+ *   callback.c  host callbacks: launch, subscribe, process report
+ *   dtype.c     data-type sizes, float16 conversion
+ *   dataset.c   data buffers and datasets
+ *   format.c    the simulator model file parser (bounds-checked)
+ *   kernels.c   the C kernels the model ops run
+ *   model.c     aclmdl*: load, describe, execute, dynamic batch
+ *
+ * Conventions every exported function follows:
+ *   - It starts with SIM_ENTER(name): counts the call for fault injection and
+ *     returns the injected code when a fault rule matches.
+ *   - Every failure goes through sim_error(), which records the per-thread
+ *     recent-error message (aclGetRecentErrMsg) naming the call, the argument
+ *     and what was expected, and returns the code.
+ *   - It returns through SIM_RETURN(name, rc, fmt, args...), which writes the
+ *     call to the call log (ASCEND_SIM_LOG) when logging is on.
+ *   - Functions that need an initialized runtime call sim_check_init(); those
+ *     that need a current context call sim_need_context().
+ */
+#ifndef ASCEND_SIM_H
+#define ASCEND_SIM_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ascend_engine/acl.h"
+
+#define SIM_EXPORT __attribute__((visibility("default")))
+#define SIM_PRINTF(a, b) __attribute__((format(printf, a, b)))
+
+/* ---- errors.c: recent error, call log, faults ---------------------------- */
+
+/* Record "fn: message" as the calling thread's recent error and return code. */
+aclError sim_error(aclError code, const char *fn, const char *fmt, ...) SIM_PRINTF(3, 4);
+/* Replace the calling thread's recent error with a ready-made message. */
+void sim_set_recent_error(const char *msg);
+
+/* Nonzero when ASCEND_SIM_LOG is set (read once at library load). */
+extern int sim_log_enabled;
+void sim_log_call(const char *fn, aclError rc, const char *fmt, ...) SIM_PRINTF(3, 4);
+/* Free-form log line (task execution, device-side failures). */
+void sim_log_note(const char *fmt, ...) SIM_PRINTF(1, 2);
+
+/* Fault injection: returns the injected code for this call of `fn`, or 0.
+ * Rules come from ASCEND_SIM_FAULTS at load time or aeSimSetFaults(). */
+aclError sim_fault_on_call(const char *fn);
+/* Device-side faults, checked by tasks when they run on a stream worker
+ * (`what` is "execute", "memcpy", ...).  Returns the code to fail with, or 0.
+ * *stall_ms receives a stall to apply before the task runs (0 for none). */
+aclError sim_fault_on_task(const char *what, int *stall_ms);
+
+#define SIM_ENTER(fn)                                        \
+    do {                                                     \
+        aclError sim_injected_ = sim_fault_on_call(#fn);     \
+        if (sim_injected_ != ACL_SUCCESS) {                  \
+            if (sim_log_enabled)                             \
+                sim_log_call(#fn, sim_injected_, "injected fault"); \
+            return sim_injected_;                            \
+        }                                                    \
+    } while (0)
+
+#define SIM_RETURN(fn, rc, ...)                              \
+    do {                                                     \
+        aclError sim_rc_ = (rc);                             \
+        if (sim_log_enabled) sim_log_call(#fn, sim_rc_, __VA_ARGS__); \
+        return sim_rc_;                                      \
+    } while (0)
+
+/* ---- init.c: process state and configuration ---------------------------- */
+
+aclError sim_check_init(const char *fn);   /* 100001 before aclInit / after aclFinalize */
+
+typedef struct sim_config {
+    int device_count;          /* ASCEND_SIM_DEVICE_COUNT, default 8 */
+    size_t device_memory;      /* ASCEND_SIM_DEVICE_MEMORY per device, default 8 GiB */
+    int max_streams;           /* ASCEND_SIM_MAX_STREAMS per device, default 1024 */
+    int max_events;            /* ASCEND_SIM_MAX_EVENTS per device, default 1023 */
+    double h2d_gbps;           /* ASCEND_SIM_H2D_GBPS, 0 = as fast as memcpy */
+    double d2h_gbps;           /* ASCEND_SIM_D2H_GBPS, 0 = as fast as memcpy */
+} sim_config;
+extern sim_config sim_cfg;   /* written only by aclInit, before any other call can use it */
+
+/* ---- time ------------------------------------------------------------------ */
+uint64_t sim_now_ns(void);                       /* CLOCK_MONOTONIC */
+void sim_sleep_until_ns(uint64_t deadline_ns);   /* sleeps, never spins */
+
+/* ---- device.c: devices and contexts ------------------------------------------ */
+
+typedef struct sim_stream sim_stream;
+
+typedef struct sim_context {
+    uint32_t magic;              /* SIM_CONTEXT_MAGIC while alive */
+    int32_t device_id;
+    int is_default;              /* created by aclrtSetDevice; cannot be destroyed */
+    sim_stream *default_stream;  /* the context's stream for NULL stream arguments */
+} sim_context;
+#define SIM_CONTEXT_MAGIC 0x43545854u
+
+/* The calling thread's current context, or NULL. */
+sim_context *sim_current_context(void);
+/* Like sim_current_context but fails with 107002 and a message naming fn. */
+aclError sim_need_context(const char *fn, sim_context **out);
+/* Validates a device id against the configured count (107001 / message). */
+aclError sim_check_device_id(const char *fn, int32_t device_id);
+
+/* Per-device resource accounting (streams, events, memory bytes). */
+aclError sim_device_reserve_bytes(const char *fn, int32_t device_id, size_t bytes); /* 207001 past capacity */
+void sim_device_release_bytes(int32_t device_id, size_t bytes);
+aclError sim_device_reserve_event(const char *fn, int32_t device_id);   /* 207007 past budget */
+void sim_device_release_event(int32_t device_id);
+
+/* ---- stream.c: streams and tasks -------------------------------------------- */
+
+/* A task runs on the stream's worker thread, in order.  It returns
+ * ACL_SUCCESS or a device-side error code; on failure it should have called
+ * sim_task_error() to say what went wrong.  A failed task makes the stream's
+ * error sticky until aclrtSynchronizeStream reports it; the stream keeps
+ * running later tasks (ACL_CONTINUE_ON_FAILURE).  An event recorded on a
+ * stream with a sticky error carries the error, and a stream that waits on
+ * such an event inherits it, so failures follow data dependencies. */
+typedef aclError (*sim_task_fn)(void *arg, sim_stream *stream);
+
+#define SIM_TASK_ARG_MAX 192   /* task arguments are copied inline: no malloc per task */
+
+/* Resolve a stream handle (NULL = default stream of the current context),
+ * checking it is alive (107017) and belongs to the current context's device
+ * (107003).  Needs a current context. */
+aclError sim_stream_resolve(const char *fn, aclrtStream handle, sim_stream **out);
+/* Enqueue a task; `arg` (arg_size <= SIM_TASK_ARG_MAX bytes) is copied.
+ * `what` names the task in logs and messages ("execute model 3"). */
+aclError sim_stream_enqueue(sim_stream *stream, const char *what,
+                            sim_task_fn run, const void *arg, size_t arg_size);
+int32_t sim_stream_device(const sim_stream *stream);
+uint32_t sim_stream_id(const sim_stream *stream);
+/* Inside a running task: record the device-side error message. */
+void sim_task_error(sim_stream *stream, aclError code, const char *fmt, ...) SIM_PRINTF(3, 4);
+
+/* ---- memory.c: allocations ------------------------------------------------ */
+
+typedef enum { SIM_MEM_DEVICE = 1, SIM_MEM_HOST = 2 } sim_mem_kind;
+
+typedef struct sim_mem_region {
+    char *base;          /* start of the allocation */
+    size_t size;         /* usable bytes (the rounded, padded size) */
+    int32_t device_id;   /* owner device for SIM_MEM_DEVICE */
+    sim_mem_kind kind;
+} sim_mem_region;
+
+/* Find the live allocation (device or pinned host) that contains ptr. */
+int sim_mem_lookup(const void *ptr, sim_mem_region *out);
+/* Check that [ptr, ptr+len) lies inside one live device allocation owned by
+ * device_id (any device if device_id < 0).  On failure: records a message
+ * naming fn and arg_name (freed pointer, host pointer, other device, out of
+ * bounds by N bytes) and returns ACL_ERROR_INVALID_PARAM. */
+aclError sim_mem_check_device(const char *fn, const char *arg_name,
+                              const void *ptr, size_t len, int32_t device_id);
+
+/* Device-time model for copies: nanoseconds a copy of `bytes` should take. */
+uint64_t sim_copy_time_ns(aclrtMemcpyKind kind, size_t bytes);
+
+/* ---- dtype.c ---------------------------------------------------------------- */
+float sim_half_to_float(uint16_t h);
+uint16_t sim_float_to_half(float f);
+
+#endif /* ASCEND_SIM_H */

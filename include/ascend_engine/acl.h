@@ -1,0 +1,266 @@
+/*
+ * ascend_engine/acl.h -- the subset of AscendCL that ascend-engine calls.
+ *
+ * These declarations are written for this project and follow the CANN ABI:
+ * the same function names, parameter types, enum values, struct layouts and
+ * error codes as the real headers (acl/acl.h).  The conformance tests compile
+ * every native source against the real headers too, with AE_USE_CANN_HEADERS
+ * defined, so any drift between this file and CANN fails the build.
+ *
+ * The function list itself lives in acl_functions.h (one X-macro entry per
+ * function) so that prototypes, the loader's function table and the call
+ * checks are generated from a single source.
+ */
+#ifndef ASCEND_ENGINE_ACL_H
+#define ASCEND_ENGINE_ACL_H
+
+#ifdef AE_USE_CANN_HEADERS
+#include "acl/acl.h"
+#else
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- scalar and handle types ------------------------------------------ */
+typedef int aclError;
+typedef uint16_t aclFloat16;
+typedef void *aclrtContext;
+typedef void *aclrtStream;
+typedef void *aclrtEvent;
+typedef struct aclDataBuffer aclDataBuffer;
+typedef struct aclmdlDesc aclmdlDesc;
+typedef struct aclmdlDataset aclmdlDataset;
+typedef void (*aclrtCallback)(void *userData);
+
+/* ---- error codes (the ones this project produces or reacts to) -------- */
+#define ACL_SUCCESS 0
+#define ACL_ERROR_NONE 0
+#define ACL_ERROR_INVALID_PARAM 100000
+#define ACL_ERROR_UNINITIALIZE 100001
+#define ACL_ERROR_REPEAT_INITIALIZE 100002
+#define ACL_ERROR_INVALID_FILE 100003
+#define ACL_ERROR_WRITE_FILE 100004
+#define ACL_ERROR_INVALID_FILE_SIZE 100005
+#define ACL_ERROR_PARSE_FILE 100006
+#define ACL_ERROR_FILE_MISSING_ATTR 100007
+#define ACL_ERROR_FILE_ATTR_INVALID 100008
+#define ACL_ERROR_INVALID_MODEL_ID 100011
+#define ACL_ERROR_DESERIALIZE_MODEL 100012
+#define ACL_ERROR_PARSE_MODEL 100013
+#define ACL_ERROR_READ_MODEL_FAILURE 100014
+#define ACL_ERROR_MODEL_SIZE_INVALID 100015
+#define ACL_ERROR_MODEL_MISSING_ATTR 100016
+#define ACL_ERROR_MODEL_INPUT_NOT_MATCH 100017
+#define ACL_ERROR_MODEL_OUTPUT_NOT_MATCH 100018
+#define ACL_ERROR_MODEL_NOT_DYNAMIC 100019
+#define ACL_ERROR_UNSUPPORTED_DATA_TYPE 100026
+#define ACL_ERROR_FORMAT_NOT_MATCH 100027
+#define ACL_ERROR_REPEAT_SUBSCRIBE 100033
+#define ACL_ERROR_STREAM_NOT_SUBSCRIBE 100034
+#define ACL_ERROR_THREAD_NOT_SUBSCRIBE 100035
+#define ACL_ERROR_WAIT_CALLBACK_TIMEOUT 100036
+#define ACL_ERROR_REPEAT_FINALIZE 100037
+#define ACL_ERROR_BAD_ALLOC 200000
+#define ACL_ERROR_API_NOT_SUPPORT 200001
+#define ACL_ERROR_INVALID_DEVICE 200002
+#define ACL_ERROR_MEMORY_ADDRESS_UNALIGNED 200003
+#define ACL_ERROR_RESOURCE_NOT_MATCH 200004
+#define ACL_ERROR_INVALID_RESOURCE_HANDLE 200005
+#define ACL_ERROR_FEATURE_UNSUPPORTED 200006
+#define ACL_ERROR_STORAGE_OVER_LIMIT 300000
+#define ACL_ERROR_INTERNAL_ERROR 500000
+#define ACL_ERROR_FAILURE 500001
+#define ACL_ERROR_RT_FAILURE 500003
+#define ACL_ERROR_DRV_FAILURE 500004
+
+#define ACL_ERROR_RT_PARAM_INVALID 107000
+#define ACL_ERROR_RT_INVALID_DEVICEID 107001
+#define ACL_ERROR_RT_CONTEXT_NULL 107002
+#define ACL_ERROR_RT_STREAM_CONTEXT 107003
+#define ACL_ERROR_RT_MODEL_CONTEXT 107004
+#define ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID 107006
+#define ACL_ERROR_RT_EVENT_TIMESTAMP_REVERSAL 107007
+#define ACL_ERROR_RT_ADDR_UNALIGNED 107008
+#define ACL_ERROR_RT_STREAM_NO_CB_REG 107015
+#define ACL_ERROR_RT_INVALID_MEMORY_TYPE 107016
+#define ACL_ERROR_RT_INVALID_HANDLE 107017
+#define ACL_ERROR_RT_INVALID_MALLOC_TYPE 107018
+#define ACL_ERROR_RT_WAIT_TIMEOUT 107019
+#define ACL_ERROR_RT_TASK_TIMEOUT 107020
+#define ACL_ERROR_RT_FEATURE_NOT_SUPPORT 207000
+#define ACL_ERROR_RT_MEMORY_ALLOCATION 207001
+#define ACL_ERROR_RT_MEMORY_FREE 207002
+#define ACL_ERROR_RT_NO_DEVICE 207004
+#define ACL_ERROR_RT_RESOURCE_ALLOC_FAIL 207005
+#define ACL_ERROR_RT_NO_EVENT_RESOURCE 207007
+#define ACL_ERROR_RT_NO_STREAM_RESOURCE 207008
+#define ACL_ERROR_RT_NO_MODEL_RESOURCE 207010
+#define ACL_ERROR_RT_OVER_LIMIT 207012
+#define ACL_ERROR_RT_DEVICE_OOM 207018
+#define ACL_ERROR_RT_INTERNAL_ERROR 507000
+#define ACL_ERROR_RT_STREAM_NOT_COMPLETE 507004
+#define ACL_ERROR_RT_EVENT_NOT_COMPLETE 507006
+#define ACL_ERROR_RT_MODEL_EXECUTE 507011
+#define ACL_ERROR_RT_AICORE_EXCEPTION 507015
+#define ACL_ERROR_RT_STREAM_SYNC_TIMEOUT 507046
+#define ACL_ERROR_RT_EVENT_SYNC_TIMEOUT 507047
+#define ACL_ERROR_RT_COPY_DATA 507052
+#define ACL_ERROR_GE_PARAM_INVALID 145000
+#define ACL_ERROR_GE_EXEC_MODEL_ID_INVALID 145003
+#define ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID 145013
+#define ACL_ERROR_GE_SHAPE_INVALID 145021
+#define ACL_ERROR_GE_DATATYPE_INVALID 145022
+#define ACL_ERROR_GE_MEMORY_ALLOCATION 245000
+#define ACL_ERROR_GE_LOAD_MODEL 545001
+
+/* ---- enums ------------------------------------------------------------- */
+typedef enum {
+    ACL_DT_UNDEFINED = -1,
+    ACL_FLOAT = 0,
+    ACL_FLOAT16 = 1,
+    ACL_INT8 = 2,
+    ACL_INT32 = 3,
+    ACL_UINT8 = 4,
+    ACL_INT16 = 6,
+    ACL_UINT16 = 7,
+    ACL_UINT32 = 8,
+    ACL_INT64 = 9,
+    ACL_UINT64 = 10,
+    ACL_DOUBLE = 11,
+    ACL_BOOL = 12,
+    ACL_STRING = 13,
+    ACL_COMPLEX64 = 16,
+    ACL_COMPLEX128 = 17,
+    ACL_BF16 = 27
+} aclDataType;
+
+typedef enum {
+    ACL_FORMAT_UNDEFINED = -1,
+    ACL_FORMAT_NCHW = 0,
+    ACL_FORMAT_NHWC = 1,
+    ACL_FORMAT_ND = 2,
+    ACL_FORMAT_NC1HWC0 = 3,
+    ACL_FORMAT_FRACTAL_Z = 4,
+    ACL_FORMAT_NC1HWC0_C04 = 12,
+    ACL_FORMAT_HWCN = 16,
+    ACL_FORMAT_NDHWC = 27,
+    ACL_FORMAT_FRACTAL_NZ = 29,
+    ACL_FORMAT_NCDHW = 30,
+    ACL_FORMAT_NDC1HWC0 = 32,
+    ACL_FRACTAL_Z_3D = 33,
+    ACL_FORMAT_NC = 35,
+    ACL_FORMAT_NCL = 47
+} aclFormat;
+
+typedef enum aclrtRunMode {
+    ACL_DEVICE = 0,
+    ACL_HOST = 1
+} aclrtRunMode;
+
+typedef enum aclrtMemMallocPolicy {
+    ACL_MEM_MALLOC_HUGE_FIRST = 0,
+    ACL_MEM_MALLOC_HUGE_ONLY = 1,
+    ACL_MEM_MALLOC_NORMAL_ONLY = 2,
+    ACL_MEM_MALLOC_HUGE_FIRST_P2P = 3,
+    ACL_MEM_MALLOC_HUGE_ONLY_P2P = 4,
+    ACL_MEM_MALLOC_NORMAL_ONLY_P2P = 5,
+    ACL_MEM_MALLOC_HUGE1G_ONLY = 6,
+    ACL_MEM_MALLOC_HUGE1G_ONLY_P2P = 7,
+    ACL_MEM_TYPE_LOW_BAND_WIDTH = 0x0100,
+    ACL_MEM_TYPE_HIGH_BAND_WIDTH = 0x1000,
+    ACL_MEM_ACCESS_USER_SPACE_READONLY = 0x100000
+} aclrtMemMallocPolicy;
+
+typedef enum aclrtMemcpyKind {
+    ACL_MEMCPY_HOST_TO_HOST = 0,
+    ACL_MEMCPY_HOST_TO_DEVICE = 1,
+    ACL_MEMCPY_DEVICE_TO_HOST = 2,
+    ACL_MEMCPY_DEVICE_TO_DEVICE = 3,
+    ACL_MEMCPY_DEFAULT = 4,
+    ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE = 5,
+    ACL_MEMCPY_INNER_DEVICE_TO_DEVICE = 6,
+    ACL_MEMCPY_INTER_DEVICE_TO_DEVICE = 7
+} aclrtMemcpyKind;
+
+typedef enum aclrtEventRecordedStatus {
+    ACL_EVENT_RECORDED_STATUS_NOT_READY = 0,
+    ACL_EVENT_RECORDED_STATUS_COMPLETE = 1
+} aclrtEventRecordedStatus;
+
+typedef enum aclrtStreamStatus {
+    ACL_STREAM_STATUS_COMPLETE = 0,
+    ACL_STREAM_STATUS_NOT_READY = 1,
+    ACL_STREAM_STATUS_RESERVED = 0xFFFF
+} aclrtStreamStatus;
+
+typedef enum aclrtCallbackBlockType {
+    ACL_CALLBACK_NO_BLOCK = 0,
+    ACL_CALLBACK_BLOCK = 1
+} aclrtCallbackBlockType;
+
+typedef enum aclrtMemAttr {
+    ACL_DDR_MEM = 0,
+    ACL_HBM_MEM = 1,
+    ACL_DDR_MEM_HUGE = 2,
+    ACL_DDR_MEM_NORMAL = 3,
+    ACL_HBM_MEM_HUGE = 4,
+    ACL_HBM_MEM_NORMAL = 5,
+    ACL_DDR_MEM_P2P_HUGE = 6,
+    ACL_DDR_MEM_P2P_NORMAL = 7,
+    ACL_HBM_MEM_P2P_HUGE = 8,
+    ACL_HBM_MEM_P2P_NORMAL = 9,
+    ACL_HBM_MEM_HUGE1G = 10,
+    ACL_HBM_MEM_P2P_HUGE1G = 11,
+    ACL_MEM_NORMAL = 12,
+    ACL_MEM_HUGE = 13,
+    ACL_MEM_HUGE1G = 14,
+    ACL_MEM_P2P_NORMAL = 15,
+    ACL_MEM_P2P_HUGE = 16,
+    ACL_MEM_P2P_HUGE1G = 17
+} aclrtMemAttr;
+
+/* ---- event flags (aclrtCreateEventWithFlag) ---------------------------- */
+#define ACL_EVENT_SYNC 0x00000001U
+#define ACL_EVENT_CAPTURE_STREAM_PROGRESS 0x00000002U
+#define ACL_EVENT_TIME_LINE 0x00000008U
+
+/* ---- model constants and structs -------------------------------------- */
+#define ACL_MAX_DIM_CNT 128
+#define ACL_MAX_TENSOR_NAME_LEN 128
+#define ACL_MAX_BATCH_NUM 128
+#define ACL_MAX_HW_NUM 128
+#define ACL_MAX_SHAPE_COUNT 128
+#define ACL_DYNAMIC_TENSOR_NAME "ascend_mbatch_shape_data"
+#define ACL_DYNAMIC_AIPP_NAME "ascend_dynamic_aipp_data"
+
+typedef struct aclmdlIODims {
+    char name[ACL_MAX_TENSOR_NAME_LEN];
+    size_t dimCount;
+    int64_t dims[ACL_MAX_DIM_CNT];
+} aclmdlIODims;
+
+typedef struct aclmdlBatch {
+    size_t batchCount;
+    uint64_t batch[ACL_MAX_BATCH_NUM];
+} aclmdlBatch;
+
+typedef struct aclmdlHW {
+    size_t hwCount;
+    uint64_t hw[ACL_MAX_HW_NUM][2];
+} aclmdlHW;
+
+/* ---- prototypes --------------------------------------------------------- */
+#define AE_ACL_FN(required, ret, name, params) ret name params;
+#include "ascend_engine/acl_functions.h"
+#undef AE_ACL_FN
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AE_USE_CANN_HEADERS */
+#endif /* ASCEND_ENGINE_ACL_H */

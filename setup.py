@@ -1,0 +1,80 @@
+"""Build script: the Cython modules and the AscendCL simulator library.
+
+Everything native is built here:
+
+* ``ascend_engine/_lib/libascendcl_sim.so`` -- the AscendCL simulator, a plain
+  C shared library (no Python inside) exporting the AscendCL symbols, so that C
+  programs can link against it as they would against ``libascendcl.so``;
+* the Cython extension modules, which reach AscendCL only through the run-time
+  function table filled by ``ascend_engine/csrc/loader.c``.
+
+Set ``AE_SANITIZE=1`` to build everything with AddressSanitizer and
+UndefinedBehaviorSanitizer (see ``.ci/run`` for how the tests run under it).
+"""
+
+import glob
+import os
+
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SIM_NAME = "ascend_engine._lib.libascendcl_sim"
+
+WARNINGS = ["-Wall", "-Wextra"]
+SANITIZE = os.environ.get("AE_SANITIZE", "") not in ("", "0")
+SAN_FLAGS = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"]
+
+
+def rel(pattern):
+    """Sorted repository-relative paths matching a glob pattern."""
+    return sorted(os.path.relpath(p, HERE) for p in glob.glob(os.path.join(HERE, pattern)))
+
+
+class BuildNative(build_ext):
+    """build_ext that also produces the simulator as a plain shared library."""
+
+    def get_ext_filename(self, fullname):
+        # setuptools asks with the full dotted name in some places and with the
+        # last component only in others; answer both without the ABI suffix.
+        if fullname == SIM_NAME:
+            return os.path.join("ascend_engine", "_lib", "libascendcl_sim.so")
+        if fullname == SIM_NAME.rsplit(".", 1)[1]:
+            return "libascendcl_sim.so"
+        return super().get_ext_filename(fullname)
+
+    def build_extension(self, ext):
+        extra = SAN_FLAGS if SANITIZE else []
+        ext.extra_compile_args = list(ext.extra_compile_args) + extra
+        ext.extra_link_args = list(ext.extra_link_args) + extra
+        super().build_extension(ext)
+
+
+sim_library = Extension(
+    SIM_NAME,
+    sources=rel("ascend_engine/sim/csrc/*.c"),
+    include_dirs=["include", "ascend_engine/sim/csrc"],
+    extra_compile_args=WARNINGS + ["-std=gnu11", "-O2", "-fvisibility=hidden", "-pthread"],
+    extra_link_args=["-pthread", "-Wl,-soname,libascendcl_sim.so"],
+    libraries=["m"],
+)
+
+cython_modules = [
+    Extension(
+        "ascend_engine._runtime",
+        sources=["ascend_engine/_runtime.pyx", "ascend_engine/csrc/loader.c"],
+        include_dirs=["include", "ascend_engine/csrc", numpy.get_include()],
+        extra_compile_args=["-O2"],
+        libraries=["dl"],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+    ),
+]
+cython_modules = [m for m in cython_modules if all(os.path.exists(os.path.join(HERE, s)) for s in m.sources)]
+
+setup(
+    ext_modules=[sim_library]
+    + cythonize(cython_modules, language_level=3, compiler_directives={"embedsignature": True}),
+    cmdclass={"build_ext": BuildNative},
+)

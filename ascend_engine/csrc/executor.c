@@ -1,0 +1,806 @@
+/*
+ * executor.c -- the pipelined multi-stream executor (see executor.h).
+ *
+ * Everything a request needs is created in ae_engine_create(); the run path
+ * (submit / complete) only copies rows into pinned staging and enqueues
+ * AscendCL work, so its cost is a handful of calls per node.
+ */
+#include "ascend_engine/executor.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Host staging is carved like device memory: each buffer 128-byte aligned. */
+#define AE_ALIGN 128u
+
+typedef struct slot {
+    char *device;                 /* this slot's region of the arena */
+    char *host_in;                /* pinned staging for pipeline inputs */
+    char *host_out;               /* pinned staging for pipeline outputs */
+    aclmdlDataset **in_sets;      /* per node */
+    aclmdlDataset **out_sets;     /* per node */
+    aclrtEvent *node_done;        /* per node: recorded after its execution */
+    aclrtEvent *node_start;       /* per node, profile plans only */
+    aclrtEvent inputs_ready;      /* after the H2D copies */
+    aclrtEvent done;              /* after the D2H copies: the request is over */
+    /* the request occupying the slot */
+    int busy;
+    uint64_t rows;
+    void **user_out;              /* n_outputs destinations */
+} slot;
+
+struct ae_engine {
+    const ae_acl_api *acl;
+    ae_plan plan;                 /* scalars only; arrays below are our copies */
+    ae_tensor_plan *tensors;
+    ae_node_plan *nodes;
+    int *input_tensors;
+    int *output_tensors;
+    int **node_inputs;            /* copies of nodes[i].inputs */
+    int **node_outputs;
+    uint64_t **node_gears;
+    /* per node: nodes on other streams it must wait for (unique), and whether
+     * it reads a pipeline input (so waits for the H2D copies) */
+    int **node_waits;
+    int *node_n_waits;
+    int *node_reads_input;
+    int *out_waits;               /* producers of outputs the copy-out stream waits for */
+    int n_out_waits;
+    int out_reads_input;
+    size_t *in_stage_off;         /* offsets inside a slot's host_in */
+    size_t *out_stage_off;
+    size_t host_in_bytes, host_out_bytes;
+
+    aclrtStream *streams;         /* compute streams */
+    aclrtStream copy_in, copy_out;
+    int n_created_streams;
+    void *arena;
+    void *host_arena;
+    size_t arena_bytes, host_bytes;
+    aclDataBuffer **buffers;      /* every data buffer, for destruction */
+    int n_buffers, cap_buffers;
+    aclrtEvent *events;           /* every event, for destruction */
+    int n_events, cap_events;
+
+    slot *slots;
+    uint64_t next_request;        /* sequence number of the next submission */
+    int in_flight;
+    ae_stats stats;
+    double *node_ms;
+};
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static size_t align_up(size_t n, size_t a)
+{
+    return (n + a - 1) / a * a;
+}
+
+static void copy_name(char *dst, const char *src)
+{
+    snprintf(dst, AE_NAME_MAX, "%s", src ? src : "");
+}
+
+/* The single error-reporting path: fills err from an AscendCL failure (or an
+ * engine-level problem when code is 0) and returns -1. */
+static int fail(ae_engine *e, ae_error *err, aclError code, const char *function,
+                const char *node, const char *fmt, ...)
+{
+    if (!err)
+        return -1;
+    err->code = code;
+    copy_name(err->function, function);
+    copy_name(err->node, node);
+    char what[AE_MESSAGE_MAX / 2];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    const char *recent = NULL;
+    if (code != ACL_SUCCESS && e && e->acl && e->acl->aclGetRecentErrMsg)
+        recent = e->acl->aclGetRecentErrMsg();
+    if (recent && recent[0])
+        snprintf(err->message, AE_MESSAGE_MAX, "%s: %s", what, recent);
+    else
+        snprintf(err->message, AE_MESSAGE_MAX, "%s", what);
+    return -1;
+}
+
+#define ACL_CALL(e, err, node, call, ...)                                          \
+    do {                                                                           \
+        aclError rc_ = (e)->acl->call(__VA_ARGS__);                                \
+        if (rc_ != ACL_SUCCESS)                                                    \
+            return fail((e), (err), rc_, #call, (node), "%s failed", #call);        \
+    } while (0)
+
+static int make_current(ae_engine *e, ae_error *err)
+{
+    aclrtContext current = NULL;
+    if (e->acl->aclrtGetCurrentContext(&current) == ACL_SUCCESS && current == e->plan.context)
+        return 0;
+    ACL_CALL(e, err, NULL, aclrtSetCurrentContext, e->plan.context);
+    return 0;
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+    return calloc(n ? n : 1, size ? size : 1);
+}
+
+/* ---- creation ------------------------------------------------------------ */
+
+static int check_plan(const ae_plan *p, ae_error *err)
+{
+#define BAD(...) return fail(NULL, err, 0, "ae_engine_create", NULL, __VA_ARGS__)
+    if (p->depth < 1)
+        BAD("depth must be at least 1, got %d", p->depth);
+    if (p->n_streams < 1)
+        BAD("a plan needs at least one compute stream, got %d", p->n_streams);
+    if (p->n_nodes < 1 || p->n_inputs < 1 || p->n_outputs < 1)
+        BAD("a plan needs nodes, inputs and outputs (got %d, %d, %d)", p->n_nodes, p->n_inputs,
+            p->n_outputs);
+    if (p->max_batch < 1)
+        BAD("max_batch must be at least 1");
+    for (int t = 0; t < p->n_tensors; t++) {
+        const ae_tensor_plan *tp = &p->tensors[t];
+        if (tp->offset > p->slot_bytes || tp->capacity > p->slot_bytes - tp->offset)
+            BAD("tensor %d [%zu, +%zu) lies outside the slot region of %zu bytes", t, tp->offset,
+                tp->capacity, p->slot_bytes);
+        if (tp->row_bytes == 0 || tp->row_bytes * p->max_batch > tp->capacity)
+            BAD("tensor %d: %llu rows of %zu bytes do not fit its %zu bytes", t,
+                (unsigned long long)p->max_batch, tp->row_bytes, tp->capacity);
+    }
+    for (int i = 0; i < p->n_inputs; i++)
+        if (p->input_tensors[i] < 0 || p->input_tensors[i] >= p->n_tensors)
+            BAD("pipeline input %d refers to tensor %d of %d", i, p->input_tensors[i], p->n_tensors);
+    for (int i = 0; i < p->n_outputs; i++)
+        if (p->output_tensors[i] < 0 || p->output_tensors[i] >= p->n_tensors)
+            BAD("pipeline output %d refers to tensor %d of %d", i, p->output_tensors[i],
+                p->n_tensors);
+    for (int n = 0; n < p->n_nodes; n++) {
+        const ae_node_plan *np = &p->nodes[n];
+        if (np->stream < 0 || np->stream >= p->n_streams)
+            BAD("node '%s' uses stream %d of %d", np->name, np->stream, p->n_streams);
+        if (np->dyn_index >= np->n_inputs)
+            BAD("node '%s': dynamic input %d of %d inputs", np->name, np->dyn_index, np->n_inputs);
+        if (np->dyn_index >= 0 && (np->n_gears < 1 || np->dyn_offset > p->slot_bytes ||
+                                   np->dyn_size > p->slot_bytes - np->dyn_offset))
+            BAD("node '%s': dynamic-batch buffer or gears are invalid", np->name);
+        for (int i = 0; i < np->n_inputs; i++) {
+            int t = np->inputs[i];
+            if (i == np->dyn_index ? t != -1 : (t < 0 || t >= p->n_tensors))
+                BAD("node '%s' input %d refers to tensor %d", np->name, i, t);
+        }
+        for (int i = 0; i < np->n_outputs; i++)
+            if (np->outputs[i] < 0 || np->outputs[i] >= p->n_tensors)
+                BAD("node '%s' output %d refers to tensor %d", np->name, i, np->outputs[i]);
+    }
+    return 0;
+#undef BAD
+}
+
+/* producer[t] = node writing tensor t, or -1 for pipeline inputs */
+static int *tensor_producers(const ae_plan *p)
+{
+    int *producer = xcalloc((size_t)p->n_tensors, sizeof *producer);
+    if (!producer)
+        return NULL;
+    for (int t = 0; t < p->n_tensors; t++)
+        producer[t] = -1;
+    for (int n = 0; n < p->n_nodes; n++)
+        for (int i = 0; i < p->nodes[n].n_outputs; i++)
+            producer[p->nodes[n].outputs[i]] = n;
+    return producer;
+}
+
+static int add_unique(int *list, int *count, int value)
+{
+    for (int i = 0; i < *count; i++)
+        if (list[i] == value)
+            return 0;
+    list[(*count)++] = value;
+    return 1;
+}
+
+/* Work out, once, which events each node and the copy-out stream wait on. */
+static int plan_waits(ae_engine *e, ae_error *err)
+{
+    const ae_plan *p = &e->plan;
+    int *producer = tensor_producers(p);
+    e->node_waits = xcalloc((size_t)p->n_nodes, sizeof *e->node_waits);
+    e->node_n_waits = xcalloc((size_t)p->n_nodes, sizeof *e->node_n_waits);
+    e->node_reads_input = xcalloc((size_t)p->n_nodes, sizeof *e->node_reads_input);
+    e->out_waits = xcalloc((size_t)p->n_nodes, sizeof *e->out_waits);
+    if (!producer || !e->node_waits || !e->node_n_waits || !e->node_reads_input || !e->out_waits) {
+        free(producer);
+        return fail(e, err, 0, "ae_engine_create", NULL, "out of host memory");
+    }
+    for (int n = 0; n < p->n_nodes; n++) {
+        const ae_node_plan *np = &e->nodes[n];
+        e->node_waits[n] = xcalloc((size_t)np->n_inputs, sizeof(int));
+        if (!e->node_waits[n]) {
+            free(producer);
+            return fail(e, err, 0, "ae_engine_create", np->name, "out of host memory");
+        }
+        for (int i = 0; i < np->n_inputs; i++) {
+            int t = np->inputs[i];
+            if (t < 0)
+                continue;
+            int src = producer[t];
+            if (src < 0)
+                e->node_reads_input[n] = 1;
+            else if (src >= n) {
+                free(producer);
+                return fail(e, err, 0, "ae_engine_create", np->name,
+                            "nodes are not in topological order");
+            } else if (p->single_stream || e->nodes[src].stream != np->stream)
+                add_unique(e->node_waits[n], &e->node_n_waits[n], src);
+        }
+        if (p->single_stream)
+            e->node_n_waits[n] = 0;   /* one stream orders everything */
+    }
+    for (int o = 0; o < p->n_outputs; o++) {
+        int src = producer[p->output_tensors[o]];
+        if (src < 0)
+            e->out_reads_input = 1;
+        else if (!p->single_stream)
+            add_unique(e->out_waits, &e->n_out_waits, src);
+    }
+    free(producer);
+    return 0;
+}
+
+static int copy_plan(ae_engine *e, const ae_plan *p, ae_error *err)
+{
+    e->plan = *p;
+    e->tensors = xcalloc((size_t)p->n_tensors, sizeof *e->tensors);
+    e->nodes = xcalloc((size_t)p->n_nodes, sizeof *e->nodes);
+    e->input_tensors = xcalloc((size_t)p->n_inputs, sizeof(int));
+    e->output_tensors = xcalloc((size_t)p->n_outputs, sizeof(int));
+    e->node_inputs = xcalloc((size_t)p->n_nodes, sizeof(int *));
+    e->node_outputs = xcalloc((size_t)p->n_nodes, sizeof(int *));
+    e->node_gears = xcalloc((size_t)p->n_nodes, sizeof(uint64_t *));
+    e->node_ms = xcalloc((size_t)p->n_nodes, sizeof(double));
+    if (!e->tensors || !e->nodes || !e->input_tensors || !e->output_tensors || !e->node_inputs ||
+        !e->node_outputs || !e->node_gears || !e->node_ms)
+        return fail(e, err, 0, "ae_engine_create", NULL, "out of host memory");
+    memcpy(e->tensors, p->tensors, (size_t)p->n_tensors * sizeof *e->tensors);
+    memcpy(e->input_tensors, p->input_tensors, (size_t)p->n_inputs * sizeof(int));
+    memcpy(e->output_tensors, p->output_tensors, (size_t)p->n_outputs * sizeof(int));
+    for (int n = 0; n < p->n_nodes; n++) {
+        const ae_node_plan *src = &p->nodes[n];
+        e->nodes[n] = *src;
+        e->node_inputs[n] = xcalloc((size_t)src->n_inputs, sizeof(int));
+        e->node_outputs[n] = xcalloc((size_t)src->n_outputs, sizeof(int));
+        e->node_gears[n] = xcalloc((size_t)src->n_gears, sizeof(uint64_t));
+        if (!e->node_inputs[n] || !e->node_outputs[n] || !e->node_gears[n])
+            return fail(e, err, 0, "ae_engine_create", src->name, "out of host memory");
+        memcpy(e->node_inputs[n], src->inputs, (size_t)src->n_inputs * sizeof(int));
+        memcpy(e->node_outputs[n], src->outputs, (size_t)src->n_outputs * sizeof(int));
+        if (src->n_gears)
+            memcpy(e->node_gears[n], src->gears, (size_t)src->n_gears * sizeof(uint64_t));
+        e->nodes[n].inputs = e->node_inputs[n];
+        e->nodes[n].outputs = e->node_outputs[n];
+        e->nodes[n].gears = e->node_gears[n];
+    }
+    e->plan.tensors = e->tensors;
+    e->plan.nodes = e->nodes;
+    e->plan.input_tensors = e->input_tensors;
+    e->plan.output_tensors = e->output_tensors;
+    return 0;
+}
+
+static int new_event(ae_engine *e, ae_error *err, int timing, aclrtEvent *out)
+{
+    aclError rc;
+    *out = NULL;
+    if (!timing && e->acl->aclrtCreateEventWithFlag)
+        rc = e->acl->aclrtCreateEventWithFlag(out, ACL_EVENT_SYNC);
+    else
+        rc = e->acl->aclrtCreateEvent(out);
+    if (rc != ACL_SUCCESS)
+        return fail(e, err, rc, timing ? "aclrtCreateEvent" : "aclrtCreateEventWithFlag", NULL,
+                    "creating event %d of the plan's %d (depth %d x (nodes %d + 2)%s); "
+                    "the device's event budget is exhausted: lower depth",
+                    e->n_events + 1, e->cap_events, e->plan.depth, e->plan.n_nodes,
+                    e->plan.profile ? " + profiling events" : "");
+    e->events[e->n_events++] = *out;
+    return 0;
+}
+
+static int new_buffer(ae_engine *e, ae_error *err, const char *node, void *data, size_t size,
+                      aclmdlDataset *set)
+{
+    aclDataBuffer *buffer = e->acl->aclCreateDataBuffer(data, size);
+    if (!buffer)
+        return fail(e, err, ACL_ERROR_BAD_ALLOC, "aclCreateDataBuffer", node,
+                    "could not wrap %zu bytes of device memory", size);
+    e->buffers[e->n_buffers++] = buffer;
+    ACL_CALL(e, err, node, aclmdlAddDatasetBuffer, set, buffer);
+    return 0;
+}
+
+static int build_slot(ae_engine *e, int s, ae_error *err)
+{
+    const ae_plan *p = &e->plan;
+    slot *sl = &e->slots[s];
+    sl->device = (char *)e->arena + (size_t)s * p->slot_bytes;
+    sl->host_in = (char *)e->host_arena + (size_t)s * (e->host_in_bytes + e->host_out_bytes);
+    sl->host_out = sl->host_in + e->host_in_bytes;
+    sl->in_sets = xcalloc((size_t)p->n_nodes, sizeof(aclmdlDataset *));
+    sl->out_sets = xcalloc((size_t)p->n_nodes, sizeof(aclmdlDataset *));
+    sl->node_done = xcalloc((size_t)p->n_nodes, sizeof(aclrtEvent));
+    sl->node_start = xcalloc((size_t)p->n_nodes, sizeof(aclrtEvent));
+    sl->user_out = xcalloc((size_t)p->n_outputs, sizeof(void *));
+    if (!sl->in_sets || !sl->out_sets || !sl->node_done || !sl->node_start || !sl->user_out)
+        return fail(e, err, 0, "ae_engine_create", NULL, "out of host memory");
+    for (int n = 0; n < p->n_nodes; n++) {
+        const ae_node_plan *np = &e->nodes[n];
+        sl->in_sets[n] = e->acl->aclmdlCreateDataset();
+        sl->out_sets[n] = e->acl->aclmdlCreateDataset();
+        if (!sl->in_sets[n] || !sl->out_sets[n])
+            return fail(e, err, ACL_ERROR_BAD_ALLOC, "aclmdlCreateDataset", np->name,
+                        "could not create a dataset");
+        for (int i = 0; i < np->n_inputs; i++) {
+            int t = np->inputs[i];
+            int rc = i == np->dyn_index
+                         ? new_buffer(e, err, np->name, sl->device + np->dyn_offset, np->dyn_size,
+                                      sl->in_sets[n])
+                         : new_buffer(e, err, np->name, sl->device + e->tensors[t].offset,
+                                      e->tensors[t].capacity, sl->in_sets[n]);
+            if (rc)
+                return rc;
+        }
+        for (int i = 0; i < np->n_outputs; i++) {
+            const ae_tensor_plan *tp = &e->tensors[np->outputs[i]];
+            if (new_buffer(e, err, np->name, sl->device + tp->offset, tp->capacity, sl->out_sets[n]))
+                return -1;
+        }
+        if (new_event(e, err, p->profile, &sl->node_done[n]))
+            return -1;
+        if (p->profile && new_event(e, err, 1, &sl->node_start[n]))
+            return -1;
+    }
+    if (new_event(e, err, 0, &sl->inputs_ready) || new_event(e, err, 0, &sl->done))
+        return -1;
+    return 0;
+}
+
+int ae_engine_create(const ae_acl_api *api, const ae_plan *plan, ae_engine **out, ae_error *err)
+{
+    *out = NULL;
+    if (!api || !plan)
+        return fail(NULL, err, 0, "ae_engine_create", NULL, "no AscendCL table or plan");
+    if (check_plan(plan, err))
+        return -1;
+    ae_engine *e = xcalloc(1, sizeof *e);
+    if (!e)
+        return fail(NULL, err, 0, "ae_engine_create", NULL, "out of host memory");
+    e->acl = api;
+    if (copy_plan(e, plan, err) || plan_waits(e, err) || make_current(e, err))
+        goto failed;
+    const ae_plan *p = &e->plan;
+
+    /* host staging layout: inputs then outputs, each buffer 128-aligned */
+    e->in_stage_off = xcalloc((size_t)p->n_inputs, sizeof(size_t));
+    e->out_stage_off = xcalloc((size_t)p->n_outputs, sizeof(size_t));
+    if (!e->in_stage_off || !e->out_stage_off) {
+        fail(e, err, 0, "ae_engine_create", NULL, "out of host memory");
+        goto failed;
+    }
+    for (int i = 0; i < p->n_inputs; i++) {
+        e->in_stage_off[i] = e->host_in_bytes;
+        e->host_in_bytes += align_up(e->tensors[p->input_tensors[i]].row_bytes * p->max_batch, AE_ALIGN);
+    }
+    for (int i = 0; i < p->n_outputs; i++) {
+        e->out_stage_off[i] = e->host_out_bytes;
+        e->host_out_bytes +=
+            align_up(e->tensors[p->output_tensors[i]].row_bytes * p->max_batch, AE_ALIGN);
+    }
+
+    /* streams */
+    e->streams = xcalloc((size_t)p->n_streams, sizeof(aclrtStream));
+    if (!e->streams) {
+        fail(e, err, 0, "ae_engine_create", NULL, "out of host memory");
+        goto failed;
+    }
+    for (int s = 0; s < p->n_streams; s++) {
+        aclError rc = e->acl->aclrtCreateStream(&e->streams[s]);
+        if (rc != ACL_SUCCESS) {
+            fail(e, err, rc, "aclrtCreateStream", NULL, "creating compute stream %d of %d", s + 1,
+                 p->n_streams);
+            goto failed;
+        }
+        e->n_created_streams++;
+    }
+    if (p->single_stream) {
+        e->copy_in = e->copy_out = e->streams[0];
+    } else {
+        aclError rc = e->acl->aclrtCreateStream(&e->copy_in);
+        if (rc == ACL_SUCCESS)
+            rc = e->acl->aclrtCreateStream(&e->copy_out);
+        if (rc != ACL_SUCCESS) {
+            fail(e, err, rc, "aclrtCreateStream", NULL, "creating the copy streams");
+            goto failed;
+        }
+    }
+
+    /* one device arena and one pinned host region for all slots */
+    e->arena_bytes = p->slot_bytes * (size_t)p->depth;
+    aclError rc = e->acl->aclrtMalloc(&e->arena, e->arena_bytes, ACL_MEM_MALLOC_HUGE_FIRST);
+    if (rc != ACL_SUCCESS) {
+        e->arena = NULL;
+        fail(e, err, rc, "aclrtMalloc", NULL,
+             "allocating the device arena of %zu bytes (%d slots x %zu bytes)", e->arena_bytes,
+             p->depth, p->slot_bytes);
+        goto failed;
+    }
+    e->host_bytes = (e->host_in_bytes + e->host_out_bytes) * (size_t)p->depth;
+    rc = e->acl->aclrtMallocHost(&e->host_arena, e->host_bytes ? e->host_bytes : AE_ALIGN);
+    if (rc != ACL_SUCCESS) {
+        e->host_arena = NULL;
+        fail(e, err, rc, "aclrtMallocHost", NULL, "allocating %zu bytes of pinned staging",
+             e->host_bytes);
+        goto failed;
+    }
+
+    /* data buffers and events: counted up front so nothing is reallocated */
+    int per_slot_buffers = 0;
+    for (int n = 0; n < p->n_nodes; n++)
+        per_slot_buffers += e->nodes[n].n_inputs + e->nodes[n].n_outputs;
+    e->cap_buffers = per_slot_buffers * p->depth;
+    e->cap_events = p->depth * (p->n_nodes * (p->profile ? 2 : 1) + 2);
+    e->buffers = xcalloc((size_t)e->cap_buffers, sizeof(aclDataBuffer *));
+    e->events = xcalloc((size_t)e->cap_events, sizeof(aclrtEvent));
+    e->slots = xcalloc((size_t)p->depth, sizeof(slot));
+    if (!e->buffers || !e->events || !e->slots) {
+        fail(e, err, 0, "ae_engine_create", NULL, "out of host memory");
+        goto failed;
+    }
+    for (int s = 0; s < p->depth; s++)
+        if (build_slot(e, s, err))
+            goto failed;
+    *out = e;
+    return 0;
+
+failed:
+    ae_engine_destroy(e);
+    return -1;
+}
+
+void ae_engine_destroy(ae_engine *e)
+{
+    if (!e)
+        return;
+    const ae_acl_api *acl = e->acl;
+    aclrtContext current = NULL;
+    if (acl->aclrtGetCurrentContext(&current) != ACL_SUCCESS || current != e->plan.context)
+        acl->aclrtSetCurrentContext(e->plan.context);
+    /* wait for everything enqueued before releasing what it uses */
+    for (int s = 0; s < e->n_created_streams; s++)
+        acl->aclrtSynchronizeStream(e->streams[s]);
+    if (!e->plan.single_stream) {
+        if (e->copy_in)
+            acl->aclrtSynchronizeStream(e->copy_in);
+        if (e->copy_out)
+            acl->aclrtSynchronizeStream(e->copy_out);
+    }
+    if (e->slots) {
+        for (int s = 0; s < e->plan.depth; s++) {
+            slot *sl = &e->slots[s];
+            for (int n = 0; n < e->plan.n_nodes && sl->in_sets; n++) {
+                if (sl->in_sets[n])
+                    acl->aclmdlDestroyDataset(sl->in_sets[n]);
+                if (sl->out_sets[n])
+                    acl->aclmdlDestroyDataset(sl->out_sets[n]);
+            }
+            free(sl->in_sets);
+            free(sl->out_sets);
+            free(sl->node_done);
+            free(sl->node_start);
+            free(sl->user_out);
+        }
+        free(e->slots);
+    }
+    for (int i = 0; i < e->n_buffers; i++)
+        acl->aclDestroyDataBuffer(e->buffers[i]);
+    for (int i = 0; i < e->n_events; i++)
+        acl->aclrtDestroyEvent(e->events[i]);
+    if (!e->plan.single_stream) {
+        if (e->copy_in)
+            acl->aclrtDestroyStream(e->copy_in);
+        if (e->copy_out)
+            acl->aclrtDestroyStream(e->copy_out);
+    }
+    for (int s = 0; s < e->n_created_streams; s++)
+        acl->aclrtDestroyStream(e->streams[s]);
+    if (e->arena)
+        acl->aclrtFree(e->arena);
+    if (e->host_arena)
+        acl->aclrtFreeHost(e->host_arena);
+    for (int n = 0; e->nodes && n < e->plan.n_nodes; n++) {
+        if (e->node_inputs)
+            free(e->node_inputs[n]);
+        if (e->node_outputs)
+            free(e->node_outputs[n]);
+        if (e->node_gears)
+            free(e->node_gears[n]);
+        if (e->node_waits)
+            free(e->node_waits[n]);
+    }
+    free(e->node_inputs);
+    free(e->node_outputs);
+    free(e->node_gears);
+    free(e->node_waits);
+    free(e->node_n_waits);
+    free(e->node_reads_input);
+    free(e->out_waits);
+    free(e->in_stage_off);
+    free(e->out_stage_off);
+    free(e->streams);
+    free(e->buffers);
+    free(e->events);
+    free(e->tensors);
+    free(e->nodes);
+    free(e->input_tensors);
+    free(e->output_tensors);
+    free(e->node_ms);
+    free(e);
+}
+
+/* ---- running -------------------------------------------------------------- */
+
+/* Cancel everything in flight after a failure: wait for every stream (which
+ * also clears their sticky errors) and free all slots.  The results of the
+ * cancelled requests are lost; the engine is usable again afterwards. */
+static void drain(ae_engine *e)
+{
+    const ae_acl_api *acl = e->acl;
+    for (int s = 0; s < e->n_created_streams; s++)
+        acl->aclrtSynchronizeStream(e->streams[s]);
+    if (!e->plan.single_stream) {
+        acl->aclrtSynchronizeStream(e->copy_in);
+        acl->aclrtSynchronizeStream(e->copy_out);
+    }
+    for (int s = 0; s < e->plan.depth; s++) {
+        if (e->slots[s].busy)
+            e->stats.failures++;
+        e->slots[s].busy = 0;
+    }
+    e->in_flight = 0;
+}
+
+/* After a request failed on the device, name the node whose stream holds the
+ * error (the first one in topological order is where it started). */
+static void blame_node(ae_engine *e, ae_error *err)
+{
+    for (int n = 0; n < e->plan.n_nodes; n++) {
+        aclrtStream st = e->streams[e->nodes[n].stream];
+        aclError rc = e->acl->aclrtSynchronizeStream(st);
+        if (rc != ACL_SUCCESS) {
+            const char *recent = e->acl->aclGetRecentErrMsg ? e->acl->aclGetRecentErrMsg() : NULL;
+            copy_name(err->node, e->nodes[n].name);
+            err->code = rc;
+            snprintf(err->message, AE_MESSAGE_MAX, "model '%s' failed on the device: %s",
+                     e->nodes[n].name, recent && recent[0] ? recent : "no message");
+            return;
+        }
+    }
+}
+
+static uint64_t pick_gear(const ae_node_plan *np, uint64_t rows)
+{
+    for (int g = 0; g < np->n_gears; g++)
+        if (np->gears[g] >= rows)
+            return np->gears[g];
+    return 0;
+}
+
+static int enqueue(ae_engine *e, slot *sl, const void *const *inputs, uint64_t rows, ae_error *err)
+{
+    const ae_plan *p = &e->plan;
+
+    for (int i = 0; i < p->n_inputs; i++) {
+        const ae_tensor_plan *tp = &e->tensors[p->input_tensors[i]];
+        size_t bytes = tp->row_bytes * rows;
+        char *stage = sl->host_in + e->in_stage_off[i];
+        memcpy(stage, inputs[i], bytes);
+        ACL_CALL(e, err, NULL, aclrtMemcpyAsync, sl->device + tp->offset, tp->capacity, stage, bytes,
+                 ACL_MEMCPY_HOST_TO_DEVICE, e->copy_in);
+    }
+    ACL_CALL(e, err, NULL, aclrtRecordEvent, sl->inputs_ready, e->copy_in);
+
+    for (int n = 0; n < p->n_nodes; n++) {
+        const ae_node_plan *np = &e->nodes[n];
+        aclrtStream st = e->streams[np->stream];
+        if (!p->unsafe_skip_waits) {
+            if (e->node_reads_input[n] && !p->single_stream)
+                ACL_CALL(e, err, np->name, aclrtStreamWaitEvent, st, sl->inputs_ready);
+            for (int w = 0; w < e->node_n_waits[n]; w++)
+                ACL_CALL(e, err, np->name, aclrtStreamWaitEvent, st,
+                         sl->node_done[e->node_waits[n][w]]);
+        }
+        if (p->profile)
+            ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_start[n], st);
+        if (np->dyn_index < 0 && np->static_batch && rows != np->static_batch)
+            return fail(e, err, 0, "aclmdlExecuteAsync", np->name,
+                        "model '%s' was built for a batch of %llu, the request has %llu rows",
+                        np->name, (unsigned long long)np->static_batch, (unsigned long long)rows);
+        if (np->dyn_index >= 0) {
+            uint64_t gear = pick_gear(np, rows);
+            if (gear == 0)
+                return fail(e, err, 0, "aclmdlSetDynamicBatchSize", np->name,
+                            "a request of %llu rows exceeds the largest gear of model '%s'",
+                            (unsigned long long)rows, np->name);
+            ACL_CALL(e, err, np->name, aclmdlSetDynamicBatchSize, np->model_id, sl->in_sets[n],
+                     (size_t)np->dyn_index, gear);
+        }
+        ACL_CALL(e, err, np->name, aclmdlExecuteAsync, np->model_id, sl->in_sets[n],
+                 sl->out_sets[n], st);
+        ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_done[n], st);
+    }
+
+    if (!p->unsafe_skip_waits) {
+        if (e->out_reads_input && !p->single_stream)
+            ACL_CALL(e, err, NULL, aclrtStreamWaitEvent, e->copy_out, sl->inputs_ready);
+        for (int w = 0; w < e->n_out_waits; w++)
+            ACL_CALL(e, err, NULL, aclrtStreamWaitEvent, e->copy_out, sl->node_done[e->out_waits[w]]);
+    }
+    for (int o = 0; o < p->n_outputs; o++) {
+        const ae_tensor_plan *tp = &e->tensors[p->output_tensors[o]];
+        size_t bytes = tp->row_bytes * rows;
+        ACL_CALL(e, err, NULL, aclrtMemcpyAsync, sl->host_out + e->out_stage_off[o], bytes,
+                 sl->device + tp->offset, bytes, ACL_MEMCPY_DEVICE_TO_HOST, e->copy_out);
+    }
+    ACL_CALL(e, err, NULL, aclrtRecordEvent, sl->done, e->copy_out);
+    return 0;
+}
+
+static int wait_event(ae_engine *e, aclrtEvent ev, ae_error *err)
+{
+    aclError rc;
+    if (e->plan.timeout_ms >= 0 && e->acl->aclrtSynchronizeEventWithTimeout)
+        rc = e->acl->aclrtSynchronizeEventWithTimeout(ev, e->plan.timeout_ms);
+    else
+        rc = e->acl->aclrtSynchronizeEvent(ev);
+    if (rc == ACL_SUCCESS)
+        return 0;
+    if (rc == ACL_ERROR_RT_EVENT_SYNC_TIMEOUT)
+        return fail(e, err, rc, "aclrtSynchronizeEventWithTimeout", NULL,
+                    "a request did not complete within %d ms", (int)e->plan.timeout_ms);
+    return fail(e, err, rc, "aclrtSynchronizeEvent", NULL, "waiting for a request");
+}
+
+int ae_engine_complete_one(ae_engine *e, ae_error *err)
+{
+    if (e->in_flight == 0)
+        return 0;
+    if (make_current(e, err))
+        return -1;
+    const ae_plan *p = &e->plan;
+    int s = (int)((e->next_request - (uint64_t)e->in_flight) % (uint64_t)p->depth);
+    slot *sl = &e->slots[s];
+    uint64_t t0 = now_ns();
+    if (wait_event(e, sl->done, err)) {
+        if (err && err->code != ACL_ERROR_RT_EVENT_SYNC_TIMEOUT)
+            blame_node(e, err);
+        drain(e);
+        return -1;
+    }
+    if (p->profile) {
+        for (int n = 0; n < p->n_nodes; n++) {
+            float ms = 0.0f;
+            if (e->acl->aclrtEventElapsedTime(&ms, sl->node_start[n], sl->node_done[n]) == ACL_SUCCESS)
+                e->node_ms[n] += ms;
+        }
+    }
+    for (int o = 0; o < p->n_outputs; o++) {
+        const ae_tensor_plan *tp = &e->tensors[p->output_tensors[o]];
+        memcpy(sl->user_out[o], sl->host_out + e->out_stage_off[o], tp->row_bytes * sl->rows);
+    }
+    sl->busy = 0;
+    e->in_flight--;
+    e->stats.requests++;
+    e->stats.wait_ns += now_ns() - t0;
+    return 0;
+}
+
+int ae_engine_submit(ae_engine *e, const void *const *inputs, uint64_t rows, void *const *outputs,
+                     ae_error *err)
+{
+    const ae_plan *p = &e->plan;
+    if (rows < 1 || rows > p->max_batch)
+        return fail(e, err, 0, "ae_engine_submit", NULL,
+                    "a request carries 1 to %llu rows, got %llu", (unsigned long long)p->max_batch,
+                    (unsigned long long)rows);
+    if (make_current(e, err))
+        return -1;
+    int s = (int)(e->next_request % (uint64_t)p->depth);
+    slot *sl = &e->slots[s];
+    if (sl->busy && ae_engine_complete_one(e, err))
+        return -1;
+    uint64_t t0 = now_ns();
+    if (enqueue(e, sl, inputs, rows, err)) {
+        e->stats.failures++;
+        drain(e);
+        return -1;
+    }
+    sl->busy = 1;
+    sl->rows = rows;
+    for (int o = 0; o < p->n_outputs; o++)
+        sl->user_out[o] = outputs[o];
+    e->next_request++;
+    e->in_flight++;
+    if (e->in_flight > e->stats.in_flight_high_water)
+        e->stats.in_flight_high_water = e->in_flight;
+    e->stats.enqueue_ns += now_ns() - t0;
+    return 0;
+}
+
+int ae_engine_flush(ae_engine *e, ae_error *err)
+{
+    while (e->in_flight > 0)
+        if (ae_engine_complete_one(e, err))
+            return -1;
+    return 0;
+}
+
+int ae_engine_run_batch(ae_engine *e, const void *const *inputs, uint64_t total_rows, uint64_t batch,
+                        void *const *outputs, ae_error *err)
+{
+    const ae_plan *p = &e->plan;
+    if (batch < 1 || batch > p->max_batch)
+        return fail(e, err, 0, "ae_engine_run_batch", NULL, "batch must be 1 to %llu, got %llu",
+                    (unsigned long long)p->max_batch, (unsigned long long)batch);
+    /* per-request pointers into the caller's whole arrays; sized by the plan */
+    const void *in_at[64];
+    void *out_at[64];
+    if (p->n_inputs > 64 || p->n_outputs > 64)
+        return fail(e, err, 0, "ae_engine_run_batch", NULL, "more than 64 inputs or outputs");
+    for (uint64_t row = 0; row < total_rows; row += batch) {
+        uint64_t rows = total_rows - row < batch ? total_rows - row : batch;
+        for (int i = 0; i < p->n_inputs; i++)
+            in_at[i] = (const char *)inputs[i] + row * e->tensors[p->input_tensors[i]].row_bytes;
+        for (int o = 0; o < p->n_outputs; o++)
+            out_at[o] = (char *)outputs[o] + row * e->tensors[p->output_tensors[o]].row_bytes;
+        if (ae_engine_submit(e, in_at, rows, out_at, err))
+            return -1;
+    }
+    return ae_engine_flush(e, err);
+}
+
+int ae_engine_in_flight(const ae_engine *e)
+{
+    return e->in_flight;
+}
+
+void ae_engine_get_stats(const ae_engine *e, ae_stats *out)
+{
+    *out = e->stats;
+    out->in_flight = e->in_flight;
+}
+
+void ae_engine_node_device_ms(const ae_engine *e, double *out)
+{
+    memcpy(out, e->node_ms, (size_t)e->plan.n_nodes * sizeof(double));
+}
+
+size_t ae_engine_arena_bytes(const ae_engine *e)
+{
+    return e->arena_bytes;
+}
+
+size_t ae_engine_host_bytes(const ae_engine *e)
+{
+    return e->host_bytes;
+}

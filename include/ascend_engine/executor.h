@@ -1,0 +1,129 @@
+/*
+ * executor.h -- the pipelined multi-stream executor's C interface.
+ *
+ * Python (pipeline.py) validates the graph and plans everything: which
+ * stream each model runs on, where every tensor lives inside a slot's device
+ * region, how large each buffer must be.  It hands the result over as an
+ * ae_plan; ae_engine_create() turns it into AscendCL objects once (streams,
+ * events, one device arena, pinned host staging, datasets), and the run
+ * functions only enqueue work on them: no allocation, no Python, no GIL.
+ *
+ * Request r runs in slot r % depth.  Per request: inputs are copied into the
+ * slot's pinned staging, H2D on the copy-in stream, then every node waits on
+ * the events of its producers that run on other streams, sets its gear,
+ * executes and records its event; the copy-out stream waits for the output
+ * producers, copies D2H and records the slot's done event.  Results are
+ * delivered in submission order, only after the done event completed.
+ *
+ * An engine is not re-entrant; callers serialize (the Cython layer holds a
+ * lock).  Every entry point makes the plan's context current first.
+ */
+#ifndef ASCEND_ENGINE_EXECUTOR_H
+#define ASCEND_ENGINE_EXECUTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ascend_engine/acl.h"
+#include "ascend_engine/loader.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AE_NAME_MAX 64
+#define AE_MESSAGE_MAX 1024
+
+/* What went wrong, for the Python layer to turn into an exception. */
+typedef struct ae_error {
+    aclError code;                 /* AscendCL code, or 0 for engine-level errors */
+    char function[AE_NAME_MAX];    /* the AscendCL call that failed */
+    char node[AE_NAME_MAX];        /* the pipeline node it was for, "" if none */
+    char message[AE_MESSAGE_MAX];  /* what the engine and AscendCL said */
+} ae_error;
+
+/* A tensor of the pipeline (a pipeline input or a node output). */
+typedef struct ae_tensor_plan {
+    size_t row_bytes;   /* bytes of one batch row (dims[1:] x item size) */
+    size_t offset;      /* byte offset inside a slot's device region */
+    size_t capacity;    /* bytes reserved there (>= every user's descriptor size) */
+} ae_tensor_plan;
+
+typedef struct ae_node_plan {
+    char name[AE_NAME_MAX];
+    uint32_t model_id;
+    int stream;                 /* index of its compute stream */
+    int n_inputs;               /* model inputs, including the dynamic-batch input */
+    const int *inputs;          /* tensor per model input; -1 at dyn_index */
+    int n_outputs;
+    const int *outputs;         /* tensor per model output */
+    int dyn_index;              /* index of ACL_DYNAMIC_TENSOR_NAME, or -1 */
+    size_t dyn_offset;          /* its buffer inside a slot's device region */
+    size_t dyn_size;
+    int n_gears;                /* ascending gears of a dynamic model */
+    const uint64_t *gears;
+    uint64_t static_batch;      /* batch a static model was built for (0: dynamic) */
+} ae_node_plan;
+
+typedef struct ae_plan {
+    aclrtContext context;       /* every object is created in this context */
+    int32_t device_id;
+    int depth;                  /* request slots */
+    int n_streams;              /* compute streams */
+    int single_stream;          /* copies share compute stream 0 (for comparison) */
+    int profile;                /* time every node with timing events */
+    int32_t timeout_ms;         /* longest wait for one request; -1 forever */
+    int n_tensors;
+    const ae_tensor_plan *tensors;
+    int n_nodes;                /* in topological order */
+    const ae_node_plan *nodes;
+    int n_inputs;
+    const int *input_tensors;
+    int n_outputs;
+    const int *output_tensors;
+    size_t slot_bytes;          /* device bytes of one slot's region */
+    uint64_t max_batch;         /* largest batch one request may carry */
+    int unsafe_skip_waits;      /* testing only: drop cross-stream waits */
+} ae_plan;
+
+typedef struct ae_engine ae_engine;
+
+typedef struct ae_stats {
+    uint64_t requests;          /* completed requests */
+    uint64_t failures;          /* requests lost to errors */
+    int in_flight;
+    int in_flight_high_water;
+    uint64_t enqueue_ns;        /* wall time spent enqueueing requests */
+    uint64_t wait_ns;           /* wall time spent waiting for results */
+} ae_stats;
+
+int ae_engine_create(const ae_acl_api *api, const ae_plan *plan, ae_engine **out, ae_error *err);
+void ae_engine_destroy(ae_engine *engine);
+
+/* Enqueue one request of `rows` rows.  inputs[i] holds rows x row_bytes of
+ * pipeline input i; outputs[j] receives rows x row_bytes of output j when the
+ * request completes.  Blocks (completing the oldest request) when all slots
+ * are busy.  Returns 0, or -1 with err filled and the engine drained. */
+int ae_engine_submit(ae_engine *engine, const void *const *inputs, uint64_t rows,
+                     void *const *outputs, ae_error *err);
+/* Wait for the oldest request in flight and deliver its outputs. */
+int ae_engine_complete_one(ae_engine *engine, ae_error *err);
+/* Complete everything in flight. */
+int ae_engine_flush(ae_engine *engine, ae_error *err);
+/* Split total_rows into requests of `batch` rows (the last may be smaller),
+ * run them pipelined and deliver all outputs; inputs/outputs are whole arrays. */
+int ae_engine_run_batch(ae_engine *engine, const void *const *inputs, uint64_t total_rows,
+                        uint64_t batch, void *const *outputs, ae_error *err);
+
+int ae_engine_in_flight(const ae_engine *engine);
+void ae_engine_get_stats(const ae_engine *engine, ae_stats *out);
+/* Device milliseconds accumulated per node (profile plans only); n_nodes values. */
+void ae_engine_node_device_ms(const ae_engine *engine, double *out);
+size_t ae_engine_arena_bytes(const ae_engine *engine);
+size_t ae_engine_host_bytes(const ae_engine *engine);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ASCEND_ENGINE_EXECUTOR_H */

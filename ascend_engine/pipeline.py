@@ -1,0 +1,501 @@
+"""Pipeline graphs: build, validate and plan; the executor runs the plan.
+
+Python only configures.  A :class:`Pipeline` records inputs, model nodes and
+outputs; :meth:`Pipeline.compile` validates the graph against the models'
+descriptors, plans streams, buffer sizes and device memory, and hands the
+plan to the native executor (:class:`ascend_engine.Engine`).
+
+Planning rules (see DESIGN.md §6):
+
+* every tensor is row based: its first dimension is the request's batch;
+* a request may carry up to ``max_batch`` rows: the smallest "largest gear"
+  of the dynamic models, or the batch a static model was built for;
+* each tensor's buffer is as large as the largest descriptor size of the
+  model outputs and inputs it is bound to (the padded sizes the device needs);
+* tensors whose lifetimes within a request cannot overlap share memory: a
+  buffer is reused only when every reader of its previous tensor is ordered
+  (by event or stream order) before the writer of the next one;
+* every buffer is carved at 128-byte alignment with 32 bytes of padding.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+ALIGN = 128
+PADDING = 32
+POOL_HEADROOM = 1.15   # the seed article's "peak working set + 10-20 %", middle of the range
+
+
+class PipelineError(ValueError):
+    """A pipeline graph that cannot be compiled; the message names the node and tensor."""
+
+
+def carve(nbytes: int) -> int:
+    """Bytes a buffer of ``nbytes`` occupies when carved from the arena."""
+    return (nbytes + PADDING + ALIGN - 1) // ALIGN * ALIGN
+
+
+def _shape_str(shape) -> str:
+    return "(" + ", ".join("batch" if d == -1 else str(d) for d in shape) + ")"
+
+
+@dataclass(frozen=True)
+class TensorHandle:
+    """A tensor of a pipeline: a pipeline input or one output of a model node."""
+
+    pipeline_id: int
+    index: int
+    name: str
+    dtype: np.dtype
+    shape: tuple
+
+    def __repr__(self) -> str:
+        return f"TensorHandle({self.name!r}, {self.dtype}, {_shape_str(self.shape)})"
+
+
+@dataclass
+class _Node:
+    name: str
+    model: object            # a Model, or a path loaded at compile()
+    inputs: list             # TensorHandle per model input
+    outputs: list = field(default_factory=list)
+    device: int | None = None
+    stream: object = None
+    owns_model: bool = False   # loaded from a path by the pipeline, closed with it
+
+
+@dataclass
+class PlanTensor:
+    """A tensor in the compiled plan (what the executor needs to know)."""
+
+    name: str
+    dtype: np.dtype
+    shape: tuple
+    row_bytes: int
+    capacity: int = 0
+    offset: int = 0
+    producer: int = -1       # node index, -1 for pipeline inputs
+    readers: list = field(default_factory=list)
+
+
+@dataclass
+class PlanNode:
+    """A model node in the compiled plan."""
+
+    name: str
+    model: object
+    stream: int
+    inputs: list             # tensor index per model input, -1 at the dynamic-batch input
+    outputs: list
+    dyn_index: int
+    dyn_offset: int
+    dyn_size: int
+    gears: tuple
+    static_batch: int
+
+
+@dataclass
+class Plan:
+    """Everything the executor creates at compile time, decided in Python."""
+
+    device: int
+    depth: int
+    n_streams: int
+    single_stream: bool
+    profile: bool
+    timeout_ms: int
+    tensors: list
+    nodes: list
+    inputs: list             # (name, tensor index)
+    outputs: list            # (name, tensor index)
+    slot_bytes: int
+    max_batch: int
+    fixed_batch: int         # 0, or the only batch a request may have (static models)
+    working_set: int         # bytes live at the busiest point of one request, unshared
+    unshared_bytes: int      # one slot's bytes if no tensor shared memory
+
+    def memory_report(self) -> dict:
+        """Bytes per slot and per node, the arena, and the recommended pool size."""
+        per_node = {}
+        for n in self.nodes:
+            per_node[n.name] = sum(self.tensors[t].capacity for t in n.outputs) + carve(n.dyn_size) * (
+                n.dyn_index >= 0
+            )
+        peak = self.working_set * self.depth
+        return {
+            "device": self.device,
+            "depth": self.depth,
+            "slot_bytes": self.slot_bytes,
+            "arena_bytes": self.slot_bytes * self.depth,
+            "unshared_slot_bytes": self.unshared_bytes,
+            "per_node_bytes": per_node,
+            "peak_working_set": peak,
+            "recommended_pool_bytes": int(math.ceil(peak * POOL_HEADROOM / ALIGN) * ALIGN),
+        }
+
+
+class Pipeline:
+    """A graph of models: inputs, model nodes, edges (tensor handles) and outputs.
+
+    >>> pipe = Pipeline(device=0)
+    >>> x = pipe.input("x", "float32", (-1, 64))
+    >>> h = pipe.model("encoder.om", x, name="enc")
+    >>> pipe.output("y", pipe.model("head.om", h, name="head"))
+    >>> engine = pipe.compile(depth=8)
+    """
+
+    _next_id = 0
+
+    def __init__(self, device: int = 0):
+        Pipeline._next_id += 1
+        self._id = Pipeline._next_id
+        self.device = int(device)
+        self._inputs: list[TensorHandle] = []
+        self._nodes: list[_Node] = []
+        self._outputs: list[tuple[str, TensorHandle]] = []
+        self._tensors: list[TensorHandle] = []
+        self._names: set[str] = set()
+
+    def __repr__(self) -> str:
+        return (
+            f"Pipeline(device={self.device}, inputs={[t.name for t in self._inputs]}, "
+            f"nodes={[n.name for n in self._nodes]}, outputs={[n for n, _ in self._outputs]})"
+        )
+
+    # ---- building ---------------------------------------------------------
+
+    def _new_tensor(self, name, dtype, shape) -> TensorHandle:
+        handle = TensorHandle(self._id, len(self._tensors), name, np.dtype(dtype), tuple(shape))
+        self._tensors.append(handle)
+        return handle
+
+    def _check(self, handle, where) -> TensorHandle:
+        if not isinstance(handle, TensorHandle):
+            raise PipelineError(f"{where}: expected a tensor handle from this pipeline, got {handle!r}")
+        if handle.pipeline_id != self._id:
+            raise PipelineError(f"{where}: tensor {handle.name!r} belongs to another pipeline")
+        return handle
+
+    def input(self, name: str, dtype, shape) -> TensorHandle:
+        """Declare a pipeline input; a ``-1`` first dimension is the request batch."""
+        shape = tuple(int(d) for d in shape)
+        if name in self._names:
+            raise PipelineError(f"input {name!r}: the name is already used in this pipeline")
+        if not shape or any(d == 0 or d < -1 for d in shape) or -1 in shape[1:]:
+            raise PipelineError(
+                f"input {name!r}: shape must be (batch or N, d1, ...) with positive dims and -1 only "
+                f"first, got {shape}"
+            )
+        self._names.add(name)
+        handle = self._new_tensor(name, dtype, shape)
+        self._inputs.append(handle)
+        return handle
+
+    def model(self, model, *inputs, name: str | None = None, device: int | None = None, stream=None):
+        """Add a model node fed by ``inputs``; returns its output handle(s).
+
+        ``model`` is a path to a model file (loaded at compile time) or a
+        loaded :class:`ascend_engine.Model`.  Nodes that pass the same
+        ``stream`` label share a stream; so do nodes using the same Model
+        object (one loaded model may not execute on two streams at once).
+        Returns one handle for a single-output model, else a tuple.
+        """
+        from ascend_engine import Model
+
+        node_name = name or f"node{len(self._nodes)}"
+        if node_name in self._names:
+            raise PipelineError(f"model node {node_name!r}: the name is already used in this pipeline")
+        handles = [self._check(h, f"model node {node_name!r}") for h in inputs]
+        if not isinstance(model, Model):
+            model = str(model)
+        node = _Node(node_name, model, handles, device=device, stream=stream)
+        self._names.add(node_name)
+        self._nodes.append(node)
+        self._pending_outputs(node)
+        return node.outputs[0] if len(node.outputs) == 1 else tuple(node.outputs)
+
+    def _pending_outputs(self, node: _Node):
+        # The output specs are needed now (to return handles), so a path is
+        # loaded here; compile() reuses the loaded model.
+        from ascend_engine import Model
+
+        if not isinstance(node.model, Model):
+            device = self.device if node.device is None else node.device
+            try:
+                node.model = Model.load(node.model, device=device)
+            except Exception as exc:
+                raise PipelineError(f"model node {node.name!r}: {exc}") from exc
+            node.owns_model = True
+        for spec in node.model.outputs:
+            node.outputs.append(self._new_tensor(f"{node.name}.{spec.name}", spec.dtype, spec.shape))
+
+    def output(self, name: str, handle: TensorHandle) -> None:
+        """Mark ``handle`` as a pipeline output called ``name``."""
+        self._check(handle, f"output {name!r}")
+        if any(n == name for n, _ in self._outputs):
+            raise PipelineError(f"output {name!r}: the name is already used")
+        self._outputs.append((name, handle))
+
+    # ---- compiling ----------------------------------------------------------
+
+    def plan(self, depth: int = 4, streams: str = "per-model", profile: bool = False,
+             timeout: float | None = 60.0) -> Plan:
+        """Validate the graph and return the plan (without creating anything)."""
+        if int(depth) < 1:
+            raise PipelineError(f"depth must be at least 1, got {depth}")
+        if streams not in ("per-model", "single"):
+            raise PipelineError(f"streams must be 'per-model' or 'single', got {streams!r}")
+        if not self._nodes:
+            raise PipelineError("the pipeline has no model nodes")
+        if not self._outputs:
+            raise PipelineError("the pipeline has no outputs: call pipe.output(name, handle)")
+        self._check_devices()
+        order = self._topological_order()
+        tensors = self._plan_tensors()
+        max_batch, fixed = self._check_bindings(order, tensors)
+        nodes = self._plan_nodes(order, tensors, streams == "single")
+        for _name, h in self._outputs:
+            tensors[h.index].readers.append(len(nodes))   # the copy-out step
+        self._check_unused(tensors)
+        slot_bytes, working_set, unshared = _plan_memory(tensors, nodes, max_batch)
+        n_streams = 1 if streams == "single" else max(n.stream for n in nodes) + 1
+        return Plan(
+            device=self.device, depth=int(depth), n_streams=n_streams, single_stream=streams == "single",
+            profile=bool(profile), timeout_ms=-1 if timeout is None else int(timeout * 1000),
+            tensors=tensors, nodes=nodes,
+            inputs=[(h.name, h.index) for h in self._inputs],
+            outputs=[(n, h.index) for n, h in self._outputs],
+            slot_bytes=slot_bytes, max_batch=max_batch, fixed_batch=fixed,
+            working_set=working_set, unshared_bytes=unshared,
+        )
+
+    def compile(self, depth: int = 4, streams: str = "per-model", profile: bool = False,
+                timeout: float | None = 60.0):
+        """Validate, plan and create everything once; returns an :class:`Engine`.
+
+        ``depth`` requests may be in flight at once (one slot each);
+        ``streams="single"`` runs copies and models on one stream, for
+        comparison; ``profile`` times every node with timing events;
+        ``timeout`` (seconds, None = forever) bounds the wait for one request.
+        """
+        from ascend_engine._executor import Engine
+
+        plan = self.plan(depth=depth, streams=streams, profile=profile, timeout=timeout)
+        return Engine(plan)
+
+    # ---- validation helpers ---------------------------------------------------
+
+    def _check_devices(self):
+        from ascend_engine import devices
+
+        count = len(devices())
+        if not 0 <= self.device < count:
+            raise PipelineError(f"pipeline device {self.device} does not exist: {count} device(s) found")
+        for node in self._nodes:
+            dev = node.model.device_id
+            if dev != self.device:
+                raise PipelineError(
+                    f"model node {node.name!r} is on device {dev}, the pipeline on device {self.device}: "
+                    "a pipeline runs on one device (replicate the engine per device for data parallelism)"
+                )
+
+    def _topological_order(self) -> list[int]:
+        producer = {}
+        for i, node in enumerate(self._nodes):
+            for h in node.outputs:
+                producer[h.index] = i
+        state = [0] * len(self._nodes)   # 0 new, 1 visiting, 2 done
+        order: list[int] = []
+
+        def visit(i, path):
+            if state[i] == 2:
+                return
+            if state[i] == 1:
+                cycle = " -> ".join(self._nodes[j].name for j in path + [i])
+                raise PipelineError(f"the pipeline has a cycle: {cycle}")
+            state[i] = 1
+            for h in self._nodes[i].inputs:
+                if h.index in producer:
+                    visit(producer[h.index], path + [i])
+            state[i] = 2
+            order.append(i)
+
+        for i in range(len(self._nodes)):
+            visit(i, [])
+        return order
+
+    def _plan_tensors(self) -> list[PlanTensor]:
+        tensors = []
+        for h in self._tensors:
+            rows = int(np.prod(h.shape[1:], dtype=np.int64)) if len(h.shape) > 1 else 1
+            tensors.append(PlanTensor(h.name, h.dtype, h.shape, rows * h.dtype.itemsize))
+        return tensors
+
+    def _check_bindings(self, order, tensors) -> tuple[int, int]:
+        """Check every edge against the model descriptors; returns (max_batch, fixed_batch)."""
+        limits, fixed = [], set()
+        for h in self._inputs:
+            if h.shape[0] != -1:
+                fixed.add(h.shape[0])
+        for i in order:
+            node = self._nodes[i]
+            specs = node.model.inputs
+            if len(node.inputs) != len(specs):
+                raise PipelineError(
+                    f"model node {node.name!r}: the model takes {len(specs)} input(s) "
+                    f"({', '.join(s.name for s in specs)}), got {len(node.inputs)}"
+                )
+            for h, spec in zip(node.inputs, specs, strict=True):
+                where = f"model node {node.name!r} input {spec.name!r} (fed by {h.name!r})"
+                if np.dtype(spec.dtype) != h.dtype:
+                    raise PipelineError(f"{where}: expected dtype {np.dtype(spec.dtype)}, got {h.dtype}")
+                if len(spec.shape) != len(h.shape) or tuple(spec.shape[1:]) != tuple(h.shape[1:]):
+                    raise PipelineError(
+                        f"{where}: expected shape {_shape_str(spec.shape)}, got {_shape_str(h.shape)}"
+                    )
+            gears = tuple(node.model.batch_sizes)
+            if gears:
+                limits.append(max(gears))
+            else:
+                fixed.add(_static_batch(node.model))
+                limits.append(_static_batch(node.model))
+        if len(fixed) > 1:
+            raise PipelineError(
+                f"the pipeline mixes fixed batch sizes {sorted(fixed)} (static models or inputs): "
+                "every request carries one batch through all models"
+            )
+        max_batch = min(limits)
+        fixed_batch = fixed.pop() if fixed else 0
+        if fixed_batch and fixed_batch > max_batch:
+            raise PipelineError(
+                f"the pipeline's fixed batch {fixed_batch} exceeds the largest gear {max_batch} of a model"
+            )
+        return (fixed_batch or max_batch), fixed_batch
+
+    def _plan_nodes(self, order, tensors, single) -> list[PlanNode]:
+        nodes, stream_of = [], {}
+        position = {i: k for k, i in enumerate(order)}
+        for i in order:
+            node = self._nodes[i]
+            model = node.model
+            key = ("label", node.stream) if node.stream is not None else ("model", id(model))
+            stream = 0 if single else stream_of.setdefault(key, len(stream_of))
+            n_model_inputs = len(node.inputs) + (1 if model.dynamic_index >= 0 else 0)
+            inputs, k = [], 0
+            for j in range(n_model_inputs):
+                if j == model.dynamic_index:
+                    inputs.append(-1)
+                else:
+                    inputs.append(node.inputs[k].index)
+                    k += 1
+            for h, spec in zip(node.inputs, model.inputs, strict=True):
+                t = tensors[h.index]
+                t.capacity = max(t.capacity, spec.nbytes)
+                t.readers.append(position[i])
+            outputs = []
+            for h, spec in zip(node.outputs, model.outputs, strict=True):
+                t = tensors[h.index]
+                t.capacity = max(t.capacity, spec.nbytes)
+                t.producer = position[i]
+                outputs.append(h.index)
+            gears = tuple(sorted(model.batch_sizes))
+            nodes.append(PlanNode(
+                name=node.name, model=model, stream=stream, inputs=inputs, outputs=outputs,
+                dyn_index=model.dynamic_index, dyn_offset=0,
+                dyn_size=model.dynamic_nbytes if model.dynamic_index >= 0 else 0,
+                gears=gears, static_batch=0 if gears else _static_batch(model),
+            ))
+        return nodes
+
+    def _check_unused(self, tensors):
+        for h in self._inputs:
+            if not tensors[h.index].readers:
+                raise PipelineError(f"input {h.name!r} is not used by any model or output")
+
+
+def _static_batch(model) -> int:
+    """The batch a static model was built for (its first input's first dim)."""
+    return int(model.inputs[0].shape[0]) if model.inputs else 1
+
+
+def _happens_before(nodes, n_steps):
+    """reach[a][b]: step a completes before step b starts (event or stream order).
+
+    Steps are 0..n-1 for nodes, n for the copy-out step; the copy-in step,
+    which precedes everything that reads pipeline inputs, is handled by the
+    caller (pipeline inputs are never written by a node).
+    """
+    edges = [set() for _ in range(n_steps)]
+    last_on_stream = {}
+    for k, node in enumerate(nodes):
+        if node.stream in last_on_stream:
+            edges[last_on_stream[node.stream]].add(k)
+        last_on_stream[node.stream] = k
+    return edges
+
+
+def _plan_memory(tensors, nodes, max_batch):
+    """Give every tensor a capacity and an offset in the slot region.
+
+    Returns (slot_bytes, working_set, unshared_bytes).
+    """
+    n = len(nodes)
+    edges = _happens_before(nodes, n + 1)
+    for k, node in enumerate(nodes):
+        for t in node.inputs:
+            if t >= 0 and tensors[t].producer >= 0:
+                edges[tensors[t].producer].add(k)
+    for t in tensors:
+        if n in t.readers and t.producer >= 0:
+            edges[t.producer].add(n)
+    reach = [set() for _ in range(n + 1)]
+    for a in reversed(range(n + 1)):
+        for b in edges[a]:
+            reach[a].add(b)
+            reach[a] |= reach[b]
+
+    for t in tensors:
+        t.capacity = carve(max(t.capacity, t.row_bytes * max_batch))
+    unshared = sum(t.capacity for t in tensors)
+    # working set: bytes live at the busiest step of one request, no sharing
+    working = 0
+    for step in range(-1, n + 1):
+        live = sum(t.capacity for t in tensors if t.producer <= step <= max(t.readers, default=t.producer))
+        working = max(working, live)
+
+    # Greedy reuse in producer order: a block can take tensor Y when every
+    # reader of every tensor already in it happens before Y's producer.
+    blocks: list[dict] = []
+    for idx in sorted(range(len(tensors)), key=lambda i: tensors[i].producer):
+        t = tensors[idx]
+        best = None
+        if t.producer >= 0:
+            for b in blocks:
+                ok = all(
+                    r < n and t.producer in reach[r]
+                    for other in b["tensors"]
+                    for r in tensors[other].readers
+                )
+                if ok and (best is None or abs(b["size"] - t.capacity) < abs(best["size"] - t.capacity)):
+                    best = b
+        if best is None:
+            best = {"size": 0, "tensors": []}
+            blocks.append(best)
+        best["size"] = max(best["size"], t.capacity)
+        best["tensors"].append(idx)
+
+    offset = 0
+    for b in blocks:
+        for idx in b["tensors"]:
+            tensors[idx].offset = offset
+            tensors[idx].capacity = b["size"]
+        offset += b["size"]
+    for node in nodes:
+        if node.dyn_index >= 0:
+            node.dyn_offset = offset
+            offset += carve(node.dyn_size)
+    return offset, working, unshared

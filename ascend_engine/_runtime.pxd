@@ -1,0 +1,75 @@
+# cython: language_level=3
+"""Cython interface of ascend_engine._runtime, for other Cython modules.
+
+    from ascend_engine._acl cimport *
+    from ascend_engine._runtime cimport api, check, make_current, Device, Stream, ...
+
+* ``api()`` -- the loaded AscendCL function table; loads the backend and
+  initialises AscendCL on first use.  Never NULL on return.
+* ``check(rc, "aclFoo")`` -- raise the matching AclError for a non-zero code
+  (reads aclGetRecentErrMsg on the calling thread, so call it on the thread
+  that made the failing call, right after it).
+* ``make_current(ctx)`` -- make ``ctx`` the calling thread's current context
+  if it is not already (one cheap aclrtGetCurrentContext otherwise).
+* ``Resource._activate()`` -- raise if closed, then make the object's
+  context current on the calling thread: call it before touching the handle.
+"""
+
+from ascend_engine._acl cimport *
+
+
+cdef const ae_acl_api *api() except NULL
+cdef int check(aclError rc, const char *fn) except -1
+cdef int make_current(aclrtContext ctx) except -1
+cdef int require(const void *fn, const char *name) except -1
+
+
+cdef class Resource:
+    cdef aclrtContext _ctx        # context made current before every use
+    cdef bint _closed
+    cdef readonly object owner    # Device or Context this object needs alive (None for a Device)
+    cdef dict _children           # serial -> weakref, in creation order
+    cdef long long _serial
+    cdef object __weakref__
+    cdef int _ensure_open(self) except -1
+    cdef int _activate(self) except -1
+    cdef int _register(self, Resource owner) except -1
+    cdef int _release(self) except -1
+
+
+cdef class Device(Resource):
+    cdef readonly int id
+
+
+cdef class Context(Resource):
+    cdef readonly Device device
+
+
+cdef class Stream(Resource):
+    cdef aclrtStream _handle
+    cdef readonly Device device
+    cdef list _pending            # host objects an async copy still reads or writes
+    cdef _keep(self, obj)
+
+
+cdef class Event(Resource):
+    cdef aclrtEvent _handle
+    cdef readonly Device device
+    cdef readonly bint timing
+
+
+cdef class DeviceBuffer(Resource):
+    cdef void *_ptr
+    cdef readonly size_t nbytes
+    cdef readonly Device device
+    cdef int _offset_ok(self, size_t offset) except -1
+
+
+cdef class HostBuffer(Resource):
+    cdef void *_ptr
+    cdef readonly size_t nbytes
+    cdef readonly Device device
+    cdef int _exports
+    cdef Py_ssize_t _shape[1]
+    cdef Py_ssize_t _strides[1]
+    cdef object _own_device       # a Device(0) opened implicitly for this buffer, or None

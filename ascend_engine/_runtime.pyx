@@ -1,0 +1,922 @@
+# cython: language_level=3, embedsignature=True
+"""The AscendCL runtime layer: devices, contexts, streams, events and buffers.
+
+Everything here reaches AscendCL through the loader's function table (see
+``include/ascend_engine/loader.h``).  The rules this module keeps, which the
+model and executor layers rely on:
+
+* One place checks return codes: :func:`check` raises the
+  :mod:`ascend_engine.errors` class for the code, with the runtime's recent
+  error message read on the failing thread.
+* AscendCL is initialised once per process, on first use, and finalised at
+  interpreter exit after every object this module created has been closed.
+* Every object remembers the context it was created in and makes it current
+  on the calling thread before each use, so any Python thread may use any
+  object (AscendCL's current context is per thread).
+* Every call that may block (synchronize, synchronous copies) runs with the
+  GIL released.
+* Objects keep their device alive; closing a device (or context) first closes
+  everything created from it, newest first.  ``close()`` is idempotent and a
+  closed object raises :class:`~ascend_engine.errors.ObjectClosedError`.
+"""
+
+import atexit
+import collections
+import logging
+import math
+import os
+import threading
+import weakref
+
+import numpy
+
+from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_FORMAT, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
+from libc.stdint cimport uint32_t, uintptr_t
+
+from ascend_engine import errors as _errors
+from ascend_engine._acl cimport *
+
+_log = logging.getLogger("ascend_engine")
+
+BackendInfo = collections.namedtuple("BackendInfo", "name library")
+BackendInfo.__doc__ = "The loaded AscendCL backend: name ('acl' or 'sim') and the library's path."
+DeviceInfo = collections.namedtuple("DeviceInfo", "id soc memory_total memory_free")
+DeviceInfo.__doc__ = "One device: id, SoC name, device memory total and free (bytes)."
+MemoryInfo = collections.namedtuple("MemoryInfo", "free total")
+MemoryInfo.__doc__ = "Device memory of one device in bytes: free and total (aclrtGetMemInfo, HBM)."
+
+BACKENDS = ("auto", "acl", "sim")
+
+# ---------------------------------------------------------------------------
+# Process state.  `_state_lock` guards the one-time load + aclInit and the
+# shutdown; `_api_ptr` is published only once both are done.  The device
+# reference counts below change only with the GIL held.
+# ---------------------------------------------------------------------------
+
+cdef const ae_acl_api *_api_ptr = NULL
+_state_lock = threading.RLock()
+_owns_init = False      # this module (or the loader) called aclInit and must finalize
+_shut_down = False
+_live = {}              # serial -> weakref of every open Resource, in creation order
+_serial_counter = 0
+
+DEF MAX_DEVICES = 1024
+cdef int _dev_refs[MAX_DEVICES]          # open Device objects per id
+cdef aclrtContext _dev_ctx[MAX_DEVICES]  # the device's default context while refs > 0
+
+
+def _sim_library_path():
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "_lib", "libascendcl_sim.so")
+
+
+def _requested_backend():
+    value = os.environ.get("ASCEND_ENGINE_BACKEND", "").strip().lower() or "auto"
+    if value not in BACKENDS:
+        raise _errors.BackendError(
+            f"ASCEND_ENGINE_BACKEND={os.environ.get('ASCEND_ENGINE_BACKEND')!r} is not a backend; "
+            f"allowed values: {', '.join(BACKENDS)}"
+        )
+    return value
+
+
+def _load_and_init():
+    """Load the backend and call aclInit once per process (thread-safe)."""
+    global _api_ptr, _owns_init
+    cdef char err[16384]
+    cdef bytes req
+    cdef bytes sim
+    cdef const ae_acl_api *t
+    cdef aclError rc
+    with _state_lock:
+        if _api_ptr is not NULL:
+            return
+        if _shut_down:
+            raise _errors.BackendError(
+                "ascend_engine.shutdown() already finalized AscendCL in this process; it cannot be used again"
+            )
+        req = _requested_backend().encode()
+        sim = os.fsencode(_sim_library_path())
+        err[0] = 0
+        if ae_load_backend(req, sim, err, sizeof(err)) != 0:
+            raise _errors.BackendError(err.decode("utf-8", "replace"))
+        note = ae_backend_note().decode("utf-8", "replace")
+        if note:
+            first, _, rest = note.partition("\n")
+            _log.warning("%s", first)
+            _log.debug("libascendcl.so search:\n%s", rest)
+        t = ae_api()
+        if ae_backend_initialized():
+            _owns_init = True
+        else:
+            rc = t.aclInit(NULL)
+            if rc == ACL_SUCCESS:
+                _owns_init = True
+            elif rc == ACL_ERROR_REPEAT_INITIALIZE:
+                # Someone else in this process initialised AscendCL (another
+                # library, or test code through ctypes): use it, and leave the
+                # matching aclFinalize to them.
+                _owns_init = False
+            else:
+                _raise(t, rc, b"aclInit")
+        atexit.register(shutdown)
+        _api_ptr = t
+
+
+cdef const ae_acl_api *api() except NULL:
+    """The AscendCL function table; loads and initialises on first use."""
+    if _api_ptr is NULL:
+        _load_and_init()
+    return _api_ptr
+
+
+cdef int _raise(const ae_acl_api *t, aclError rc, const char *fn) except -1:
+    cdef const char *msg = NULL
+    if t is not NULL and t.aclGetRecentErrMsg is not NULL:
+        msg = t.aclGetRecentErrMsg()
+    _errors.raise_for(rc, fn.decode(), msg.decode("utf-8", "replace") if msg is not NULL else "")
+    return -1
+
+
+cdef int check(aclError rc, const char *fn) except -1:
+    """Raise the AclError subclass for a non-zero AscendCL return code."""
+    if rc == ACL_SUCCESS:
+        return 0
+    return _raise(ae_api(), rc, fn)
+
+
+cdef int require(const void *fn, const char *name) except -1:
+    """Raise BackendError when an optional function is missing from the backend."""
+    if fn is NULL:
+        raise _errors.BackendError(ae_missing_function_message(name).decode("utf-8", "replace"))
+    return 0
+
+
+cdef int make_current(aclrtContext ctx) except -1:
+    """Make ctx the calling thread's current context unless it already is."""
+    cdef const ae_acl_api *t = api()
+    cdef aclrtContext cur = NULL
+    if t.aclrtGetCurrentContext(&cur) != ACL_SUCCESS or cur != ctx:
+        check(t.aclrtSetCurrentContext(ctx), b"aclrtSetCurrentContext")
+    return 0
+
+
+def _check(int rc, str function):
+    """Python-level check(): raise the AclError for a non-zero code (used by tests)."""
+    check(rc, function.encode())
+
+
+def shutdown():
+    """Close every open object (newest first), reset devices and finalise AscendCL.
+
+    Runs automatically at interpreter exit.  After it, this process cannot use
+    AscendCL again (a CANN rule: aclInit once per process).  Idempotent.
+    """
+    global _shut_down, _api_ptr
+    cdef const ae_acl_api *t
+    cdef int i
+    with _state_lock:
+        if _shut_down:
+            return
+        _shut_down = True
+        if _api_ptr is NULL:
+            return
+        for serial in sorted(_live, reverse=True):
+            obj = _live.get(serial)
+            obj = obj() if obj is not None else None
+            if obj is not None:
+                try:
+                    obj.close()
+                except Exception as exc:   # at exit: report, keep going
+                    _log.warning("ascend_engine: closing %r at exit failed: %s", obj, exc)
+        t = _api_ptr
+        for i in range(MAX_DEVICES):
+            if _dev_refs[i] > 0:
+                _dev_refs[i] = 0
+                t.aclrtResetDevice(i)
+        if _owns_init:
+            t.aclFinalize()
+        _api_ptr = NULL
+
+
+def backend():
+    """The loaded backend as ``BackendInfo(name, library)``; loads it on first use.
+
+    The backend is chosen by ``ASCEND_ENGINE_BACKEND``: ``auto`` (default: the
+    real libascendcl.so when it reports a device, else the simulator), ``acl``
+    or ``sim``.
+    """
+    api()
+    return BackendInfo(ae_backend_name().decode(), os.fsdecode(ae_backend_library()))
+
+
+def device_count():
+    """Number of devices AscendCL reports."""
+    cdef uint32_t n = 0
+    cdef const ae_acl_api *t = api()
+    check(t.aclrtGetDeviceCount(&n), b"aclrtGetDeviceCount")
+    return int(n)
+
+
+cdef _device_info(const ae_acl_api *t, int i):
+    cdef size_t free_b = 0, total_b = 0
+    cdef const char *soc = NULL
+    check(t.aclrtGetMemInfo(ACL_HBM_MEM, &free_b, &total_b), b"aclrtGetMemInfo")
+    if t.aclrtGetSocName is not NULL:
+        soc = t.aclrtGetSocName()
+    return DeviceInfo(i, soc.decode("utf-8", "replace") if soc is not NULL else "", int(total_b), int(free_b))
+
+
+def devices():
+    """One ``DeviceInfo(id, soc, memory_total, memory_free)`` per device.
+
+    Devices not opened by this process are opened briefly to query them; the
+    calling thread's current context is restored afterwards.
+    """
+    cdef const ae_acl_api *t = api()
+    cdef aclrtContext saved = NULL
+    cdef int i, n = device_count()
+    cdef bint had_ctx = t.aclrtGetCurrentContext(&saved) == ACL_SUCCESS and saved is not NULL
+    out = []
+    try:
+        for i in range(n):
+            if i < MAX_DEVICES and _dev_refs[i] > 0:
+                make_current(_dev_ctx[i])
+                out.append(_device_info(t, i))
+            else:
+                check(t.aclrtSetDevice(i), b"aclrtSetDevice")
+                try:
+                    out.append(_device_info(t, i))
+                finally:
+                    t.aclrtResetDevice(i)
+    finally:
+        if had_ctx:
+            t.aclrtSetCurrentContext(saved)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Resource: what every object shares
+# ---------------------------------------------------------------------------
+
+cdef class Resource:
+    """Base of every runtime object: context tracking, close(), context manager."""
+
+    def __cinit__(self):
+        self._closed = True   # until the subclass has created its handle
+        self._children = {}
+
+    cdef int _ensure_open(self) except -1:
+        if self._closed:
+            raise _errors.ObjectClosedError(f"{type(self).__name__} is closed")
+        return 0
+
+    cdef int _activate(self) except -1:
+        if self._closed:
+            raise _errors.ObjectClosedError(f"{type(self).__name__} is closed")
+        make_current(self._ctx)
+        return 0
+
+    cdef int _register(self, Resource owner) except -1:
+        """Mark open and record self under its owner and in the process registry."""
+        global _serial_counter
+        _serial_counter += 1
+        self._serial = _serial_counter
+        self._closed = False
+        self.owner = owner
+        ref = weakref.ref(self)
+        _live[self._serial] = ref
+        if owner is not None:
+            owner._children[self._serial] = ref
+        return 0
+
+    cdef int _release(self) except -1:
+        return 0
+
+    def close(self):
+        """Release the AscendCL resource (and, first, everything created from it). Idempotent."""
+        cdef Resource child
+        if self._closed:
+            return
+        for serial in sorted(self._children, reverse=True):
+            ref = self._children.get(serial)
+            obj = ref() if ref is not None else None
+            if obj is not None:
+                child = obj
+                child.close()
+        self._children.clear()
+        try:
+            if _api_ptr is not NULL:
+                make_current(self._ctx)
+            self._release()
+        finally:
+            self._closed = True
+            _live.pop(self._serial, None)
+            if self.owner is not None:
+                (<Resource>self.owner)._children.pop(self._serial, None)
+
+    @property
+    def closed(self):
+        """True once close() has run."""
+        return self._closed
+
+    @property
+    def context_handle(self):
+        """The AscendCL context this object uses, as an int (0 when closed)."""
+        return 0 if self._closed else <uintptr_t>self._ctx
+
+    def __enter__(self):
+        self._ensure_open()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+cdef Device _device_of(object where):
+    if isinstance(where, Device):
+        return <Device>where
+    if isinstance(where, Context):
+        return (<Context>where).device
+    raise TypeError(f"expected a Device or a Context, got {type(where).__name__}")
+
+
+# ---------------------------------------------------------------------------
+# Device, Context
+# ---------------------------------------------------------------------------
+
+cdef class Device(Resource):
+    """An NPU device: ``aclrtSetDevice`` on open, ``aclrtResetDevice`` on close.
+
+    ``with ae.Device(0) as dev: ...``.  Several Device objects for one id share
+    the device (it is reset when the last one closes).  The device's default
+    context is made current on whichever thread uses the object.
+    """
+
+    def __init__(self, int id=0):
+        cdef const ae_acl_api *t = api()
+        cdef aclrtContext ctx = NULL
+        if id < 0 or id >= MAX_DEVICES:
+            raise ValueError(f"device id {id} out of range")
+        if _dev_refs[id] == 0:
+            check(t.aclrtSetDevice(id), b"aclrtSetDevice")
+            rc = t.aclrtGetCurrentContext(&ctx)
+            if rc != ACL_SUCCESS:
+                t.aclrtResetDevice(id)
+                check(rc, b"aclrtGetCurrentContext")
+            _dev_ctx[id] = ctx
+        self.id = id
+        self._ctx = _dev_ctx[id]
+        _dev_refs[id] += 1
+        self._register(None)
+
+    cdef int _release(self) except -1:
+        _dev_refs[self.id] -= 1
+        if _dev_refs[self.id] == 0:
+            _dev_ctx[self.id] = NULL
+            if _api_ptr is not NULL:
+                check(_api_ptr.aclrtResetDevice(self.id), b"aclrtResetDevice")
+        return 0
+
+    def __dealloc__(self):
+        # Dropped without close(): give back this object's device reference.
+        if not self._closed and _api_ptr is not NULL and 0 <= self.id < MAX_DEVICES:
+            _dev_refs[self.id] -= 1
+            if _dev_refs[self.id] == 0:
+                _dev_ctx[self.id] = NULL
+                _api_ptr.aclrtResetDevice(self.id)
+
+    def make_current(self):
+        """Make this device's default context current on the calling thread."""
+        self._activate()
+
+    def synchronize(self):
+        """Wait (GIL released) for all work queued on this device's streams created here
+        and on the default stream."""
+        cdef const ae_acl_api *t = api()
+        cdef aclError rc
+        self._activate()
+        for ref in list(_live.values()):
+            obj = ref()
+            if isinstance(obj, Stream) and not (<Stream>obj)._closed and (<Stream>obj).device is self:
+                obj.synchronize()
+        with nogil:
+            rc = t.aclrtSynchronizeStream(NULL)
+        check(rc, b"aclrtSynchronizeStream")
+
+    def memory_info(self):
+        """Device memory as ``MemoryInfo(free, total)`` in bytes."""
+        cdef size_t free_b = 0, total_b = 0
+        self._activate()
+        check(_api_ptr.aclrtGetMemInfo(ACL_HBM_MEM, &free_b, &total_b), b"aclrtGetMemInfo")
+        return MemoryInfo(int(free_b), int(total_b))
+
+    @property
+    def soc(self):
+        """The SoC name AscendCL reports ('' when unavailable)."""
+        cdef const char *s
+        self._activate()
+        if _api_ptr.aclrtGetSocName is NULL:
+            return ""
+        s = _api_ptr.aclrtGetSocName()
+        return s.decode("utf-8", "replace") if s is not NULL else ""
+
+    def __repr__(self):
+        return f"<ascend_engine.Device id={self.id}{' closed' if self._closed else ''}>"
+
+
+cdef class Context(Resource):
+    """An explicit AscendCL context on a device (``aclrtCreateContext``).
+
+    Streams, events and buffers may be created from a Context instead of a
+    Device; they then run in this context.
+    """
+
+    def __init__(self, Device device not None):
+        cdef aclrtContext ctx = NULL
+        device._activate()
+        check(_api_ptr.aclrtCreateContext(&ctx, device.id), b"aclrtCreateContext")
+        self.device = device
+        self._ctx = ctx
+        self._register(device)
+
+    cdef int _release(self) except -1:
+        cdef aclrtContext ctx = self._ctx
+        # Leave this thread on the device's default context, not on a dead one.
+        make_current((<Resource>self.device)._ctx)
+        check(_api_ptr.aclrtDestroyContext(ctx), b"aclrtDestroyContext")
+        return 0
+
+    def make_current(self):
+        """Make this context current on the calling thread."""
+        self._activate()
+
+    @property
+    def handle(self):
+        """The aclrtContext as an int."""
+        return 0 if self._closed else <uintptr_t>self._ctx
+
+    def __repr__(self):
+        return f"<ascend_engine.Context device={self.device.id}{' closed' if self._closed else ''}>"
+
+
+# ---------------------------------------------------------------------------
+# Stream, Event
+# ---------------------------------------------------------------------------
+
+cdef int _timeout_ms(object timeout) except -2:
+    """Seconds (None = forever) -> AscendCL milliseconds (-1 = forever)."""
+    if timeout is None:
+        return -1
+    if timeout < 0:
+        raise ValueError("timeout must be >= 0 seconds (or None to wait forever)")
+    return min(<long long>math.ceil(timeout * 1000.0), 2**31 - 1)
+
+
+cdef class Stream(Resource):
+    """An ordered queue of device work (``aclrtCreateStream``).
+
+    Work queued on one stream runs in order; different streams run
+    concurrently.  ``Stream(device_or_context)``.
+    """
+
+    def __init__(self, where not None):
+        cdef aclrtStream s = NULL
+        cdef Resource owner = where
+        self.device = _device_of(where)
+        owner._activate()
+        check(_api_ptr.aclrtCreateStream(&s), b"aclrtCreateStream")
+        self._handle = s
+        self._ctx = owner._ctx
+        self._pending = []
+        self._register(owner)
+
+    cdef int _release(self) except -1:
+        cdef aclError rc
+        cdef aclrtStream s = self._handle
+        # CANN: synchronize before destroying.
+        with nogil:
+            rc = _api_ptr.aclrtSynchronizeStream(s)
+        self._pending = []
+        rc2 = _api_ptr.aclrtDestroyStream(s)
+        check(rc, b"aclrtSynchronizeStream")
+        check(rc2, b"aclrtDestroyStream")
+        return 0
+
+    def synchronize(self, timeout=None):
+        """Block until every task queued so far has finished (GIL released).
+
+        ``timeout`` in seconds (None: wait forever); raises AclTimeoutError when
+        it runs out.  A device-side failure of any queued task is raised here.
+        """
+        cdef aclError rc
+        cdef int ms = _timeout_ms(timeout)
+        cdef aclrtStream s
+        self._activate()
+        s = self._handle
+        if ms < 0:
+            with nogil:
+                rc = _api_ptr.aclrtSynchronizeStream(s)
+            check(rc, b"aclrtSynchronizeStream")
+        else:
+            require(<const void *>_api_ptr.aclrtSynchronizeStreamWithTimeout, b"aclrtSynchronizeStreamWithTimeout")
+            with nogil:
+                rc = _api_ptr.aclrtSynchronizeStreamWithTimeout(s, ms)
+            check(rc, b"aclrtSynchronizeStreamWithTimeout")
+        self._pending = []
+
+    def query(self):
+        """True when every task queued so far has finished (does not block)."""
+        cdef aclrtStreamStatus st = ACL_STREAM_STATUS_NOT_READY
+        self._activate()
+        require(<const void *>_api_ptr.aclrtStreamQuery, b"aclrtStreamQuery")
+        check(_api_ptr.aclrtStreamQuery(self._handle, &st), b"aclrtStreamQuery")
+        if st == ACL_STREAM_STATUS_COMPLETE:
+            self._pending = []
+            return True
+        return False
+
+    def wait_event(self, Event event not None):
+        """Make later work on this stream wait until ``event`` completes (device-side)."""
+        self._activate()
+        event._ensure_open()
+        check(_api_ptr.aclrtStreamWaitEvent(self._handle, event._handle), b"aclrtStreamWaitEvent")
+
+    def record(self, Event event not None):
+        """Record ``event`` on this stream; same as ``event.record(self)``."""
+        event.record(self)
+
+    cdef _keep(self, obj):
+        """Hold a host object an async task still uses, until the stream is synchronized."""
+        self._pending.append(obj)
+
+    @property
+    def handle(self):
+        """The aclrtStream as an int."""
+        return 0 if self._closed else <uintptr_t>self._handle
+
+    def __repr__(self):
+        state = " closed" if self._closed else f" handle=0x{<uintptr_t>self._handle:x}"
+        return f"<ascend_engine.Stream device={self.device.id}{state}>"
+
+
+cdef aclrtStream _stream_handle(object stream) except? NULL:
+    if not isinstance(stream, Stream):
+        raise TypeError(f"stream must be a Stream or None, got {type(stream).__name__}")
+    (<Stream>stream)._ensure_open()
+    return (<Stream>stream)._handle
+
+
+cdef class Event(Resource):
+    """A marker in a stream (``aclrtCreateEventWithFlag``).
+
+    ``Event(device_or_context, timing=False)``; pass ``timing=True`` to use it
+    with :meth:`elapsed_ms`.  Every event can be waited on by other streams.
+    """
+
+    def __init__(self, where not None, bint timing=False):
+        cdef aclrtEvent e = NULL
+        cdef Resource owner = where
+        cdef unsigned int flags = ACL_EVENT_SYNC | (ACL_EVENT_TIME_LINE if timing else 0)
+        self.device = _device_of(where)
+        owner._activate()
+        if _api_ptr.aclrtCreateEventWithFlag is not NULL:
+            check(_api_ptr.aclrtCreateEventWithFlag(&e, flags), b"aclrtCreateEventWithFlag")
+        else:
+            # A plain event supports both synchronisation and timing.
+            check(_api_ptr.aclrtCreateEvent(&e), b"aclrtCreateEvent")
+        self._handle = e
+        self.timing = timing
+        self._ctx = owner._ctx
+        self._register(owner)
+
+    cdef int _release(self) except -1:
+        check(_api_ptr.aclrtDestroyEvent(self._handle), b"aclrtDestroyEvent")
+        return 0
+
+    def record(self, stream=None):
+        """Record this event on ``stream`` (None: the context's default stream)."""
+        cdef aclrtStream s = NULL
+        self._activate()
+        if stream is not None:
+            if not isinstance(stream, Stream):
+                raise TypeError(f"stream must be a Stream or None, got {type(stream).__name__}")
+            (<Stream>stream)._ensure_open()
+            s = (<Stream>stream)._handle
+        check(_api_ptr.aclrtRecordEvent(self._handle, s), b"aclrtRecordEvent")
+
+    def reset(self, stream=None):
+        """Reset the event on ``stream`` (a stream task), so it can be recorded afresh."""
+        cdef aclrtStream s = NULL
+        self._activate()
+        if stream is not None:
+            (<Stream?>stream)._ensure_open()
+            s = (<Stream>stream)._handle
+        check(_api_ptr.aclrtResetEvent(self._handle, s), b"aclrtResetEvent")
+
+    def synchronize(self, timeout=None):
+        """Block until the event has completed (GIL released); ``timeout`` in seconds."""
+        cdef aclError rc
+        cdef aclrtEvent e
+        cdef int ms = _timeout_ms(timeout)
+        self._activate()
+        e = self._handle
+        if ms < 0:
+            with nogil:
+                rc = _api_ptr.aclrtSynchronizeEvent(e)
+            check(rc, b"aclrtSynchronizeEvent")
+        else:
+            require(<const void *>_api_ptr.aclrtSynchronizeEventWithTimeout, b"aclrtSynchronizeEventWithTimeout")
+            with nogil:
+                rc = _api_ptr.aclrtSynchronizeEventWithTimeout(e, ms)
+            check(rc, b"aclrtSynchronizeEventWithTimeout")
+
+    def query(self):
+        """True when the event has completed (does not block)."""
+        cdef aclrtEventRecordedStatus st = ACL_EVENT_RECORDED_STATUS_NOT_READY
+        self._activate()
+        check(_api_ptr.aclrtQueryEventStatus(self._handle, &st), b"aclrtQueryEventStatus")
+        return st == ACL_EVENT_RECORDED_STATUS_COMPLETE
+
+    @staticmethod
+    def elapsed_ms(Event start not None, Event end not None):
+        """Device time in milliseconds between two completed timing events."""
+        cdef float ms = 0
+        end._activate()
+        start._ensure_open()
+        check(_api_ptr.aclrtEventElapsedTime(&ms, start._handle, end._handle), b"aclrtEventElapsedTime")
+        return float(ms)
+
+    @property
+    def handle(self):
+        """The aclrtEvent as an int."""
+        return 0 if self._closed else <uintptr_t>self._handle
+
+    def __repr__(self):
+        state = " closed" if self._closed else f" handle=0x{<uintptr_t>self._handle:x}"
+        return f"<ascend_engine.Event device={self.device.id} timing={bool(self.timing)}{state}>"
+
+
+# ---------------------------------------------------------------------------
+# Buffers
+# ---------------------------------------------------------------------------
+
+cdef struct _view:
+    void *ptr
+    size_t nbytes
+
+
+cdef object _host_view(object obj, bint writable, _view *out):
+    """A memoryview on obj (kept by the caller while the copy runs) and its pointer."""
+    cdef Py_buffer buf
+    cdef int flags = PyBUF_C_CONTIGUOUS | (PyBUF_WRITABLE if writable else 0)
+    try:
+        mv = memoryview(obj)
+    except TypeError:
+        raise TypeError(f"expected a buffer (numpy array, bytes, HostBuffer...), got {type(obj).__name__}")
+    try:
+        PyObject_GetBuffer(mv, &buf, flags)
+    except BufferError as exc:
+        what = "writable C-contiguous" if writable else "C-contiguous"
+        raise ValueError(f"need a {what} buffer (numpy.ascontiguousarray helps): {exc}") from None
+    out.ptr = buf.buf
+    out.nbytes = <size_t>buf.len
+    PyBuffer_Release(&buf)   # mv itself keeps the export alive
+    return mv
+
+
+cdef class DeviceBuffer(Resource):
+    """Device memory (``aclrtMalloc``) of ``nbytes`` bytes on a device.
+
+    Copies from and to host buffers (numpy arrays, bytes, HostBuffer) and other
+    DeviceBuffers; ``stream=None`` copies synchronously with the GIL released,
+    a Stream queues the copy (the host object is kept alive until the stream is
+    synchronized; read the result only after that).
+    """
+
+    def __init__(self, where not None, size_t nbytes):
+        cdef void *p = NULL
+        cdef Resource owner = where
+        if nbytes == 0:
+            raise ValueError("nbytes must be > 0")
+        self.device = _device_of(where)
+        owner._activate()
+        check(_api_ptr.aclrtMalloc(&p, nbytes, ACL_MEM_MALLOC_HUGE_FIRST), b"aclrtMalloc")
+        self._ptr = p
+        self.nbytes = nbytes
+        self._ctx = owner._ctx
+        self._register(owner)
+
+    cdef int _release(self) except -1:
+        cdef void *p = self._ptr
+        self._ptr = NULL
+        check(_api_ptr.aclrtFree(p), b"aclrtFree")
+        return 0
+
+    cdef int _offset_ok(self, size_t offset) except -1:
+        if offset >= self.nbytes:
+            raise ValueError(f"offset {offset} outside the buffer ({self.nbytes} bytes)")
+        return 0
+
+    def copy_from(self, src, stream=None, *, size_t offset=0):
+        """Copy all of ``src`` (host buffer or DeviceBuffer) into this buffer at ``offset``.
+
+        The runtime checks the bounds: a source larger than the space left
+        raises InvalidParamError.  Returns self.
+        """
+        cdef _view v
+        cdef aclrtMemcpyKind kind
+        cdef aclError rc
+        cdef aclrtStream s = NULL
+        cdef void *dst
+        cdef size_t dmax
+        cdef DeviceBuffer other
+        self._activate()
+        self._offset_ok(offset)
+        keep = None
+        if isinstance(src, DeviceBuffer):
+            other = src
+            other._ensure_open()
+            v.ptr = other._ptr
+            v.nbytes = other.nbytes
+            kind = ACL_MEMCPY_DEVICE_TO_DEVICE
+            keep = other
+        else:
+            keep = _host_view(src, False, &v)
+            kind = ACL_MEMCPY_HOST_TO_DEVICE
+        dst = <char *>self._ptr + offset
+        dmax = self.nbytes - offset
+        if stream is None:
+            with nogil:
+                rc = _api_ptr.aclrtMemcpy(dst, dmax, v.ptr, v.nbytes, kind)
+            check(rc, b"aclrtMemcpy")
+        else:
+            s = _stream_handle(stream)
+            check(_api_ptr.aclrtMemcpyAsync(dst, dmax, v.ptr, v.nbytes, kind, s), b"aclrtMemcpyAsync")
+            (<Stream>stream)._keep(keep)
+            (<Stream>stream)._keep(self)
+        return self
+
+    def copy_to(self, out=None, stream=None, *, size_t offset=0, nbytes=None, dtype=None):
+        """Copy this buffer (from ``offset``, ``nbytes`` bytes, default: the rest) to the host.
+
+        ``out``: a writable buffer to fill (it must be large enough, or the
+        runtime rejects the copy); None allocates a numpy array of ``dtype``
+        (default uint8).  Returns ``out`` as a numpy array.  With a stream, the
+        array is filled only once the stream is synchronized.
+        """
+        cdef _view v
+        cdef aclError rc
+        cdef aclrtStream s = NULL
+        cdef size_t count
+        cdef const void *src
+        self._activate()
+        self._offset_ok(offset)
+        count = self.nbytes - offset if nbytes is None else <size_t>nbytes
+        if out is None:
+            dt = numpy.dtype(dtype if dtype is not None else numpy.uint8)
+            if count % dt.itemsize:
+                raise ValueError(f"{count} bytes is not a whole number of {dt} items")
+            out = numpy.empty(count // dt.itemsize, dtype=dt)
+        keep = _host_view(out, True, &v)
+        src = <const char *>self._ptr + offset
+        if stream is None:
+            with nogil:
+                rc = _api_ptr.aclrtMemcpy(v.ptr, v.nbytes, src, count, ACL_MEMCPY_DEVICE_TO_HOST)
+            check(rc, b"aclrtMemcpy")
+        else:
+            s = _stream_handle(stream)
+            check(_api_ptr.aclrtMemcpyAsync(v.ptr, v.nbytes, src, count, ACL_MEMCPY_DEVICE_TO_HOST, s),
+                  b"aclrtMemcpyAsync")
+            (<Stream>stream)._keep(keep)
+            (<Stream>stream)._keep(self)
+        return out if isinstance(out, numpy.ndarray) else numpy.asarray(keep)
+
+    def fill(self, int value, stream=None):
+        """Set every byte to ``value`` (0-255); with a stream, queued."""
+        cdef aclError rc
+        cdef aclrtStream s = NULL
+        cdef void *p
+        cdef size_t n = self.nbytes
+        if not 0 <= value <= 255:
+            raise ValueError("fill value must be a byte (0-255)")
+        self._activate()
+        p = self._ptr
+        if stream is None:
+            with nogil:
+                rc = _api_ptr.aclrtMemset(p, n, value, n)
+            check(rc, b"aclrtMemset")
+        else:
+            s = _stream_handle(stream)
+            check(_api_ptr.aclrtMemsetAsync(p, n, value, n, s), b"aclrtMemsetAsync")
+            (<Stream>stream)._keep(self)
+        return self
+
+    @property
+    def ptr(self):
+        """The device address as an int (0 when closed)."""
+        return <uintptr_t>self._ptr
+
+    def __len__(self):
+        return self.nbytes
+
+    def __repr__(self):
+        state = " closed" if self._closed else f" ptr=0x{<uintptr_t>self._ptr:x}"
+        return f"<ascend_engine.DeviceBuffer device={self.device.id} nbytes={self.nbytes}{state}>"
+
+
+cdef class HostBuffer(Resource):
+    """Pinned host memory (``aclrtMallocHost``) with the buffer protocol.
+
+    ``numpy.asarray(hb)`` and ``memoryview(hb)`` view the memory without a
+    copy; :meth:`as_array` gives a typed, shaped view.  Close it only when no
+    view is left (close() raises BufferError otherwise).
+    """
+
+    def __init__(self, size_t nbytes, device=None):
+        cdef void *p = NULL
+        cdef Resource owner
+        own = None
+        if nbytes == 0:
+            raise ValueError("nbytes must be > 0")
+        if device is None:
+            # Pinned memory needs a device context: hold a reference to device 0.
+            own = device = Device(0)
+        self.device = _device_of(device)
+        owner = device
+        try:
+            owner._activate()
+            check(_api_ptr.aclrtMallocHost(&p, nbytes), b"aclrtMallocHost")
+        except BaseException:
+            if own is not None:
+                own.close()
+            raise
+        self._ptr = p
+        self.nbytes = nbytes
+        self._shape[0] = <Py_ssize_t>nbytes
+        self._strides[0] = 1
+        self._ctx = owner._ctx
+        # An implicitly opened device belongs to this buffer alone: the buffer
+        # closes it, so it is not registered as the buffer's owner.
+        self._own_device = own
+        self._register(None if own is not None else owner)
+
+    cdef int _release(self) except -1:
+        cdef void *p = self._ptr
+        if self._exports > 0:
+            raise BufferError(f"HostBuffer has {self._exports} live view(s) (numpy arrays/memoryviews); "
+                              "drop them before close()")
+        self._ptr = NULL
+        try:
+            check(_api_ptr.aclrtFreeHost(p), b"aclrtFreeHost")
+        finally:
+            dev, self._own_device = self._own_device, None
+            if dev is not None:
+                dev.close()
+        return 0
+
+    def close(self):
+        """Free the pinned memory. Idempotent; raises BufferError while views exist."""
+        if self._exports > 0 and not self._closed:
+            raise BufferError(f"HostBuffer has {self._exports} live view(s) (numpy arrays/memoryviews); "
+                              "drop them before close()")
+        Resource.close(self)
+
+    def __getbuffer__(self, Py_buffer *buffer, int flags):
+        self._ensure_open()
+        buffer.buf = self._ptr
+        buffer.obj = self
+        buffer.len = <Py_ssize_t>self.nbytes
+        buffer.readonly = 0
+        buffer.itemsize = 1
+        if flags & PyBUF_FORMAT:
+            buffer.format = "B"
+        else:
+            buffer.format = NULL
+        buffer.ndim = 1
+        buffer.shape = self._shape
+        buffer.strides = self._strides
+        buffer.suboffsets = NULL
+        buffer.internal = NULL
+        self._exports += 1
+
+    def __releasebuffer__(self, Py_buffer *buffer):
+        self._exports -= 1
+
+    def as_array(self, dtype="uint8", shape=None):
+        """A numpy view of the memory with ``dtype`` and ``shape`` (default: 1-D, all of it)."""
+        self._ensure_open()
+        arr = numpy.frombuffer(self, dtype=dtype)
+        return arr if shape is None else arr.reshape(shape)
+
+    @property
+    def ptr(self):
+        """The host address as an int (0 when closed)."""
+        return <uintptr_t>self._ptr
+
+    def __len__(self):
+        return self.nbytes
+
+    def __repr__(self):
+        state = " closed" if self._closed else f" ptr=0x{<uintptr_t>self._ptr:x}"
+        return f"<ascend_engine.HostBuffer nbytes={self.nbytes}{state}>"

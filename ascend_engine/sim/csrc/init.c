@@ -1,0 +1,384 @@
+/*
+ * init.c -- aclInit / aclFinalize, configuration from the environment, time.
+ *
+ * aclInit may be called again after aclFinalize (the simulator starts from a
+ * clean state each time); a second aclInit without a finalize in between
+ * returns ACL_ERROR_REPEAT_INITIALIZE, as classic CANN does.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "simrt.h"
+
+sim_config sim_cfg;
+
+enum { STATE_NEVER = 0, STATE_UP = 1, STATE_DOWN = 2 };
+/* Transitions happen under init_lock; readers load it atomically (acquire
+ * pairs with the release store made after sim_cfg and the devices are set). */
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int init_state;
+
+/* ---- time ------------------------------------------------------------------------ */
+
+uint64_t sim_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void sim_sleep_until_ns(uint64_t deadline_ns)
+{
+    struct timespec ts = {(time_t)(deadline_ns / 1000000000ull), (long)(deadline_ns % 1000000000ull)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+    }
+}
+
+/* ---- state ------------------------------------------------------------------------- */
+
+int sim_is_initialized(void)
+{
+    return atomic_load_explicit(&init_state, memory_order_acquire) == STATE_UP;
+}
+
+aclError sim_check_init(const char *fn)
+{
+    int st = atomic_load_explicit(&init_state, memory_order_acquire);
+    if (st == STATE_UP)
+        return ACL_SUCCESS;
+    if (st == STATE_DOWN)
+        return sim_error(ACL_ERROR_UNINITIALIZE, fn, "AscendCL was finalized (aclFinalize); call aclInit again first");
+    return sim_error(ACL_ERROR_UNINITIALIZE, fn, "AscendCL is not initialized; call aclInit first");
+}
+
+/* ---- configuration -------------------------------------------------------------------- */
+
+static aclError bad_env(const char *name, const char *value, const char *expected)
+{
+    return sim_error(ACL_ERROR_INVALID_PARAM, "aclInit", "environment variable %s='%s' is invalid: expected %s", name,
+                     value, expected);
+}
+
+static aclError env_int(const char *name, int def, int lo, int hi, int *out)
+{
+    const char *v = getenv(name);
+    *out = def;
+    if (!v || !*v)
+        return ACL_SUCCESS;
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    while (*end && isspace((unsigned char)*end))
+        end++;
+    if (end == v || *end || errno || x < lo || x > hi) {
+        char expected[96];
+        snprintf(expected, sizeof expected, "an integer in %d..%d", lo, hi);
+        return bad_env(name, v, expected);
+    }
+    *out = (int)x;
+    return ACL_SUCCESS;
+}
+
+/* "8GiB", "512MB", "64MiB", "1048576", "1.5G": binary for K/M/G/T, KiB.. ;
+ * decimal for KB/MB/GB/TB. */
+static aclError env_bytes(const char *name, size_t def, size_t *out)
+{
+    static const struct {
+        const char *suffix;
+        double mul;
+    } units[] = {
+        {"", 1},          {"B", 1},
+        {"K", 1024.0},    {"KiB", 1024.0},       {"KB", 1e3},
+        {"M", 1048576.0}, {"MiB", 1048576.0},    {"MB", 1e6},
+        {"G", 1073741824.0}, {"GiB", 1073741824.0}, {"GB", 1e9},
+        {"T", 1099511627776.0}, {"TiB", 1099511627776.0}, {"TB", 1e12},
+    };
+    const char *v = getenv(name);
+    *out = def;
+    if (!v || !*v)
+        return ACL_SUCCESS;
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (end == v || errno || !isfinite(x) || x <= 0 || !isdigit((unsigned char)v[0]))
+        return bad_env(name, v, "a positive size such as 8GiB, 512MB, 64MiB or a number of bytes");
+    while (*end == ' ')
+        end++;
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        if (strcasecmp(end, units[i].suffix) == 0) {
+            double b = x * units[i].mul;
+            if (b < 1 || b > 9.0e18)
+                break;
+            *out = (size_t)b;
+            return ACL_SUCCESS;
+        }
+    }
+    return bad_env(name, v, "a positive size such as 8GiB, 512MB, 64MiB or a number of bytes");
+}
+
+static aclError env_gbps(const char *name, double *out)
+{
+    const char *v = getenv(name);
+    *out = 0;
+    if (!v || !*v)
+        return ACL_SUCCESS;
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    while (*end == ' ')
+        end++;
+    if (end == v || *end || errno || !isfinite(x) || x < 0)
+        return bad_env(name, v, "a bandwidth in GB/s >= 0 (0 = as fast as memcpy)");
+    *out = x;
+    return ACL_SUCCESS;
+}
+
+static aclError read_config(sim_config *c)
+{
+    aclError rc;
+    if ((rc = env_int("ASCEND_SIM_DEVICE_COUNT", 8, 1, 1024, &c->device_count)) ||
+        (rc = env_bytes("ASCEND_SIM_DEVICE_MEMORY", (size_t)8 << 30, &c->device_memory)) ||
+        (rc = env_int("ASCEND_SIM_MAX_STREAMS", 1024, 1, 1000000, &c->max_streams)) ||
+        (rc = env_int("ASCEND_SIM_MAX_EVENTS", 1023, 1, 1000000, &c->max_events)) ||
+        (rc = env_gbps("ASCEND_SIM_H2D_GBPS", &c->h2d_gbps)) || (rc = env_gbps("ASCEND_SIM_D2H_GBPS", &c->d2h_gbps)))
+        return rc;
+    return ACL_SUCCESS;
+}
+
+/* ---- the JSON config file: must hold one JSON object ----------------------------------- */
+
+typedef struct {
+    const char *p, *end;
+    int depth;
+} json_cursor;
+
+static void json_ws(json_cursor *c)
+{
+    while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
+        c->p++;
+}
+
+static int json_value(json_cursor *c);
+
+static int json_string(json_cursor *c)
+{
+    if (c->p >= c->end || *c->p != '"')
+        return 0;
+    c->p++;
+    while (c->p < c->end) {
+        unsigned char ch = (unsigned char)*c->p++;
+        if (ch == '"')
+            return 1;
+        if (ch < 0x20)
+            return 0;
+        if (ch == '\\') {
+            if (c->p >= c->end)
+                return 0;
+            char e = *c->p++;
+            if (e == 'u') {
+                for (int i = 0; i < 4; i++, c->p++)
+                    if (c->p >= c->end || !isxdigit((unsigned char)*c->p))
+                        return 0;
+            } else if (!strchr("\"\\/bfnrt", e)) {
+                return 0;
+            }
+        }
+    }
+    return 0;
+}
+
+static int json_number(json_cursor *c)
+{
+    const char *s = c->p;
+    if (c->p < c->end && *c->p == '-')
+        c->p++;
+    if (c->p >= c->end || !isdigit((unsigned char)*c->p))
+        return 0;
+    if (*c->p == '0')
+        c->p++;
+    else
+        while (c->p < c->end && isdigit((unsigned char)*c->p))
+            c->p++;
+    if (c->p < c->end && *c->p == '.') {
+        c->p++;
+        if (c->p >= c->end || !isdigit((unsigned char)*c->p))
+            return 0;
+        while (c->p < c->end && isdigit((unsigned char)*c->p))
+            c->p++;
+    }
+    if (c->p < c->end && (*c->p == 'e' || *c->p == 'E')) {
+        c->p++;
+        if (c->p < c->end && (*c->p == '+' || *c->p == '-'))
+            c->p++;
+        if (c->p >= c->end || !isdigit((unsigned char)*c->p))
+            return 0;
+        while (c->p < c->end && isdigit((unsigned char)*c->p))
+            c->p++;
+    }
+    return c->p > s;
+}
+
+static int json_literal(json_cursor *c, const char *word)
+{
+    size_t n = strlen(word);
+    if ((size_t)(c->end - c->p) < n || memcmp(c->p, word, n) != 0)
+        return 0;
+    c->p += n;
+    return 1;
+}
+
+static int json_container(json_cursor *c, char open, char close)
+{
+    if (++c->depth > 256)
+        return 0;
+    c->p++; /* open */
+    (void)open;
+    json_ws(c);
+    if (c->p < c->end && *c->p == close) {
+        c->p++;
+        c->depth--;
+        return 1;
+    }
+    for (;;) {
+        json_ws(c);
+        if (close == '}') {
+            if (!json_string(c))
+                return 0;
+            json_ws(c);
+            if (c->p >= c->end || *c->p != ':')
+                return 0;
+            c->p++;
+            json_ws(c);
+        }
+        if (!json_value(c))
+            return 0;
+        json_ws(c);
+        if (c->p < c->end && *c->p == ',') {
+            c->p++;
+            continue;
+        }
+        if (c->p < c->end && *c->p == close) {
+            c->p++;
+            c->depth--;
+            return 1;
+        }
+        return 0;
+    }
+}
+
+static int json_value(json_cursor *c)
+{
+    if (c->p >= c->end)
+        return 0;
+    switch (*c->p) {
+    case '{': return json_container(c, '{', '}');
+    case '[': return json_container(c, '[', ']');
+    case '"': return json_string(c);
+    case 't': return json_literal(c, "true");
+    case 'f': return json_literal(c, "false");
+    case 'n': return json_literal(c, "null");
+    default: return json_number(c);
+    }
+}
+
+static aclError check_config_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return sim_error(ACL_ERROR_INVALID_FILE, "aclInit", "configPath '%s' cannot be opened (%s)", path,
+                         strerror(errno));
+    long fsize = -1;
+    if (fseek(f, 0, SEEK_END) == 0)
+        fsize = ftell(f);
+    if (fsize < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return sim_error(ACL_ERROR_INVALID_FILE, "aclInit", "configPath '%s' is not a regular readable file", path);
+    }
+    if (fsize > (64L << 20)) {
+        fclose(f);
+        return sim_error(ACL_ERROR_INVALID_FILE_SIZE, "aclInit", "configPath '%s' is larger than 64 MiB", path);
+    }
+    size_t len = (size_t)fsize;
+    char *buf = malloc(len + 1);
+    if (!buf) {
+        fclose(f);
+        return sim_error(ACL_ERROR_BAD_ALLOC, "aclInit", "out of host memory reading configPath '%s'", path);
+    }
+    len = fread(buf, 1, len, f);
+    fclose(f);
+    json_cursor c = {buf, buf + len, 0};
+    json_ws(&c);
+    int ok = c.p < c.end && *c.p == '{' && json_value(&c);
+    if (ok) {
+        json_ws(&c);
+        ok = c.p == c.end;
+    }
+    aclError rc = ACL_SUCCESS;
+    if (!ok)
+        rc = sim_error(ACL_ERROR_PARSE_FILE, "aclInit",
+                       "configPath '%s' does not hold a JSON object (parse error near byte %zu); '{}' is the "
+                       "smallest valid config",
+                       path, (size_t)(c.p - buf));
+    free(buf);
+    return rc;
+}
+
+/* ---- aclInit / aclFinalize --------------------------------------------------------------- */
+
+SIM_EXPORT aclError aclInit(const char *configPath)
+{
+    SIM_ENTER(aclInit);
+    aclError rc = ACL_SUCCESS;
+    char msg[SIM_MSG_MAX];
+    pthread_mutex_lock(&init_lock);
+    if (atomic_load_explicit(&init_state, memory_order_relaxed) == STATE_UP) {
+        rc = sim_error(ACL_ERROR_REPEAT_INITIALIZE, "aclInit",
+                       "AscendCL is already initialized in this process; call aclInit once (or aclFinalize first)");
+    } else if (sim_fault_env_error(msg, sizeof msg)) {
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, "aclInit", "%s", msg);
+    } else if (configPath && *configPath && (rc = check_config_file(configPath)) != ACL_SUCCESS) {
+        /* message already recorded */
+    } else {
+        sim_config c;
+        memset(&c, 0, sizeof c);
+        if ((rc = read_config(&c)) == ACL_SUCCESS) {
+            sim_cfg = c;
+            rc = sim_devices_create();
+            if (rc == ACL_SUCCESS)
+                atomic_store_explicit(&init_state, STATE_UP, memory_order_release);
+        }
+    }
+    pthread_mutex_unlock(&init_lock);
+    SIM_RETURN(aclInit, rc, "configPath=%s%s%s", configPath ? "\"" : "", configPath ? configPath : "NULL",
+               configPath ? "\"" : "");
+}
+
+SIM_EXPORT aclError aclFinalize(void)
+{
+    SIM_ENTER(aclFinalize);
+    aclError rc = ACL_SUCCESS;
+    pthread_mutex_lock(&init_lock);
+    int st = atomic_load_explicit(&init_state, memory_order_relaxed);
+    if (st == STATE_NEVER) {
+        rc = sim_error(ACL_ERROR_UNINITIALIZE, "aclFinalize", "AscendCL is not initialized; call aclInit first");
+    } else if (st == STATE_DOWN) {
+        rc = sim_error(ACL_ERROR_REPEAT_FINALIZE, "aclFinalize", "AscendCL was already finalized");
+    } else {
+        /* Order matters: release callback waiters so streams can drain, then
+         * contexts and their streams (workers stopped), events, memory. */
+        sim_cb_shutdown();
+        sim_devices_destroy();
+        sim_events_destroy_all();
+        sim_memory_free_all();
+        sim_cb_reset();
+        atomic_store_explicit(&init_state, STATE_DOWN, memory_order_release);
+    }
+    pthread_mutex_unlock(&init_lock);
+    SIM_RETURN(aclFinalize, rc, "%s", "");
+}

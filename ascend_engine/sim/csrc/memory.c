@@ -1,0 +1,563 @@
+/*
+ * memory.c -- device memory, pinned host memory, copies, memsets, mem info.
+ *
+ * Device memory is host memory tagged with its device and size.  Every live
+ * allocation sits in a table sorted by address (binary search under a read
+ * lock), so each copy can check that its device side lies inside one live
+ * allocation of the right device.  New memory is filled with a junk pattern
+ * (every 32-bit word reads 0xFFADBEEF, a float32 NaN) so that reading what was
+ * never written shows up instead of looking like zeros.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "simrt.h"
+
+#define DEVICE_ALIGN 128
+#define JUNK_WORD 0xFFADBEEFu
+
+typedef struct {
+    char *base;
+    size_t size;       /* usable bytes: rounded and padded for device memory */
+    size_t requested;  /* what the caller asked for */
+    int32_t device_id; /* -1 for pinned host memory */
+    sim_mem_kind kind;
+} mem_entry;
+
+/* The table and the recently-freed ring are guarded by mem_lock. */
+static pthread_rwlock_t mem_lock = PTHREAD_RWLOCK_INITIALIZER;
+static mem_entry *mem_items;
+static size_t mem_count, mem_cap;
+#define FREED_RING 512
+static struct {
+    uintptr_t base;
+    size_t size;
+    sim_mem_kind kind;
+} freed_ring[FREED_RING];
+static size_t freed_pos;
+
+/* Last entry whose base <= p, or -1 (caller holds mem_lock). */
+static long find_entry(uintptr_t p)
+{
+    size_t lo = 0, hi = mem_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((uintptr_t)mem_items[mid].base <= p)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return -1;
+    const mem_entry *e = &mem_items[lo - 1];
+    return p < (uintptr_t)e->base + e->size ? (long)(lo - 1) : -1;
+}
+
+int sim_mem_lookup(const void *ptr, sim_mem_region *out)
+{
+    int found = 0;
+    pthread_rwlock_rdlock(&mem_lock);
+    long i = find_entry((uintptr_t)ptr);
+    if (i >= 0) {
+        found = 1;
+        if (out)
+            *out = (sim_mem_region){mem_items[i].base, mem_items[i].size, mem_items[i].device_id, mem_items[i].kind};
+    }
+    pthread_rwlock_unlock(&mem_lock);
+    return found;
+}
+
+/* Whether p lies in something freed recently (for a better message). */
+static int recently_freed(const void *p, sim_mem_kind *kind)
+{
+    int hit = 0;
+    uintptr_t a = (uintptr_t)p;
+    pthread_rwlock_rdlock(&mem_lock);
+    for (size_t i = 0; i < FREED_RING && !hit; i++)
+        if (freed_ring[i].size && a >= freed_ring[i].base && a < freed_ring[i].base + freed_ring[i].size) {
+            hit = 1;
+            *kind = freed_ring[i].kind;
+        }
+    pthread_rwlock_unlock(&mem_lock);
+    return hit;
+}
+
+static aclError insert_entry(const mem_entry *e)
+{
+    aclError rc = ACL_SUCCESS;
+    pthread_rwlock_wrlock(&mem_lock);
+    if (mem_count == mem_cap) {
+        size_t ncap = mem_cap ? mem_cap * 2 : 256;
+        mem_entry *n = realloc(mem_items, ncap * sizeof *n);
+        if (!n)
+            rc = ACL_ERROR_BAD_ALLOC;
+        else {
+            mem_items = n;
+            mem_cap = ncap;
+        }
+    }
+    if (!rc) {
+        size_t lo = 0, hi = mem_count;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (mem_items[mid].base < e->base)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        memmove(&mem_items[lo + 1], &mem_items[lo], (mem_count - lo) * sizeof *mem_items);
+        mem_items[lo] = *e;
+        mem_count++;
+        /* an address handed out again is no longer "freed" */
+        for (size_t i = 0; i < FREED_RING; i++)
+            if (freed_ring[i].size && freed_ring[i].base < (uintptr_t)e->base + e->size &&
+                (uintptr_t)e->base < freed_ring[i].base + freed_ring[i].size)
+                freed_ring[i].size = 0;
+    }
+    pthread_rwlock_unlock(&mem_lock);
+    return rc;
+}
+
+static void fill_junk(char *p, size_t n)
+{
+    uint32_t w = JUNK_WORD;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        memcpy(p + i, &w, 4);
+    for (; i < n; i++)
+        p[i] = (char)0xEF;
+}
+
+void sim_memory_free_all(void)
+{
+    pthread_rwlock_wrlock(&mem_lock);
+    for (size_t i = 0; i < mem_count; i++)
+        free(mem_items[i].base);
+    free(mem_items);
+    mem_items = NULL;
+    mem_count = mem_cap = 0;
+    memset(freed_ring, 0, sizeof freed_ring);
+    freed_pos = 0;
+    pthread_rwlock_unlock(&mem_lock);
+}
+
+/* ---- checks ------------------------------------------------------------------------------------------- */
+
+aclError sim_mem_check_device(const char *fn, const char *arg_name, const void *ptr, size_t len, int32_t device_id)
+{
+    sim_mem_region r;
+    sim_mem_kind fk;
+    if (!ptr)
+        return sim_error(ACL_ERROR_INVALID_PARAM, fn, "%s is NULL", arg_name);
+    if (!sim_mem_lookup(ptr, &r)) {
+        if (recently_freed(ptr, &fk))
+            return sim_error(ACL_ERROR_INVALID_PARAM, fn, "%s %p points into %s memory that was already freed", arg_name,
+                             ptr, fk == SIM_MEM_DEVICE ? "device" : "pinned host");
+        return sim_error(ACL_ERROR_INVALID_PARAM, fn,
+                         "%s %p is not device memory: it lies in no live aclrtMalloc allocation (a host pointer, "
+                         "or never allocated)",
+                         arg_name, ptr);
+    }
+    if (r.kind != SIM_MEM_DEVICE)
+        return sim_error(ACL_ERROR_INVALID_PARAM, fn,
+                         "%s %p is pinned host memory from aclrtMallocHost, not device memory", arg_name, ptr);
+    if (device_id >= 0 && r.device_id != device_id)
+        return sim_error(ACL_ERROR_INVALID_PARAM, fn,
+                         "%s %p belongs to device %d, but the current context is on device %d", arg_name, ptr,
+                         (int)r.device_id, (int)device_id);
+    size_t off = (size_t)((const char *)ptr - r.base);
+    if (len > r.size - off)
+        return sim_error(ACL_ERROR_INVALID_PARAM, fn,
+                         "%s %p + %zu bytes is out of bounds by %zu bytes: it starts at offset %zu of a %zu-byte "
+                         "device allocation at %p",
+                         arg_name, ptr, len, len - (r.size - off), off, r.size, (void *)r.base);
+    return ACL_SUCCESS;
+}
+
+/* The host side of a copy: must not be device memory; if it is pinned host
+ * memory the range must fit in it.  Other host memory cannot be checked. */
+static aclError check_host_side(const char *fn, const char *arg_name, const void *ptr, size_t len, const char *kind_name)
+{
+    sim_mem_region r;
+    if (!sim_mem_lookup(ptr, &r))
+        return ACL_SUCCESS;
+    if (r.kind == SIM_MEM_DEVICE)
+        return sim_error(ACL_ERROR_INVALID_PARAM, fn,
+                         "%s %p is device memory (device %d), but kind %s says it is host memory; pass the kind that "
+                         "matches both pointers",
+                         arg_name, ptr, (int)r.device_id, kind_name);
+    size_t off = (size_t)((const char *)ptr - r.base);
+    if (len > r.size - off)
+        return sim_error(ACL_ERROR_INVALID_PARAM, fn,
+                         "%s %p + %zu bytes is out of bounds by %zu bytes: it starts at offset %zu of a %zu-byte "
+                         "aclrtMallocHost allocation",
+                         arg_name, ptr, len, len - (r.size - off), off, r.size);
+    return ACL_SUCCESS;
+}
+
+static const char *kind_name(int kind)
+{
+    static const char *const names[] = {"ACL_MEMCPY_HOST_TO_HOST",     "ACL_MEMCPY_HOST_TO_DEVICE",
+                                        "ACL_MEMCPY_DEVICE_TO_HOST",   "ACL_MEMCPY_DEVICE_TO_DEVICE",
+                                        "ACL_MEMCPY_DEFAULT",          "ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE",
+                                        "ACL_MEMCPY_INNER_DEVICE_TO_DEVICE", "ACL_MEMCPY_INTER_DEVICE_TO_DEVICE"};
+    return kind >= 0 && kind < 8 ? names[kind] : "?";
+}
+
+uint64_t sim_copy_time_ns(aclrtMemcpyKind kind, size_t bytes)
+{
+    double gbps = 0;
+    if (kind == ACL_MEMCPY_HOST_TO_DEVICE || kind == ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE)
+        gbps = sim_cfg.h2d_gbps;
+    else if (kind == ACL_MEMCPY_DEVICE_TO_HOST)
+        gbps = sim_cfg.d2h_gbps;
+    if (gbps <= 0)
+        return 0;
+    return (uint64_t)((double)bytes / gbps); /* bytes / (GB/s * 1e9) s = bytes / GBps ns */
+}
+
+/* Validates a copy and resolves ACL_MEMCPY_DEFAULT; returns the real kind. */
+static aclError check_copy(const char *fn, void *dst, size_t destMax, const void *src, size_t count, int kind,
+                           int async, int32_t device_id, aclrtMemcpyKind *out_kind)
+{
+    if (!dst)
+        return sim_error(ACL_ERROR_INVALID_PARAM, fn, "dst is NULL");
+    if (!src)
+        return sim_error(ACL_ERROR_INVALID_PARAM, fn, "src is NULL");
+    if (count > destMax)
+        return sim_error(ACL_ERROR_INVALID_PARAM, fn, "count %zu is larger than destMax %zu (the capacity of dst)",
+                         count, destMax);
+    if (kind < 0 || kind > 7)
+        return sim_error(ACL_ERROR_INVALID_PARAM, fn, "kind %d is not an aclrtMemcpyKind (expected 0..7)", kind);
+    if (kind == ACL_MEMCPY_DEFAULT) {
+        sim_mem_region r;
+        int d_dev = sim_mem_lookup(dst, &r) && r.kind == SIM_MEM_DEVICE;
+        int s_dev = sim_mem_lookup(src, &r) && r.kind == SIM_MEM_DEVICE;
+        kind = d_dev ? (s_dev ? ACL_MEMCPY_DEVICE_TO_DEVICE : ACL_MEMCPY_HOST_TO_DEVICE)
+                     : (s_dev ? ACL_MEMCPY_DEVICE_TO_HOST : ACL_MEMCPY_HOST_TO_HOST);
+    }
+    int dst_dev = kind == 1 || kind == 3 || kind == 5 || kind == 6 || kind == 7;
+    int src_dev = kind == 2 || kind == 3 || kind == 6 || kind == 7;
+    /* Peer copies (3, 7) may touch any device; the others only the current one. */
+    int32_t need = (kind == 3 || kind == 7) ? -1 : device_id;
+    const char *kn = kind_name(kind);
+    aclError rc;
+    if (dst_dev) {
+        if ((rc = sim_mem_check_device(fn, "dst", dst, count, need)))
+            return rc;
+    } else if ((rc = check_host_side(fn, "dst", dst, count, kn))) {
+        return rc;
+    }
+    if (src_dev) {
+        if ((rc = sim_mem_check_device(fn, "src", src, count, need)))
+            return rc;
+    } else if ((rc = check_host_side(fn, "src", src, count, kn))) {
+        return rc;
+    }
+    if (async && dst_dev && src_dev && (((uintptr_t)dst | (uintptr_t)src) & 63))
+        return sim_error(ACL_ERROR_RT_ADDR_UNALIGNED, fn,
+                         "an asynchronous device-to-device copy needs 64-byte aligned addresses: dst %p is %u bytes and "
+                         "src %p is %u bytes past a 64-byte boundary",
+                         dst, (unsigned)((uintptr_t)dst & 63), src, (unsigned)((uintptr_t)src & 63));
+    *out_kind = (aclrtMemcpyKind)kind;
+    return ACL_SUCCESS;
+}
+
+/* Validates a memset target: device memory of the current device or pinned host memory. */
+static aclError check_memset(const char *fn, void *devPtr, size_t maxCount, size_t count, int32_t device_id)
+{
+    sim_mem_region r;
+    if (!devPtr)
+        return sim_error(ACL_ERROR_INVALID_PARAM, fn, "devPtr is NULL");
+    if (count > maxCount)
+        return sim_error(ACL_ERROR_INVALID_PARAM, fn, "count %zu is larger than maxCount %zu", count, maxCount);
+    if (sim_mem_lookup(devPtr, &r) && r.kind == SIM_MEM_HOST)
+        return check_host_side(fn, "devPtr", devPtr, count, "(memset)");
+    return sim_mem_check_device(fn, "devPtr", devPtr, count, device_id);
+}
+
+/* ---- tasks -------------------------------------------------------------------------------------------------- */
+
+typedef struct {
+    void *dst;
+    const void *src;
+    size_t count;
+    aclrtMemcpyKind kind;
+} copy_arg;
+
+static void do_copy(void *dst, const void *src, size_t count, aclrtMemcpyKind kind)
+{
+    uint64_t t0 = sim_now_ns();
+    memmove(dst, src, count);
+    uint64_t need = sim_copy_time_ns(kind, count);
+    if (need)
+        sim_sleep_until_ns(t0 + need);
+}
+
+static aclError copy_task(void *arg, sim_stream *s)
+{
+    copy_arg *a = arg;
+    aclError rc = sim_task_begin(s, "memcpy");
+    if (!rc)
+        do_copy(a->dst, a->src, a->count, a->kind);
+    return rc;
+}
+
+typedef struct {
+    void *ptr;
+    size_t count;
+    int value;
+} memset_arg;
+
+static aclError memset_task(void *arg, sim_stream *s)
+{
+    memset_arg *a = arg;
+    aclError rc = sim_task_begin(s, "memset");
+    if (!rc)
+        memset(a->ptr, a->value, a->count);
+    return rc;
+}
+
+/* ---- AscendCL: allocation ------------------------------------------------------------------------------------------ */
+
+SIM_EXPORT aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
+{
+    SIM_ENTER(aclrtMalloc);
+    const char *fn = "aclrtMalloc";
+    sim_context *ctx;
+    void *p = NULL;
+    size_t real = 0;
+    unsigned pol = (unsigned)policy;
+    aclError rc = sim_check_init(fn);
+    if (!rc && !devPtr)
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "devPtr is NULL; pass the address of a void *");
+    if (!rc && size == 0)
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "size is 0; expected at least 1 byte");
+    if (!rc && ((pol & 0xffu) > 7 || (pol & ~0xffu & ~(0x0100u | 0x1000u | 0x100000u))))
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn,
+                       "policy 0x%x is not a known aclrtMemMallocPolicy (ACL_MEM_MALLOC_* 0..7, optionally with "
+                       "ACL_MEM_TYPE_* / ACL_MEM_ACCESS_* bits)",
+                       pol);
+    if (!rc && size > SIZE_MAX - 128)
+        rc = sim_error(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "size %zu is too large", size);
+    if (!rc)
+        rc = sim_need_context(fn, &ctx);
+    if (!rc) {
+        real = (size + 31) / 32 * 32 + 32; /* CANN rounds up to 32 and adds 32 bytes of padding */
+        rc = sim_device_reserve_bytes(fn, ctx->device_id, real);
+        if (!rc) {
+            if (posix_memalign(&p, DEVICE_ALIGN, real) != 0) {
+                p = NULL;
+                rc = sim_error(ACL_ERROR_RT_MEMORY_ALLOCATION, fn,
+                               "the host has no memory left to simulate %zu bytes of device memory", real);
+            } else {
+                fill_junk(p, real);
+                mem_entry e = {p, real, size, ctx->device_id, SIM_MEM_DEVICE};
+                if (insert_entry(&e)) {
+                    free(p);
+                    p = NULL;
+                    rc = sim_error(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "out of host memory tracking allocations");
+                }
+            }
+            if (rc)
+                sim_device_release_bytes(ctx->device_id, real);
+        }
+    }
+    if (!rc)
+        *devPtr = p;
+    SIM_RETURN(aclrtMalloc, rc, "devPtr=%p, size=%zu, policy=0x%x -> %p (%zu bytes reserved)", (void *)devPtr, size,
+               pol, p, real);
+}
+
+SIM_EXPORT aclError aclrtMallocHost(void **hostPtr, size_t size)
+{
+    SIM_ENTER(aclrtMallocHost);
+    const char *fn = "aclrtMallocHost";
+    void *p = NULL;
+    aclError rc = sim_check_init(fn);
+    if (!rc && !hostPtr)
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "hostPtr is NULL; pass the address of a void *");
+    if (!rc && size == 0)
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "size is 0; expected at least 1 byte");
+    if (!rc) {
+        if (size > SIZE_MAX - 128 || posix_memalign(&p, 64, size) != 0) {
+            p = NULL;
+            rc = sim_error(ACL_ERROR_BAD_ALLOC, fn, "cannot allocate %zu bytes of host memory", size);
+        } else {
+            fill_junk(p, size);
+            mem_entry e = {p, size, size, -1, SIM_MEM_HOST};
+            if (insert_entry(&e)) {
+                free(p);
+                p = NULL;
+                rc = sim_error(ACL_ERROR_BAD_ALLOC, fn, "out of host memory tracking allocations");
+            }
+        }
+    }
+    if (!rc)
+        *hostPtr = p;
+    SIM_RETURN(aclrtMallocHost, rc, "hostPtr=%p, size=%zu -> %p", (void *)hostPtr, size, p);
+}
+
+/* Removes the allocation starting exactly at ptr, of the expected kind. */
+static aclError remove_allocation(const char *fn, const char *arg, void *ptr, sim_mem_kind want, mem_entry *out)
+{
+    aclError rc = ACL_SUCCESS;
+    pthread_rwlock_wrlock(&mem_lock);
+    long i = find_entry((uintptr_t)ptr);
+    if (i >= 0 && mem_items[i].base == ptr && mem_items[i].kind == want) {
+        *out = mem_items[i];
+        memmove(&mem_items[i], &mem_items[i + 1], (mem_count - (size_t)i - 1) * sizeof *mem_items);
+        mem_count--;
+        freed_ring[freed_pos].base = (uintptr_t)out->base;
+        freed_ring[freed_pos].size = out->size;
+        freed_ring[freed_pos].kind = out->kind;
+        freed_pos = (freed_pos + 1) % FREED_RING;
+        pthread_rwlock_unlock(&mem_lock);
+        return ACL_SUCCESS;
+    }
+    mem_entry e = {0};
+    if (i >= 0)
+        e = mem_items[i];
+    pthread_rwlock_unlock(&mem_lock);
+    sim_mem_kind fk;
+    const char *other = want == SIM_MEM_DEVICE ? "aclrtFreeHost" : "aclrtFree";
+    if (i >= 0 && e.kind != want)
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "%s %p was allocated by %s; free it with %s", arg, ptr,
+                       e.kind == SIM_MEM_DEVICE ? "aclrtMalloc" : "aclrtMallocHost", other);
+    else if (i >= 0)
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn,
+                       "%s %p points %zu bytes into the allocation at %p; pass the pointer the allocation returned",
+                       arg, ptr, (size_t)((char *)ptr - e.base), (void *)e.base);
+    else if (recently_freed(ptr, &fk))
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "%s %p was already freed", arg, ptr);
+    else
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "%s %p was not allocated by %s (unknown pointer)", arg, ptr,
+                       want == SIM_MEM_DEVICE ? "aclrtMalloc" : "aclrtMallocHost");
+    return rc;
+}
+
+SIM_EXPORT aclError aclrtFree(void *devPtr)
+{
+    SIM_ENTER(aclrtFree);
+    const char *fn = "aclrtFree";
+    mem_entry e;
+    aclError rc = sim_check_init(fn);
+    if (!rc && !devPtr)
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "devPtr is NULL");
+    if (!rc)
+        rc = remove_allocation(fn, "devPtr", devPtr, SIM_MEM_DEVICE, &e);
+    if (!rc) {
+        /* Like cudaFree: wait for queued work that may still use the memory. */
+        sim_streams_drain_all();
+        free(e.base);
+        sim_device_release_bytes(e.device_id, e.size);
+    }
+    SIM_RETURN(aclrtFree, rc, "devPtr=%p", devPtr);
+}
+
+SIM_EXPORT aclError aclrtFreeHost(void *hostPtr)
+{
+    SIM_ENTER(aclrtFreeHost);
+    const char *fn = "aclrtFreeHost";
+    mem_entry e;
+    aclError rc = sim_check_init(fn);
+    if (!rc && !hostPtr)
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "hostPtr is NULL");
+    if (!rc)
+        rc = remove_allocation(fn, "hostPtr", hostPtr, SIM_MEM_HOST, &e);
+    if (!rc) {
+        sim_streams_drain_all();
+        free(e.base);
+    }
+    SIM_RETURN(aclrtFreeHost, rc, "hostPtr=%p", hostPtr);
+}
+
+/* ---- AscendCL: copies and memsets -------------------------------------------------------------------------------- */
+
+SIM_EXPORT aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind)
+{
+    SIM_ENTER(aclrtMemcpy);
+    const char *fn = "aclrtMemcpy";
+    sim_context *ctx;
+    aclrtMemcpyKind k = kind;
+    aclError rc = sim_need_context(fn, &ctx);
+    if (!rc)
+        rc = check_copy(fn, dst, destMax, src, count, (int)kind, 0, ctx->device_id, &k);
+    if (!rc && count)
+        do_copy(dst, src, count, k);
+    SIM_RETURN(aclrtMemcpy, rc, "dst=%p, destMax=%zu, src=%p, count=%zu, kind=%s", dst, destMax, src, count,
+               kind_name((int)kind));
+}
+
+SIM_EXPORT aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind,
+                                     aclrtStream stream)
+{
+    SIM_ENTER(aclrtMemcpyAsync);
+    const char *fn = "aclrtMemcpyAsync";
+    sim_stream *s = NULL;
+    aclrtMemcpyKind k = kind;
+    aclError rc = sim_stream_resolve(fn, stream, &s);
+    if (!rc)
+        rc = check_copy(fn, dst, destMax, src, count, (int)kind, 1, sim_stream_device(s), &k);
+    if (!rc) {
+        copy_arg a = {dst, src, count, k};
+        rc = sim_stream_enqueue(s, "memcpy", copy_task, &a, sizeof a);
+    }
+    SIM_RETURN(aclrtMemcpyAsync, rc, "dst=%p, destMax=%zu, src=%p, count=%zu, kind=%s, stream=%p", dst, destMax, src,
+               count, kind_name((int)kind), stream);
+}
+
+SIM_EXPORT aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
+{
+    SIM_ENTER(aclrtMemset);
+    const char *fn = "aclrtMemset";
+    sim_context *ctx;
+    aclError rc = sim_need_context(fn, &ctx);
+    if (!rc)
+        rc = check_memset(fn, devPtr, maxCount, count, ctx->device_id);
+    if (!rc)
+        memset(devPtr, value & 0xff, count);
+    SIM_RETURN(aclrtMemset, rc, "devPtr=%p, maxCount=%zu, value=%d, count=%zu", devPtr, maxCount, (int)value, count);
+}
+
+SIM_EXPORT aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream)
+{
+    SIM_ENTER(aclrtMemsetAsync);
+    const char *fn = "aclrtMemsetAsync";
+    sim_stream *s = NULL;
+    aclError rc = sim_stream_resolve(fn, stream, &s);
+    if (!rc)
+        rc = check_memset(fn, devPtr, maxCount, count, sim_stream_device(s));
+    if (!rc) {
+        memset_arg a = {devPtr, count, value & 0xff};
+        rc = sim_stream_enqueue(s, "memset", memset_task, &a, sizeof a);
+    }
+    SIM_RETURN(aclrtMemsetAsync, rc, "devPtr=%p, maxCount=%zu, value=%d, count=%zu, stream=%p", devPtr, maxCount,
+               (int)value, count, stream);
+}
+
+SIM_EXPORT aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free_bytes, size_t *total)
+{
+    SIM_ENTER(aclrtGetMemInfo);
+    const char *fn = "aclrtGetMemInfo";
+    sim_context *ctx;
+    size_t used = 0, tot = 0;
+    aclError rc = sim_check_init(fn);
+    if (!rc && ((int)attr < 0 || (int)attr > 17))
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "attr %d is not an aclrtMemAttr (expected 0..17)", (int)attr);
+    if (!rc && !free_bytes)
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "free is NULL; pass the address of a size_t");
+    if (!rc && !total)
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "total is NULL; pass the address of a size_t");
+    if (!rc)
+        rc = sim_need_context(fn, &ctx);
+    if (!rc) {
+        /* One memory pool per simulated device: every attr reports it. */
+        sim_device_mem_usage(ctx->device_id, &used, &tot);
+        *free_bytes = tot - used;
+        *total = tot;
+    }
+    SIM_RETURN(aclrtGetMemInfo, rc, "attr=%d -> free=%zu, total=%zu", (int)attr, tot - used, tot);
+}

@@ -147,6 +147,10 @@ int32_t sim_stream_device(const sim_stream *stream);
 uint32_t sim_stream_id(const sim_stream *stream);
 /* Inside a running task: record the device-side error message. */
 void sim_task_error(sim_stream *stream, aclError code, const char *fmt, ...) SIM_PRINTF(3, 4);
+/* Block the caller until everything queued on the stream so far has run
+ * (timeout_ms: -1 forever, 0 poll; 507046 on timeout).  Reports and clears
+ * the stream's sticky error, as aclrtSynchronizeStream does, under name fn. */
+aclError sim_stream_synchronize(const char *fn, sim_stream *stream, int32_t timeout_ms);
 
 /* ---- memory.c: allocations ------------------------------------------------ */
 

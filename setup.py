@@ -70,6 +70,18 @@ cython_modules = [
         libraries=["dl"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     ),
+    Extension(
+        "ascend_engine._model",
+        sources=["ascend_engine/_model.pyx"],
+        include_dirs=["include"],
+        extra_compile_args=["-O2"],
+    ),
+    Extension(
+        "ascend_engine._executor",
+        sources=["ascend_engine/_executor.pyx", "ascend_engine/csrc/executor.c"],
+        include_dirs=["include"],
+        extra_compile_args=["-O2"],
+    ),
 ]
 cython_modules = [m for m in cython_modules if all(os.path.exists(os.path.join(HERE, s)) for s in m.sources)]
 

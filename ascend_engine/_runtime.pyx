@@ -66,7 +66,11 @@ cdef aclrtContext _dev_ctx[MAX_DEVICES]  # the device's default context while re
 
 
 def _sim_library_path():
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "_lib", "libascendcl_sim.so")
+    # ASCEND_ENGINE_SIM_LIBRARY points at another build of the simulator
+    # (a sanitizer or debug build, say); by default the one in the package.
+    return os.environ.get("ASCEND_ENGINE_SIM_LIBRARY") or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "_lib", "libascendcl_sim.so"
+    )
 
 
 def _requested_backend():

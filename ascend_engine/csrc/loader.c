@@ -360,7 +360,7 @@ int ae_load_backend(const char *request, const char *sim_path, char *err, size_t
                     snprintf(g_note, sizeof(g_note),
                              "ascend-engine: no usable Ascend device (real libascendcl.so not usable); "
                              "using the AscendCL simulator %s. Set ASCEND_ENGINE_BACKEND=sim to "
-                             "silence this or =acl to require the real library. Searched:\n%s",
+                             "silence this or =acl to require the real library.\nSearched:\n%s",
                              g_library, report);
             }
         }

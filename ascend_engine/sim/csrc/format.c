@@ -1,0 +1,678 @@
+/*
+ * format.c -- parser for the simulator model file (docs/sim-model-format.md).
+ *
+ * Every length, offset, index, count, dtype, shape and attribute is checked
+ * before use, and every op's output shape is re-derived from its inputs, so
+ * that the kernels never see an inconsistent graph.  Nothing is read outside
+ * [bytes, bytes + size), whatever the input.
+ */
+#include "format.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+#define PARSE_FAIL(...)                                                   \
+    do {                                                                  \
+        rc = sim_error(ACL_ERROR_PARSE_MODEL, fn, "invalid simulator model: " __VA_ARGS__); \
+        goto fail;                                                        \
+    } while (0)
+
+static uint32_t rd32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t rd64(const unsigned char *p)
+{
+    return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
+}
+
+static double rdf64(const unsigned char *p)
+{
+    uint64_t u = rd64(p);
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
+uint64_t sim_padded_size(uint64_t bytes)
+{
+    return (bytes + 31) / 32 * 32 + 32;
+}
+
+int sim_model_dtype_ok(int32_t dtype)
+{
+    return dtype == ACL_FLOAT || dtype == ACL_FLOAT16 || dtype == ACL_INT32 || dtype == ACL_UINT8 ||
+           dtype == ACL_INT64;
+}
+
+const char *sim_dtype_name(aclDataType dtype)
+{
+    switch (dtype) {
+    case ACL_FLOAT: return "float32";
+    case ACL_FLOAT16: return "float16";
+    case ACL_INT32: return "int32";
+    case ACL_UINT8: return "uint8";
+    case ACL_INT64: return "int64";
+    default: return "unsupported";
+    }
+}
+
+static const char *const op_names[SIM_OP_COUNT_] = {
+    "?", "matmul", "add", "mul", "relu", "gelu", "sigmoid", "tanh", "softmax", "layernorm",
+    "reshape", "transpose", "concat", "argmax", "cast", "mean", "sum",
+};
+
+const char *sim_op_name(uint32_t opcode)
+{
+    return opcode > 0 && opcode < SIM_OP_COUNT_ ? op_names[opcode] : "unknown";
+}
+
+static int is_float(aclDataType dt) { return dt == ACL_FLOAT || dt == ACL_FLOAT16; }
+
+/* A [off, off + len) range inside a buffer of `size` bytes, without overflow. */
+static int in_range(uint64_t off, uint64_t len, uint64_t size)
+{
+    return off <= size && len <= size - off;
+}
+
+/* Copy a name out of the string table; returns 0 if invalid. */
+static int read_name(const unsigned char *base, uint64_t strings_off, uint64_t strings_size,
+                     uint32_t off, uint32_t len, char *out)
+{
+    if (len < 1 || len > SIM_MAX_NAME || !in_range(off, len, strings_size))
+        return 0;
+    const unsigned char *s = base + strings_off + off;
+    for (uint32_t i = 0; i < len; i++)
+        if (s[i] == 0)
+            return 0;
+    memcpy(out, s, len);
+    out[len] = 0;
+    return 1;
+}
+
+static void shape_str(const int64_t *dims, uint32_t rank, char *buf, size_t n)
+{
+    size_t used = 0;
+    used += (size_t)snprintf(buf, n, "(");
+    for (uint32_t i = 0; i < rank && used < n; i++)
+        used += (size_t)snprintf(buf + used, n - used, i ? ", %" PRId64 : "%" PRId64, dims[i]);
+    if (used < n)
+        snprintf(buf + used, n - used, ")");
+}
+
+/* numpy broadcasting where -1 (the batch) only matches -1 or 1. */
+static int broadcast(const sim_tensor *a, const sim_tensor *b, int64_t *out, uint32_t *out_rank)
+{
+    uint32_t n = a->rank > b->rank ? a->rank : b->rank;
+    for (uint32_t i = 0; i < n; i++) {
+        int64_t da = (int64_t)i + a->rank >= n ? a->dims[i + a->rank - n] : 1;
+        int64_t db = (int64_t)i + b->rank >= n ? b->dims[i + b->rank - n] : 1;
+        if (da == db) out[i] = da;
+        else if (da == 1) out[i] = db;
+        else if (db == 1) out[i] = da;
+        else return 0;
+    }
+    *out_rank = n;
+    return 1;
+}
+
+/* Check one op against its inputs and declared output; the text of the
+ * problem goes to `why` (empty on success). */
+static void check_op(const sim_model_info *m, const sim_op *op, char *why, size_t n)
+{
+    const sim_tensor *in[SIM_MAX_OP_INPUTS];
+    const sim_tensor *out = &m->tensors[op->output];
+    int64_t dims[SIM_MAX_RANK] = {0};
+    uint32_t rank = 0;
+    aclDataType dtype;
+    why[0] = 0;
+    for (uint32_t i = 0; i < op->n_inputs; i++)
+        in[i] = &m->tensors[op->inputs[i]];
+    const sim_tensor *x = in[0];
+    dtype = x->dtype;
+
+    /* arity and attribute counts */
+    uint32_t want_in = 1, want_ints = 0, want_floats = 0;
+    switch (op->opcode) {
+    case SIM_OP_MATMUL: case SIM_OP_ADD: case SIM_OP_MUL: want_in = 2; break;
+    case SIM_OP_LAYERNORM: want_in = 3; want_floats = 1; break;
+    case SIM_OP_SOFTMAX: case SIM_OP_ARGMAX: want_ints = 1; break;
+    case SIM_OP_CONCAT: want_in = op->n_inputs; want_ints = 1; break;
+    case SIM_OP_TRANSPOSE: want_ints = x->rank; break;
+    case SIM_OP_MEAN: case SIM_OP_SUM: want_ints = op->n_ints; break;
+    default: break;
+    }
+    if (op->n_inputs != want_in || op->n_inputs < 1) {
+        snprintf(why, n, "takes %u inputs, has %u", want_in, op->n_inputs);
+        return;
+    }
+    if (op->n_ints != want_ints || op->n_floats != want_floats) {
+        snprintf(why, n, "takes %u integer and %u float attributes, has %u and %u", want_ints,
+                 want_floats, op->n_ints, op->n_floats);
+        return;
+    }
+
+    switch (op->opcode) {
+    case SIM_OP_MATMUL: {
+        const sim_tensor *a = in[0], *b = in[1];
+        if (!is_float(a->dtype) || a->dtype != b->dtype) {
+            snprintf(why, n, "needs two float32 or two float16 operands, got %s and %s",
+                     sim_dtype_name(a->dtype), sim_dtype_name(b->dtype));
+            return;
+        }
+        if (a->rank < 2 || b->rank < 2) {
+            snprintf(why, n, "needs operands of rank >= 2, got %u and %u", a->rank, b->rank);
+            return;
+        }
+        int64_t k1 = a->dims[a->rank - 1], k2 = b->dims[b->rank - 2];
+        if (k1 != k2 || k1 < 1) {
+            snprintf(why, n, "inner dimensions differ: %" PRId64 " vs %" PRId64, k1, k2);
+            return;
+        }
+        if (b->dims[b->rank - 1] < 1) {
+            snprintf(why, n, "the batch cannot be the N dimension");
+            return;
+        }
+        if (a->rank > 2 || b->rank > 2) {
+            sim_tensor ab = *a, bb = *b;
+            ab.rank -= 2;
+            bb.rank -= 2;
+            if (!broadcast(&ab, &bb, dims, &rank)) {
+                snprintf(why, n, "batch dimensions do not broadcast");
+                return;
+            }
+        }
+        dims[rank++] = a->dims[a->rank - 2];
+        dims[rank++] = b->dims[b->rank - 1];
+        break;
+    }
+    case SIM_OP_ADD: case SIM_OP_MUL:
+        if (in[0]->dtype != in[1]->dtype) {
+            snprintf(why, n, "operands must have one dtype, got %s and %s",
+                     sim_dtype_name(in[0]->dtype), sim_dtype_name(in[1]->dtype));
+            return;
+        }
+        if (!broadcast(in[0], in[1], dims, &rank)) {
+            snprintf(why, n, "operand shapes do not broadcast");
+            return;
+        }
+        break;
+    case SIM_OP_RELU: case SIM_OP_GELU: case SIM_OP_SIGMOID: case SIM_OP_TANH:
+    case SIM_OP_SOFTMAX: case SIM_OP_LAYERNORM:
+        if (!is_float(x->dtype)) {
+            snprintf(why, n, "needs a float32 or float16 input, got %s", sim_dtype_name(x->dtype));
+            return;
+        }
+        rank = x->rank;
+        memcpy(dims, x->dims, sizeof dims);
+        if (op->opcode == SIM_OP_SOFTMAX) {
+            if (x->rank < 1 || op->ints[0] < 0 || op->ints[0] >= (int64_t)x->rank ||
+                (op->ints[0] == 0 && x->batched)) {
+                snprintf(why, n, "axis %" PRId64 " is invalid for rank %u%s", op->ints[0], x->rank,
+                         x->batched ? " (axis 0 is the batch)" : "");
+                return;
+            }
+        }
+        if (op->opcode == SIM_OP_LAYERNORM) {
+            int64_t d = x->rank ? x->dims[x->rank - 1] : -1;
+            if (d < 1) {
+                snprintf(why, n, "needs a last axis that is not the batch");
+                return;
+            }
+            for (int i = 1; i < 3; i++)
+                if (in[i]->dtype != x->dtype || in[i]->rank != 1 || in[i]->dims[0] != d) {
+                    snprintf(why, n, "%s must be %s of shape (%" PRId64 ")", i == 1 ? "gamma" : "beta",
+                             sim_dtype_name(x->dtype), d);
+                    return;
+                }
+            if (!(op->floats[0] >= 0 && isfinite(op->floats[0]))) {
+                snprintf(why, n, "eps must be finite and >= 0");
+                return;
+            }
+        }
+        break;
+    case SIM_OP_RESHAPE: {
+        /* shape comes from the declared output; element counts must agree */
+        rank = out->rank;
+        memcpy(dims, out->dims, sizeof dims);
+        if (x->batched != out->batched) {
+            snprintf(why, n, "must keep the batch dimension first on both sides");
+            return;
+        }
+        uint64_t a = x->batched ? x->max_elems / (uint64_t)m->gears[m->n_gears - 1] : x->max_elems;
+        uint64_t b = out->batched ? out->max_elems / (uint64_t)m->gears[m->n_gears - 1] : out->max_elems;
+        if (a != b) {
+            snprintf(why, n, "element counts differ: %" PRIu64 " vs %" PRIu64 " per item", a, b);
+            return;
+        }
+        break;
+    }
+    case SIM_OP_TRANSPOSE: {
+        unsigned seen = 0;
+        for (uint32_t i = 0; i < x->rank; i++) {
+            int64_t p = op->ints[i];
+            if (p < 0 || p >= (int64_t)x->rank || (seen >> p) & 1u) {
+                snprintf(why, n, "perm is not a permutation of 0..%u", x->rank - 1);
+                return;
+            }
+            seen |= 1u << p;
+            dims[i] = x->dims[p];
+        }
+        if (x->batched && op->ints[0] != 0) {
+            snprintf(why, n, "perm[0] must be 0 for a batched input");
+            return;
+        }
+        rank = x->rank;
+        break;
+    }
+    case SIM_OP_CONCAT: {
+        int64_t ax = op->ints[0];
+        if (x->rank < 1 || ax < 0 || ax >= (int64_t)x->rank) {
+            snprintf(why, n, "axis %" PRId64 " is invalid for rank %u", ax, x->rank);
+            return;
+        }
+        rank = x->rank;
+        memcpy(dims, x->dims, sizeof dims);
+        dims[ax] = 0;
+        for (uint32_t i = 0; i < op->n_inputs; i++) {
+            const sim_tensor *t = in[i];
+            if (t->dtype != x->dtype || t->rank != x->rank) {
+                snprintf(why, n, "input %u differs in dtype or rank from input 0", i);
+                return;
+            }
+            for (uint32_t d = 0; d < x->rank; d++)
+                if ((int64_t)d != ax && t->dims[d] != x->dims[d]) {
+                    snprintf(why, n, "input %u differs from input 0 in dimension %u", i, d);
+                    return;
+                }
+            if (t->dims[ax] < 1) {
+                snprintf(why, n, "cannot concatenate along the batch axis");
+                return;
+            }
+            dims[ax] += t->dims[ax];   /* each <= 2^40, at most 16 of them */
+        }
+        break;
+    }
+    case SIM_OP_ARGMAX: {
+        int64_t ax = op->ints[0];
+        if (x->rank < 1 || ax < 0 || ax >= (int64_t)x->rank || (ax == 0 && x->batched)) {
+            snprintf(why, n, "axis %" PRId64 " is invalid for rank %u%s", ax, x->rank,
+                     x->batched ? " (axis 0 is the batch)" : "");
+            return;
+        }
+        for (uint32_t i = 0; i < x->rank; i++)
+            if ((int64_t)i != ax)
+                dims[rank++] = x->dims[i];
+        dtype = ACL_INT32;
+        break;
+    }
+    case SIM_OP_CAST:
+        rank = x->rank;
+        memcpy(dims, x->dims, sizeof dims);
+        dtype = out->dtype;
+        break;
+    case SIM_OP_MEAN: case SIM_OP_SUM: {
+        if (op->opcode == SIM_OP_MEAN ? !is_float(x->dtype) : x->dtype == ACL_UINT8) {
+            snprintf(why, n, "does not support %s", sim_dtype_name(x->dtype));
+            return;
+        }
+        if (op->n_ints < 2 || op->n_ints > SIM_MAX_INTS || (op->ints[0] != 0 && op->ints[0] != 1)) {
+            snprintf(why, n, "needs attributes [keepdims 0/1, axis...] with 1..7 axes");
+            return;
+        }
+        unsigned axes = 0;
+        for (uint32_t i = 1; i < op->n_ints; i++) {
+            int64_t a = op->ints[i];
+            if (a < 0 || a >= (int64_t)x->rank || (i > 1 && a <= op->ints[i - 1]) || (a == 0 && x->batched)) {
+                snprintf(why, n, "axes must be increasing, in 0..%d and not the batch axis", (int)x->rank - 1);
+                return;
+            }
+            axes |= 1u << a;
+        }
+        for (uint32_t i = 0; i < x->rank; i++) {
+            if ((axes >> i) & 1u) {
+                if (op->ints[0])
+                    dims[rank++] = 1;
+            } else {
+                dims[rank++] = x->dims[i];
+            }
+        }
+        break;
+    }
+    default:
+        snprintf(why, n, "unknown opcode");
+        return;
+    }
+
+    int ok = out->dtype == dtype && out->rank == rank;
+    for (uint32_t i = 0; ok && i < rank; i++)
+        ok = out->dims[i] == dims[i];
+    if (!ok) {
+        char want[160], got[160];
+        shape_str(dims, rank, want, sizeof want);
+        shape_str(out->dims, out->rank, got, sizeof got);
+        snprintf(why, n, "output tensor '%s' should be %s %s, is declared %s %s", out->name,
+                 sim_dtype_name(dtype), want, sim_dtype_name(out->dtype), got);
+    }
+}
+
+static uint64_t align64(uint64_t v) { return (v + 63) / 64 * 64; }
+
+void sim_model_info_free(sim_model_info *info)
+{
+    if (!info)
+        return;
+    free(info->tensors);
+    free(info->ops);
+    free(info->inputs);
+    free(info->outputs);
+    free(info);
+}
+
+aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_model_info **out)
+{
+    const unsigned char *b = bytes;
+    aclError rc;
+    sim_model_info *m = NULL;
+    uint8_t *defined = NULL;   /* per tensor: 1 once available to ops */
+    uint8_t *listed = NULL;
+
+    if (size < SIM_MODEL_MAGIC_LEN) {
+        if (memcmp(b, SIM_MODEL_MAGIC, size) == 0)
+            return sim_error(ACL_ERROR_PARSE_MODEL, fn,
+                             "invalid simulator model: truncated: %zu bytes, the magic number alone is %d", size,
+                             SIM_MODEL_MAGIC_LEN);
+    }
+    if (size < SIM_MODEL_MAGIC_LEN || memcmp(b, SIM_MODEL_MAGIC, SIM_MODEL_MAGIC_LEN) != 0) {
+        unsigned char head[4] = {0};
+        memcpy(head, b, size < 4 ? size : 4);
+        return sim_error(ACL_ERROR_DESERIALIZE_MODEL, fn,
+                         "not a simulator model (the file starts with %02x %02x %02x %02x, expected magic "
+                         "\"%s\"): the AscendCL simulator runs only models written by ascend_engine.sim.Graph; "
+                         "a real .om model needs the acl backend (ASCEND_ENGINE_BACKEND=acl on a machine "
+                         "with CANN)", head[0], head[1], head[2], head[3], SIM_MODEL_MAGIC);
+    }
+    if (size < 16)
+        return sim_error(ACL_ERROR_PARSE_MODEL, fn, "invalid simulator model: truncated header: %zu bytes", size);
+    uint32_t version = rd32(b + 8), header_size = rd32(b + 12);
+    if (version != SIM_MODEL_VERSION)
+        return sim_error(ACL_ERROR_PARSE_MODEL, fn,
+                         "simulator model version %u is not supported (this simulator reads version %u; "
+                         "rebuild the model with this ascend_engine)", version, SIM_MODEL_VERSION);
+    if (header_size != SIM_HEADER_SIZE)
+        return sim_error(ACL_ERROR_PARSE_MODEL, fn,
+                         "invalid simulator model: header size %u at byte 12, expected %u", header_size,
+                         SIM_HEADER_SIZE);
+    if (size < SIM_HEADER_SIZE)
+        return sim_error(ACL_ERROR_PARSE_MODEL, fn, "invalid simulator model: truncated header: %zu of %u bytes",
+                         size, SIM_HEADER_SIZE);
+
+    m = calloc(1, sizeof *m);
+    if (!m)
+        return sim_error(ACL_ERROR_BAD_ALLOC, fn, "out of host memory parsing the model");
+
+    uint64_t file_size = rd64(b + 16);
+    if (file_size != size)
+        PARSE_FAIL("the header (byte 16) says %" PRIu64 " bytes, the model has %zu (truncated or corrupted)",
+                   file_size, size);
+    m->n_tensors = rd32(b + 24);
+    m->n_ops = rd32(b + 28);
+    m->n_inputs = rd32(b + 32);
+    m->n_outputs = rd32(b + 36);
+    m->n_gears = rd32(b + 40);
+    uint32_t name_off = rd32(b + 44), name_len = rd32(b + 48);
+    uint64_t tensor_off = rd64(b + 56), op_off = rd64(b + 64), io_off = rd64(b + 72), gear_off = rd64(b + 80);
+    uint64_t str_off = rd64(b + 88), str_size = rd64(b + 96);
+    m->data_off = rd64(b + 104);
+    m->data_size = rd64(b + 112);
+    m->latency_us = rdf64(b + 120);
+    m->latency_per_item_us = rdf64(b + 128);
+
+    if (m->n_tensors < 1 || m->n_tensors > SIM_MAX_TENSORS)
+        PARSE_FAIL("tensor count %u at byte 24 is outside 1..%u", m->n_tensors, SIM_MAX_TENSORS);
+    if (m->n_ops > SIM_MAX_OPS)
+        PARSE_FAIL("op count %u at byte 28 is above %u", m->n_ops, SIM_MAX_OPS);
+    if (m->n_inputs > SIM_MAX_IO)
+        PARSE_FAIL("input count %u at byte 32 is above %u", m->n_inputs, SIM_MAX_IO);
+    if (m->n_outputs < 1 || m->n_outputs > SIM_MAX_IO)
+        PARSE_FAIL("output count %u at byte 36 is outside 1..%u", m->n_outputs, SIM_MAX_IO);
+    if (m->n_gears > SIM_MAX_GEARS)
+        PARSE_FAIL("gear count %u at byte 40 is above %u", m->n_gears, SIM_MAX_GEARS);
+    if (!in_range(tensor_off, (uint64_t)m->n_tensors * SIM_TENSOR_RECORD, size))
+        PARSE_FAIL("tensor table (offset %" PRIu64 ", %u records) lies outside the %zu-byte model", tensor_off,
+                   m->n_tensors, size);
+    if (!in_range(op_off, (uint64_t)m->n_ops * SIM_OP_RECORD, size))
+        PARSE_FAIL("op table (offset %" PRIu64 ", %u records) lies outside the model", op_off, m->n_ops);
+    if (!in_range(io_off, ((uint64_t)m->n_inputs + m->n_outputs) * SIM_IO_RECORD, size))
+        PARSE_FAIL("input/output table (offset %" PRIu64 ") lies outside the model", io_off);
+    if (!in_range(gear_off, (uint64_t)m->n_gears * 8, size))
+        PARSE_FAIL("gear table (offset %" PRIu64 ") lies outside the model", gear_off);
+    if (!in_range(str_off, str_size, size))
+        PARSE_FAIL("string table (offset %" PRIu64 ", %" PRIu64 " bytes) lies outside the model", str_off, str_size);
+    if (!in_range(m->data_off, m->data_size, size) || m->data_off % SIM_DATA_ALIGN)
+        PARSE_FAIL("data section (offset %" PRIu64 ", %" PRIu64 " bytes) lies outside the model or is not "
+                   "%u-byte aligned", m->data_off, m->data_size, SIM_DATA_ALIGN);
+    if (!(m->latency_us >= 0 && m->latency_us <= SIM_MAX_LATENCY_US) ||
+        !(m->latency_per_item_us >= 0 && m->latency_per_item_us <= SIM_MAX_LATENCY_US))
+        PARSE_FAIL("latency_us / latency_per_item_us at bytes 120/128 must be within 0..6e7");
+    if (!read_name(b, str_off, str_size, name_off, name_len, m->name))
+        PARSE_FAIL("model name (string %u+%u, header byte 44) is empty, too long, outside the string table or "
+                   "contains NUL", name_off, name_len);
+
+    uint64_t max_gear = 1;
+    for (uint32_t i = 0; i < m->n_gears; i++) {
+        uint64_t g = rd64(b + gear_off + 8 * (uint64_t)i);
+        if (g < 1 || g > SIM_MAX_GEAR_VALUE || (i > 0 && g <= m->gears[i - 1]))
+            PARSE_FAIL("gear %u (byte %" PRIu64 ") is %" PRIu64 ": gears must increase within 1..%u", i,
+                       gear_off + 8 * (uint64_t)i, g, SIM_MAX_GEAR_VALUE);
+        m->gears[i] = g;
+        max_gear = g;
+    }
+
+    m->tensors = calloc(m->n_tensors, sizeof *m->tensors);
+    m->ops = calloc(m->n_ops ? m->n_ops : 1, sizeof *m->ops);
+    m->inputs = calloc((size_t)m->n_inputs + 1, sizeof *m->inputs);
+    m->outputs = calloc(m->n_outputs, sizeof *m->outputs);
+    defined = calloc(m->n_tensors, 1);
+    listed = calloc(m->n_tensors, 1);
+    if (!m->tensors || !m->ops || !m->inputs || !m->outputs || !defined || !listed) {
+        rc = sim_error(ACL_ERROR_BAD_ALLOC, fn, "out of host memory parsing the model");
+        goto fail;
+    }
+
+    int any_batched_input = 0;
+    uint64_t work = 0;
+    for (uint32_t i = 0; i < m->n_tensors; i++) {
+        const unsigned char *r = b + tensor_off + (uint64_t)i * SIM_TENSOR_RECORD;
+        uint64_t at = tensor_off + (uint64_t)i * SIM_TENSOR_RECORD;
+        sim_tensor *t = &m->tensors[i];
+        if (!read_name(b, str_off, str_size, rd32(r), rd32(r + 4), t->name))
+            PARSE_FAIL("tensor %u (record at byte %" PRIu64 "): bad name reference", i, at);
+        t->dtype = (aclDataType)(int32_t)rd32(r + 8);
+        t->format = (aclFormat)(int32_t)rd32(r + 12);
+        t->kind = rd32(r + 16);
+        t->rank = rd32(r + 20);
+        if (!sim_model_dtype_ok(t->dtype))
+            PARSE_FAIL("tensor %u '%s' (byte %" PRIu64 "): unsupported dtype %d", i, t->name, at + 8, (int)t->dtype);
+        if (t->format != ACL_FORMAT_NCHW && t->format != ACL_FORMAT_NHWC && t->format != ACL_FORMAT_ND)
+            PARSE_FAIL("tensor %u '%s' (byte %" PRIu64 "): unsupported format %d", i, t->name, at + 12, (int)t->format);
+        if (t->kind > SIM_KIND_RESULT)
+            PARSE_FAIL("tensor %u '%s' (byte %" PRIu64 "): unknown kind %u", i, t->name, at + 16, t->kind);
+        if (t->rank > SIM_MAX_RANK)
+            PARSE_FAIL("tensor %u '%s' (byte %" PRIu64 "): rank %u above %d", i, t->name, at + 20, t->rank, SIM_MAX_RANK);
+        t->elem_size = aclDataTypeSize(t->dtype);
+        uint64_t elems = 1;
+        for (uint32_t d = 0; d < SIM_MAX_RANK; d++) {
+            int64_t v = (int64_t)rd64(r + 24 + 8 * d);
+            if (d >= t->rank) {
+                if (v != 0)
+                    PARSE_FAIL("tensor %u '%s': unused dimension %u is %" PRId64 ", expected 0", i, t->name, d, v);
+                continue;
+            }
+            if (v == -1 && d == 0 && m->n_gears > 0 && t->kind != SIM_KIND_CONST) {
+                t->batched = 1;
+            } else if (v < 1 || (uint64_t)v > SIM_MAX_TENSOR_BYTES) {
+                PARSE_FAIL("tensor %u '%s' (byte %" PRIu64 "): dimension %u is %" PRId64 "%s", i, t->name,
+                           at + 24 + 8 * d, d, v,
+                           v == -1 ? (m->n_gears ? " (only dimension 0 of a non-constant may be -1)"
+                                                 : " (-1 needs batch gears)")
+                                   : "");
+            }
+            t->dims[d] = v;
+            uint64_t f = v == -1 ? max_gear : (uint64_t)v;
+            if (__builtin_mul_overflow(elems, f, &elems) || elems > SIM_MAX_TENSOR_BYTES)
+                PARSE_FAIL("tensor %u '%s': shape is too large", i, t->name);
+        }
+        t->max_elems = elems;
+        t->max_bytes = elems * t->elem_size;
+        if (t->max_bytes > SIM_MAX_TENSOR_BYTES)
+            PARSE_FAIL("tensor %u '%s': %" PRIu64 " bytes is too large", i, t->name, t->max_bytes);
+        uint64_t doff = rd64(r + 88), dsize = rd64(r + 96);
+        if (t->kind == SIM_KIND_CONST) {
+            if (doff < m->data_off || !in_range(doff - m->data_off, dsize, m->data_size) || doff % SIM_DATA_ALIGN ||
+                dsize != t->max_bytes)
+                PARSE_FAIL("constant %u '%s' (byte %" PRIu64 "): data at %" PRIu64 "+%" PRIu64 " must be %" PRIu64
+                           " bytes, %u-byte aligned, inside the data section", i, t->name, at + 88, doff, dsize,
+                           t->max_bytes, SIM_DATA_ALIGN);
+            t->const_offset = doff - m->data_off;
+            defined[i] = 1;
+        } else {
+            if (doff != 0 || dsize != 0)
+                PARSE_FAIL("tensor %u '%s' (byte %" PRIu64 "): only constants have data", i, t->name, at + 88);
+            if (t->kind == SIM_KIND_INPUT) {
+                defined[i] = 1;
+                any_batched_input |= t->batched;
+            } else {
+                t->work_offset = work;
+                work = align64(work + t->max_bytes);   /* <= 65536 * 2^40: no overflow */
+            }
+        }
+    }
+    if (m->n_gears > 0 && !any_batched_input)
+        PARSE_FAIL("the model has batch gears but no input with a -1 (batch) first dimension");
+
+    /* inputs and outputs */
+    for (uint32_t i = 0; i < m->n_inputs + m->n_outputs; i++) {
+        const unsigned char *r = b + io_off + (uint64_t)i * SIM_IO_RECORD;
+        int is_in = i < m->n_inputs;
+        uint32_t k = is_in ? i : i - m->n_inputs;
+        sim_io *io = is_in ? &m->inputs[k] : &m->outputs[k];
+        const char *what = is_in ? "input" : "output";
+        io->tensor = rd32(r);
+        io->format = (aclFormat)(int32_t)rd32(r + 12);
+        if (io->tensor >= m->n_tensors)
+            PARSE_FAIL("%s %u (byte %" PRIu64 "): tensor index %u out of range (%u tensors)", what, k,
+                       io_off + (uint64_t)i * SIM_IO_RECORD, io->tensor, m->n_tensors);
+        if (!read_name(b, str_off, str_size, rd32(r + 4), rd32(r + 8), io->name))
+            PARSE_FAIL("%s %u: bad name reference", what, k);
+        if (io->format != ACL_FORMAT_NCHW && io->format != ACL_FORMAT_NHWC && io->format != ACL_FORMAT_ND)
+            PARSE_FAIL("%s %u '%s': unsupported format %d", what, k, io->name, (int)io->format);
+        const sim_tensor *t = &m->tensors[io->tensor];
+        if (is_in) {
+            if (t->kind != SIM_KIND_INPUT || listed[io->tensor])
+                PARSE_FAIL("input %u '%s': tensor %u is not an input tensor or is listed twice", k, io->name,
+                           io->tensor);
+            if (strcmp(io->name, ACL_DYNAMIC_TENSOR_NAME) == 0)
+                PARSE_FAIL("input %u: the name %s is reserved", k, ACL_DYNAMIC_TENSOR_NAME);
+            listed[io->tensor] = 1;
+        }
+        for (uint32_t j = 0; j < k; j++)
+            if (strcmp((is_in ? m->inputs : m->outputs)[j].name, io->name) == 0)
+                PARSE_FAIL("%s %u: name '%s' is used twice", what, k, io->name);
+        io->dtype = t->dtype;
+        io->rank = t->rank;
+        memcpy(io->dims, t->dims, sizeof io->dims);
+        io->max_bytes = t->max_bytes;
+        io->size = sim_padded_size(t->max_bytes);
+    }
+    for (uint32_t i = 0; i < m->n_tensors; i++)
+        if (m->tensors[i].kind == SIM_KIND_INPUT && !listed[i])
+            PARSE_FAIL("tensor %u '%s' is an input tensor but not in the input list", i, m->tensors[i].name);
+
+    /* ops, in order: every input must be available, every result produced once */
+    uint64_t scratch = 0;
+    for (uint32_t i = 0; i < m->n_ops; i++) {
+        const unsigned char *r = b + op_off + (uint64_t)i * SIM_OP_RECORD;
+        uint64_t at = op_off + (uint64_t)i * SIM_OP_RECORD;
+        sim_op *op = &m->ops[i];
+        op->opcode = rd32(r);
+        op->n_inputs = rd32(r + 4);
+        op->output = rd32(r + 8);
+        op->n_ints = rd32(r + 12);
+        op->n_floats = rd32(r + 16);
+        if (op->opcode < 1 || op->opcode >= SIM_OP_COUNT_)
+            PARSE_FAIL("op %u (byte %" PRIu64 "): unknown opcode %u", i, at, op->opcode);
+        const char *oname = sim_op_name(op->opcode);
+        if (op->n_inputs < 1 || op->n_inputs > SIM_MAX_OP_INPUTS || op->n_ints > SIM_MAX_INTS ||
+            op->n_floats > SIM_MAX_FLOATS)
+            PARSE_FAIL("op %u (%s, byte %" PRIu64 "): %u inputs, %u ints, %u floats exceed 1..%d / %d / %d", i, oname,
+                       at, op->n_inputs, op->n_ints, op->n_floats, SIM_MAX_OP_INPUTS, SIM_MAX_INTS, SIM_MAX_FLOATS);
+        for (uint32_t j = 0; j < op->n_inputs; j++) {
+            op->inputs[j] = rd32(r + 24 + 4 * j);
+            if (op->inputs[j] >= m->n_tensors || !defined[op->inputs[j]])
+                PARSE_FAIL("op %u (%s): input %u is tensor %u, which %s", i, oname, j, op->inputs[j],
+                           op->inputs[j] >= m->n_tensors ? "does not exist" : "is not computed before this op");
+        }
+        for (uint32_t j = 0; j < op->n_ints; j++)
+            op->ints[j] = (int64_t)rd64(r + 88 + 8 * j);
+        for (uint32_t j = 0; j < op->n_floats; j++)
+            op->floats[j] = rdf64(r + 152 + 8 * j);
+        if (op->output >= m->n_tensors || m->tensors[op->output].kind != SIM_KIND_RESULT || defined[op->output])
+            PARSE_FAIL("op %u (%s): output tensor %u is not an op result or is computed twice", i, oname, op->output);
+        char why[640];
+        check_op(m, op, why, sizeof why);
+        if (why[0])
+            PARSE_FAIL("op %u (%s, byte %" PRIu64 ") computing '%s': %s", i, oname, at,
+                       m->tensors[op->output].name, why);
+        defined[op->output] = 1;
+        /* float16 ops run on float32 copies of their operands */
+        uint64_t need = 0;
+        int float_op = op->opcode <= SIM_OP_LAYERNORM || op->opcode == SIM_OP_MEAN || op->opcode == SIM_OP_SUM;
+        if (float_op && m->tensors[op->inputs[0]].dtype == ACL_FLOAT16) {
+            for (uint32_t j = 0; j < op->n_inputs; j++)
+                need += align64(m->tensors[op->inputs[j]].max_elems * 4);
+            need += align64(m->tensors[op->output].max_elems * 4);
+        }
+        op->scratch_bytes = need;
+        if (need > scratch)
+            scratch = need;
+    }
+    for (uint32_t i = 0; i < m->n_tensors; i++)
+        if (!defined[i])
+            PARSE_FAIL("tensor %u '%s' is an op result that no op computes", i, m->tensors[i].name);
+
+    m->scratch_offset = work;
+    m->work_size = work + scratch;
+    m->weight_size = m->data_size;
+    if (m->work_size > SIM_MAX_TENSOR_BYTES)
+        PARSE_FAIL("the model needs %" PRIu64 " bytes of work memory, too much", m->work_size);
+
+    /* the dynamic-batch input, as on the NPU: last, int64[1] */
+    if (m->n_gears > 0) {
+        sim_io *d = &m->inputs[m->n_inputs++];
+        d->tensor = UINT32_MAX;
+        snprintf(d->name, sizeof d->name, "%s", ACL_DYNAMIC_TENSOR_NAME);
+        d->format = ACL_FORMAT_ND;
+        d->dtype = ACL_INT64;
+        d->rank = 1;
+        d->dims[0] = 1;
+        d->max_bytes = 8;
+        d->size = sim_padded_size(8);
+    }
+    free(defined);
+    free(listed);
+    *out = m;
+    return ACL_SUCCESS;
+
+fail:
+    free(defined);
+    free(listed);
+    sim_model_info_free(m);
+    return rc;
+}

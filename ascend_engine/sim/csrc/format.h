@@ -1,0 +1,113 @@
+/*
+ * format.h -- the simulator model file: parsed, validated form.
+ *
+ * The byte layout is documented in docs/sim-model-format.md.  sim_model_parse
+ * checks every field before it is used; once it returns ACL_SUCCESS, the
+ * kernels can trust every shape, dtype, index and attribute in the result.
+ */
+#ifndef ASCEND_SIM_FORMAT_H
+#define ASCEND_SIM_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ascend_engine/acl.h"
+
+#define SIM_MODEL_MAGIC "AESIMMDL"
+#define SIM_MODEL_MAGIC_LEN 8
+#define SIM_MODEL_VERSION 1u
+
+#define SIM_HEADER_SIZE 136u
+#define SIM_TENSOR_RECORD 104u
+#define SIM_OP_RECORD 192u
+#define SIM_IO_RECORD 16u
+#define SIM_DATA_ALIGN 64u
+
+#define SIM_MAX_RANK 8
+#define SIM_MAX_OP_INPUTS 16
+#define SIM_MAX_INTS 8
+#define SIM_MAX_FLOATS 4
+#define SIM_MAX_NAME 127
+#define SIM_MAX_GEARS 128
+#define SIM_MAX_GEAR_VALUE (1u << 20)
+#define SIM_MAX_TENSORS 65536u
+#define SIM_MAX_OPS 65536u
+#define SIM_MAX_IO 4096u
+#define SIM_MAX_TENSOR_BYTES ((uint64_t)1 << 40)
+#define SIM_MAX_LATENCY_US 60e6
+
+enum { SIM_KIND_INPUT = 0, SIM_KIND_CONST = 1, SIM_KIND_RESULT = 2 };
+
+enum {
+    SIM_OP_MATMUL = 1, SIM_OP_ADD, SIM_OP_MUL, SIM_OP_RELU, SIM_OP_GELU,
+    SIM_OP_SIGMOID, SIM_OP_TANH, SIM_OP_SOFTMAX, SIM_OP_LAYERNORM, SIM_OP_RESHAPE,
+    SIM_OP_TRANSPOSE, SIM_OP_CONCAT, SIM_OP_ARGMAX, SIM_OP_CAST, SIM_OP_MEAN,
+    SIM_OP_SUM, SIM_OP_COUNT_
+};
+
+typedef struct sim_tensor {
+    char name[SIM_MAX_NAME + 1];
+    aclDataType dtype;
+    aclFormat format;
+    uint32_t kind;
+    uint32_t rank;
+    int64_t dims[SIM_MAX_RANK];   /* dims[0] == -1: the dynamic batch */
+    int batched;
+    size_t elem_size;
+    uint64_t max_elems;           /* element count at the largest gear */
+    uint64_t max_bytes;
+    uint64_t const_offset;        /* constants: offset inside the data section */
+    uint64_t work_offset;         /* results: offset inside the work memory */
+} sim_tensor;
+
+typedef struct sim_op {
+    uint32_t opcode;
+    uint32_t n_inputs;
+    uint32_t inputs[SIM_MAX_OP_INPUTS];
+    uint32_t output;
+    uint32_t n_ints, n_floats;
+    int64_t ints[SIM_MAX_INTS];
+    double floats[SIM_MAX_FLOATS];
+    uint64_t scratch_bytes;       /* float32 scratch this op needs at the largest gear */
+} sim_op;
+
+typedef struct sim_io {
+    uint32_t tensor;              /* UINT32_MAX for the synthesized dynamic-batch input */
+    char name[SIM_MAX_NAME + 1];
+    aclFormat format;
+    aclDataType dtype;
+    uint32_t rank;
+    int64_t dims[SIM_MAX_RANK];
+    uint64_t max_bytes;           /* shape x dtype at the largest gear */
+    uint64_t size;                /* what the descriptor reports: padded */
+} sim_io;
+
+typedef struct sim_model_info {
+    char name[SIM_MAX_NAME + 1];
+    uint32_t n_tensors, n_ops, n_inputs, n_outputs, n_gears;
+    sim_tensor *tensors;
+    sim_op *ops;
+    sim_io *inputs;               /* n_inputs entries, the dynamic input last when n_gears > 0 */
+    sim_io *outputs;
+    uint64_t gears[SIM_MAX_GEARS];
+    double latency_us, latency_per_item_us;
+    uint64_t data_off, data_size; /* the constants section in the file */
+    uint64_t work_size;           /* results + scratch at the largest gear */
+    uint64_t scratch_offset;      /* scratch area inside the work memory */
+    uint64_t weight_size;         /* = data_size */
+} sim_model_info;
+
+/* Parse and validate a model image.  On failure returns 100012 (not a
+ * simulator model) or 100013 (unsupported version / malformed) after
+ * recording a message naming `fn`; *out is untouched. */
+aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_model_info **out);
+void sim_model_info_free(sim_model_info *info);
+
+/* Device size for `bytes` of tensor data: rounded up to 32, plus 32. */
+uint64_t sim_padded_size(uint64_t bytes);
+/* The dtypes model tensors may have (float32, float16, int32, uint8, int64). */
+int sim_model_dtype_ok(int32_t dtype);
+const char *sim_dtype_name(aclDataType dtype);
+const char *sim_op_name(uint32_t opcode);
+
+#endif /* ASCEND_SIM_FORMAT_H */

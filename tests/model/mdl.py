@@ -1,0 +1,212 @@
+"""ctypes helpers for the simulator model tests: load a Graph, describe it, run it.
+
+Everything goes through the public AscendCL API of the simulator library
+(helpers.simlib), the way a C program or the Model class would use it.
+"""
+
+import ctypes
+
+import numpy as np
+
+from helpers import simlib
+
+ACL_SUCCESS = 0
+ACL_ERROR_REPEAT_INITIALIZE = 100002
+ACL_ERROR_INVALID_PARAM = 100000
+ACL_ERROR_INVALID_MODEL_ID = 100011
+ACL_ERROR_DESERIALIZE_MODEL = 100012
+ACL_ERROR_PARSE_MODEL = 100013
+ACL_ERROR_READ_MODEL_FAILURE = 100014
+ACL_ERROR_MODEL_INPUT_NOT_MATCH = 100017
+ACL_ERROR_MODEL_OUTPUT_NOT_MATCH = 100018
+ACL_ERROR_MODEL_NOT_DYNAMIC = 100019
+ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID = 145013
+ACL_ERROR_RT_MODEL_EXECUTE = 507011
+ACL_MEMCPY_HOST_TO_DEVICE = 1
+ACL_MEMCPY_DEVICE_TO_HOST = 2
+DYNAMIC_NAME = "ascend_mbatch_shape_data"
+
+ACL_DTYPES = {0: np.float32, 1: np.float16, 3: np.int32, 4: np.uint8, 9: np.int64}
+
+
+class IODims(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char * 128), ("dimCount", ctypes.c_size_t), ("dims", ctypes.c_int64 * 128)]
+
+
+class Batch(ctypes.Structure):
+    _fields_ = [("batchCount", ctypes.c_size_t), ("batch", ctypes.c_uint64 * 128)]
+
+
+class AclFailed(AssertionError):
+    def __init__(self, what, code, msg):
+        super().__init__(f"{what} -> {code}: {msg}")
+        self.code = code
+        self.msg = msg
+
+
+def check(lib, rc, what):
+    if rc != ACL_SUCCESS:
+        raise AclFailed(what, rc, simlib.recent_error(lib))
+
+
+class Loaded:
+    """A model loaded in the simulator, with its descriptor."""
+
+    def __init__(self, lib, model_id):
+        self.lib = lib
+        self.id = model_id
+        self.desc = lib.aclmdlCreateDesc()
+        check(lib, lib.aclmdlGetDesc(self.desc, model_id), "aclmdlGetDesc")
+        self.n_in = lib.aclmdlGetNumInputs(self.desc)
+        self.n_out = lib.aclmdlGetNumOutputs(self.desc)
+        self.inputs = [self._io(i, True) for i in range(self.n_in)]
+        self.outputs = [self._io(i, False) for i in range(self.n_out)]
+        b = Batch()
+        check(lib, lib.aclmdlGetDynamicBatch(self.desc, ctypes.byref(b)), "aclmdlGetDynamicBatch")
+        self.gears = [b.batch[i] for i in range(b.batchCount)]
+
+    def _io(self, i, is_in):
+        lib = self.lib
+        d = IODims()
+        fn = lib.aclmdlGetInputDims if is_in else lib.aclmdlGetOutputDims
+        check(lib, fn(self.desc, i, ctypes.byref(d)), "dims")
+        name = (lib.aclmdlGetInputNameByIndex if is_in else lib.aclmdlGetOutputNameByIndex)(self.desc, i).decode()
+        return dict(
+            name=name,
+            dims=tuple(d.dims[k] for k in range(d.dimCount)),
+            dtype=(lib.aclmdlGetInputDataType if is_in else lib.aclmdlGetOutputDataType)(self.desc, i),
+            format=(lib.aclmdlGetInputFormat if is_in else lib.aclmdlGetOutputFormat)(self.desc, i),
+            size=(lib.aclmdlGetInputSizeByIndex if is_in else lib.aclmdlGetOutputSizeByIndex)(self.desc, i),
+            dims_name=d.name.decode(),
+        )
+
+    def close(self):
+        self.lib.aclmdlDestroyDesc(self.desc)
+        check(self.lib, self.lib.aclmdlUnload(self.id), "aclmdlUnload")
+
+
+def load_bytes(lib, blob):
+    mid = ctypes.c_uint32()
+    check(lib, lib.aclmdlLoadFromMem(blob, len(blob), ctypes.byref(mid)), "aclmdlLoadFromMem")
+    return Loaded(lib, mid.value)
+
+
+class Buffers:
+    """Device buffers and datasets for one model: inputs/outputs sized by the descriptor."""
+
+    def __init__(self, model, in_sizes=None, out_sizes=None):
+        self.model = model
+        lib = self.lib = model.lib
+        self.ptrs = []
+        self.bufs = []
+        self.input = lib.aclmdlCreateDataset()
+        self.output = lib.aclmdlCreateDataset()
+        in_sizes = in_sizes or [io["size"] for io in model.inputs]
+        out_sizes = out_sizes or [io["size"] for io in model.outputs]
+        self.in_ptrs = [self._add(self.input, n) for n in in_sizes]
+        self.out_ptrs = [self._add(self.output, n) for n in out_sizes]
+
+    def _add(self, ds, n):
+        lib = self.lib
+        p = ctypes.c_void_p()
+        check(lib, lib.aclrtMalloc(ctypes.byref(p), max(n, 1), 0), "aclrtMalloc")
+        self.ptrs.append(p.value)
+        b = lib.aclCreateDataBuffer(p.value, n)
+        self.bufs.append(b)
+        check(lib, lib.aclmdlAddDatasetBuffer(ds, b), "aclmdlAddDatasetBuffer")
+        return p.value
+
+    def set_batch(self, batch):
+        idx = ctypes.c_size_t()
+        check(self.lib, self.lib.aclmdlGetInputIndexByName(self.model.desc, DYNAMIC_NAME.encode(), ctypes.byref(idx)),
+              "aclmdlGetInputIndexByName")
+        check(self.lib, self.lib.aclmdlSetDynamicBatchSize(self.model.id, self.input, idx.value, batch),
+              "aclmdlSetDynamicBatchSize")
+
+    def feed(self, feeds):
+        """Copy host arrays into the input buffers (by input name)."""
+        for i, io in enumerate(self.model.inputs):
+            if io["name"] == DYNAMIC_NAME:
+                continue
+            a = np.ascontiguousarray(feeds[io["name"]])
+            check(self.lib, self.lib.aclrtMemcpy(self.in_ptrs[i], io["size"], a.ctypes.data, a.nbytes,
+                                                 ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy H2D")
+
+    def fetch(self, batch=None):
+        """Output arrays (batch rows for batched outputs)."""
+        res = {}
+        for i, io in enumerate(self.model.outputs):
+            shape = tuple(batch if d == -1 else d for d in io["dims"])
+            a = np.empty(shape, ACL_DTYPES[io["dtype"]])
+            check(self.lib, self.lib.aclrtMemcpy(a.ctypes.data, a.nbytes, self.out_ptrs[i], a.nbytes,
+                                                 ACL_MEMCPY_DEVICE_TO_HOST), "aclrtMemcpy D2H")
+            res[io["name"]] = a
+        return res
+
+    def execute(self, stream=None):
+        if stream is None:
+            check(self.lib, self.lib.aclmdlExecute(self.model.id, self.input, self.output), "aclmdlExecute")
+        else:
+            check(self.lib, self.lib.aclmdlExecuteAsync(self.model.id, self.input, self.output, stream),
+                  "aclmdlExecuteAsync")
+
+    def close(self):
+        lib = self.lib
+        lib.aclmdlDestroyDataset(self.input)
+        lib.aclmdlDestroyDataset(self.output)
+        for b in self.bufs:
+            lib.aclDestroyDataBuffer(b)
+        for p in self.ptrs:
+            lib.aclrtFree(p)
+
+
+def run(lib, graph, feeds, batch_sizes=None, stream=None, **save_kw):
+    """Save `graph`, load it, run it on `feeds` (padding to the gear) and return the outputs."""
+    model = load_bytes(lib, graph.to_bytes(batch_sizes=batch_sizes, **save_kw))
+    try:
+        return run_loaded(model, feeds, stream=stream)
+    finally:
+        model.close()
+
+
+def run_loaded(model, feeds, stream=None):
+    """Run a loaded model on feeds: picks the smallest gear >= the batch, pads, slices."""
+    lib = model.lib
+    batch = None
+    gear = None
+    if model.gears:
+        for io in model.inputs:
+            if io["dims"] and io["dims"][0] == -1:
+                batch = np.asarray(feeds[io["name"]]).shape[0]
+                break
+        gear = min(g for g in model.gears if g >= batch)
+        padded = {}
+        for io in model.inputs:
+            if io["name"] == DYNAMIC_NAME:
+                continue
+            a = np.asarray(feeds[io["name"]])
+            if io["dims"] and io["dims"][0] == -1 and gear > batch:
+                a = np.concatenate([a, np.zeros((gear - batch,) + a.shape[1:], a.dtype)])
+            padded[io["name"]] = a
+        feeds = padded
+    bufs = Buffers(model)
+    try:
+        bufs.feed(feeds)
+        if gear is not None:
+            bufs.set_batch(gear)
+        bufs.execute(stream)
+        if stream is not None:
+            check(lib, lib.aclrtSynchronizeStream(stream), "aclrtSynchronizeStream")
+        out = bufs.fetch(gear)
+    finally:
+        bufs.close()
+    if gear is not None:
+        out = {k: (v[:batch] if v.ndim and _batched(model, k) else v) for k, v in out.items()}
+    return out
+
+
+def _batched(model, name):
+    for io in model.outputs:
+        if io["name"] == name:
+            return bool(io["dims"]) and io["dims"][0] == -1
+    return False

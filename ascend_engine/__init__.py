@@ -42,6 +42,10 @@ except ImportError as _exc:  # pragma: no cover - only without a build
         f"(original error: {_exc})"
     ) from _exc
 
+from ascend_engine._model import Model, TensorSpec  # noqa: E402
+from ascend_engine.pipeline import Pipeline, PipelineError  # noqa: E402
+from ascend_engine._executor import Engine, EngineError  # noqa: E402
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -54,17 +58,23 @@ __all__ = [
     "DeviceBuffer",
     "DeviceError",
     "DeviceInfo",
+    "Engine",
+    "EngineError",
     "Event",
     "HostBuffer",
     "InternalError",
     "InvalidParamError",
     "MemoryInfo",
+    "Model",
     "ModelError",
     "NotInitializedError",
     "ObjectClosedError",
     "OutOfMemoryError",
+    "Pipeline",
+    "PipelineError",
     "ResourceError",
     "Stream",
+    "TensorSpec",
     "backend",
     "device_count",
     "devices",

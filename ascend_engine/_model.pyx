@@ -401,9 +401,9 @@ cdef class Model(Resource):
             key = tuple(id(b) for b in inputs + outputs)
             pair = self._async_sets.get(key)
             if pair is None:
-                if len(self._async_sets) >= 32:   # bound the cache: drop the oldest binding
-                    oldest = next(iter(self._async_sets))
-                    (<_DatasetPair>self._async_sets.pop(oldest)).destroy()
+                # Datasets are cached per set of buffers (for the model's
+                # lifetime): queued executions may still use older ones, so
+                # none is freed before close().  Reuse buffers across calls.
                 pair = self._make_pair(inputs, outputs)
                 self._async_sets[key] = pair
             if gear is not None:

@@ -67,6 +67,7 @@ struct ae_engine {
 
     slot *slots;
     uint64_t next_request;        /* sequence number of the next submission */
+    uint64_t cancel_begin, cancel_end;  /* requests the last failure cancelled */
     int in_flight;
     ae_stats stats;
     double *node_ms;
@@ -577,6 +578,8 @@ static void drain(ae_engine *e)
             e->stats.failures++;
         e->slots[s].busy = 0;
     }
+    e->cancel_begin = e->next_request - (uint64_t)e->in_flight;
+    e->cancel_end = e->next_request;
     e->in_flight = 0;
 }
 
@@ -759,24 +762,45 @@ int ae_engine_run_batch(ae_engine *e, const void *const *inputs, uint64_t total_
                         void *const *outputs, ae_error *err)
 {
     const ae_plan *p = &e->plan;
-    if (batch < 1 || batch > p->max_batch)
-        return fail(e, err, 0, "ae_engine_run_batch", NULL, "batch must be 1 to %llu, got %llu",
-                    (unsigned long long)p->max_batch, (unsigned long long)batch);
-    /* per-request pointers into the caller's whole arrays; sized by the plan */
-    const void *in_at[64];
-    void *out_at[64];
-    if (p->n_inputs > 64 || p->n_outputs > 64)
-        return fail(e, err, 0, "ae_engine_run_batch", NULL, "more than 64 inputs or outputs");
-    for (uint64_t row = 0; row < total_rows; row += batch) {
-        uint64_t rows = total_rows - row < batch ? total_rows - row : batch;
-        for (int i = 0; i < p->n_inputs; i++)
-            in_at[i] = (const char *)inputs[i] + row * e->tensors[p->input_tensors[i]].row_bytes;
-        for (int o = 0; o < p->n_outputs; o++)
-            out_at[o] = (char *)outputs[o] + row * e->tensors[p->output_tensors[o]].row_bytes;
-        if (ae_engine_submit(e, in_at, rows, out_at, err))
-            return -1;
+    if (batch < 1)
+        return fail(e, err, 0, "ae_engine_run_batch", NULL, "batch must be at least 1, got %llu",
+                    (unsigned long long)batch);
+    if (p->n_inputs > AE_MAX_IO || p->n_outputs > AE_MAX_IO)
+        return fail(e, err, 0, "ae_engine_run_batch", NULL, "more than %d inputs or outputs", AE_MAX_IO);
+    /* per-request pointers into the caller's whole arrays */
+    const void *in_at[AE_MAX_IO];
+    void *out_at[AE_MAX_IO];
+    for (uint64_t row = 0; row < total_rows;) {
+        /* a request of `batch` rows above the plan's largest batch is split */
+        uint64_t end = row + (total_rows - row < batch ? total_rows - row : batch);
+        while (row < end) {
+            uint64_t rows = end - row < p->max_batch ? end - row : p->max_batch;
+            for (int i = 0; i < p->n_inputs; i++)
+                in_at[i] = (const char *)inputs[i] + row * e->tensors[p->input_tensors[i]].row_bytes;
+            for (int o = 0; o < p->n_outputs; o++)
+                out_at[o] = (char *)outputs[o] + row * e->tensors[p->output_tensors[o]].row_bytes;
+            if (ae_engine_submit(e, in_at, rows, out_at, err))
+                return -1;
+            row += rows;
+        }
     }
     return ae_engine_flush(e, err);
+}
+
+uint64_t ae_engine_submitted(const ae_engine *e)
+{
+    return e->next_request;
+}
+
+uint64_t ae_engine_completed(const ae_engine *e)
+{
+    return e->next_request - (uint64_t)e->in_flight;
+}
+
+void ae_engine_last_cancelled(const ae_engine *e, uint64_t *begin, uint64_t *end)
+{
+    *begin = e->cancel_begin;
+    *end = e->cancel_end;
 }
 
 int ae_engine_in_flight(const ae_engine *e)

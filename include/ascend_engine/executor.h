@@ -33,6 +33,7 @@ extern "C" {
 
 #define AE_NAME_MAX 64
 #define AE_MESSAGE_MAX 1024
+#define AE_MAX_IO 64          /* pipeline inputs or outputs at most */
 
 /* What went wrong, for the Python layer to turn into an exception. */
 typedef struct ae_error {
@@ -110,12 +111,18 @@ int ae_engine_submit(ae_engine *engine, const void *const *inputs, uint64_t rows
 int ae_engine_complete_one(ae_engine *engine, ae_error *err);
 /* Complete everything in flight. */
 int ae_engine_flush(ae_engine *engine, ae_error *err);
-/* Split total_rows into requests of `batch` rows (the last may be smaller),
- * run them pipelined and deliver all outputs; inputs/outputs are whole arrays. */
+/* Split total_rows into requests of `batch` rows (the last may be smaller;
+ * one above the plan's max_batch is split further), run them pipelined and
+ * deliver all outputs; inputs/outputs are whole arrays. */
 int ae_engine_run_batch(ae_engine *engine, const void *const *inputs, uint64_t total_rows,
                         uint64_t batch, void *const *outputs, ae_error *err);
 
 int ae_engine_in_flight(const ae_engine *engine);
+/* Requests are numbered from 0 in submission order. */
+uint64_t ae_engine_submitted(const ae_engine *engine);   /* the next request's number */
+uint64_t ae_engine_completed(const ae_engine *engine);   /* every request below is over */
+/* The requests [begin, end) that the last failure cancelled. */
+void ae_engine_last_cancelled(const ae_engine *engine, uint64_t *begin, uint64_t *end);
 void ae_engine_get_stats(const ae_engine *engine, ae_stats *out);
 /* Device milliseconds accumulated per node (profile plans only); n_nodes values. */
 void ae_engine_node_device_ms(const ae_engine *engine, double *out);

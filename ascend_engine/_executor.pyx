@@ -1,0 +1,524 @@
+# cython: language_level=3
+"""Engine: a compiled pipeline, run by the C executor with the GIL released.
+
+Build one with ``Pipeline.compile()``.  ``run`` executes one request,
+``run_batch`` many (split along the first axis, pipelined, in one GIL-free
+call), ``run_many`` streams requests from an iterable keeping ``depth`` in
+flight.
+
+Threads: an Engine may be shared by several Python threads.  Each call takes
+the engine's lock for as long as it talks to the executor (enqueueing or
+waiting), so calls are serialized, while the GIL stays free for other Python
+work.  Requests are numbered; a caller waits until its own request is done,
+whoever completes it, so run(), run_batch() and run_many() from different
+threads interleave safely.  For parallel throughput, compile the pipeline
+into several engines (on several devices, for data parallelism).
+"""
+
+import threading
+
+import numpy as np
+
+from cpython.mem cimport PyMem_Calloc, PyMem_Free
+from libc.stdint cimport int32_t, uint32_t, uint64_t, uintptr_t
+from libc.string cimport strncpy
+
+from ascend_engine._acl cimport *
+from ascend_engine._runtime cimport api, Resource, Device
+
+from ascend_engine import errors as _errors
+
+
+cdef extern from "ascend_engine/executor.h" nogil:
+    enum:
+        AE_NAME_MAX
+        AE_MAX_IO
+
+    ctypedef struct ae_error:
+        aclError code
+        char function[64]
+        char node[64]
+        char message[1024]
+
+    ctypedef struct ae_tensor_plan:
+        size_t row_bytes
+        size_t offset
+        size_t capacity
+
+    ctypedef struct ae_node_plan:
+        char name[64]
+        uint32_t model_id
+        int stream
+        int n_inputs
+        const int *inputs
+        int n_outputs
+        const int *outputs
+        int dyn_index
+        size_t dyn_offset
+        size_t dyn_size
+        int n_gears
+        const uint64_t *gears
+        uint64_t static_batch
+
+    ctypedef struct ae_plan:
+        aclrtContext context
+        int32_t device_id
+        int depth
+        int n_streams
+        int single_stream
+        int profile
+        int32_t timeout_ms
+        int n_tensors
+        const ae_tensor_plan *tensors
+        int n_nodes
+        const ae_node_plan *nodes
+        int n_inputs
+        const int *input_tensors
+        int n_outputs
+        const int *output_tensors
+        size_t slot_bytes
+        uint64_t max_batch
+        int unsafe_skip_waits
+
+    ctypedef struct ae_engine:
+        pass
+
+    ctypedef struct ae_stats:
+        uint64_t requests
+        uint64_t failures
+        int in_flight
+        int in_flight_high_water
+        uint64_t enqueue_ns
+        uint64_t wait_ns
+
+    int ae_engine_create(const ae_acl_api *api, const ae_plan *plan, ae_engine **out, ae_error *err)
+    void ae_engine_destroy(ae_engine *engine)
+    int ae_engine_submit(ae_engine *engine, const void *const *inputs, uint64_t rows,
+                         void *const *outputs, ae_error *err)
+    int ae_engine_complete_one(ae_engine *engine, ae_error *err)
+    int ae_engine_flush(ae_engine *engine, ae_error *err)
+    int ae_engine_run_batch(ae_engine *engine, const void *const *inputs, uint64_t total_rows,
+                            uint64_t batch, void *const *outputs, ae_error *err)
+    int ae_engine_in_flight(const ae_engine *engine)
+    uint64_t ae_engine_submitted(const ae_engine *engine)
+    uint64_t ae_engine_completed(const ae_engine *engine)
+    void ae_engine_last_cancelled(const ae_engine *engine, uint64_t *begin, uint64_t *end)
+    void ae_engine_get_stats(const ae_engine *engine, ae_stats *out)
+    void ae_engine_node_device_ms(const ae_engine *engine, double *out)
+    size_t ae_engine_arena_bytes(const ae_engine *engine)
+    size_t ae_engine_host_bytes(const ae_engine *engine)
+
+
+class EngineError(RuntimeError):
+    """The engine could not do what was asked (closed, cancelled request, plan problem)."""
+
+
+cdef object _raise_error(ae_error *err):
+    """Turn an executor error into an exception (AclError subclass when AscendCL failed)."""
+    function = err.function.decode("utf-8", "replace")
+    node = err.node.decode("utf-8", "replace")
+    message = err.message.decode("utf-8", "replace")
+    where = f"node {node!r}: " if node else ""
+    if err.code != 0:
+        exc = _errors.error_class(err.code)(function, err.code, where + message)
+        exc.node = node or None
+        raise exc
+    raise EngineError(where + message)
+
+
+cdef class _Arrays:
+    """Raw pointers of a list of numpy arrays (kept alive with it)."""
+    cdef const void **ptrs
+    cdef list keep
+
+    def __cinit__(self, list arrays):
+        self.keep = arrays
+        self.ptrs = <const void **>PyMem_Calloc(max(1, len(arrays)), sizeof(void *))
+        if self.ptrs is NULL:
+            raise MemoryError()
+        for i, a in enumerate(arrays):
+            self.ptrs[i] = <const void *><uintptr_t>a.ctypes.data
+
+    def __dealloc__(self):
+        PyMem_Free(self.ptrs)
+
+
+cdef class Engine:
+    """A compiled pipeline (see :meth:`ascend_engine.Pipeline.compile`).
+
+    ``engine.run({"x": a})`` -> ``{"y": array}``;
+    ``engine.run_batch({"x": big}, batch_size=4)``; ``for out in
+    engine.run_many(feeds_iterable): ...``; ``stats()``, ``memory()``,
+    ``close()``, and ``with pipe.compile() as engine:``.
+    """
+
+    cdef ae_engine *_engine
+    cdef readonly object plan
+    cdef Device _device
+    cdef object _lock
+    cdef list _cancelled       # (begin, end, message) of requests lost to failures
+    cdef object _input_specs   # [(name, dtype, trailing shape)]
+    cdef object _output_specs
+    # C copies of the plan, alive as long as the engine
+    cdef ae_tensor_plan *_tensors
+    cdef ae_node_plan *_nodes
+    cdef int *_ints
+    cdef uint64_t *_gears
+
+    def __cinit__(self):
+        self._engine = NULL
+
+    def __init__(self, plan, *, bint _unsafe_skip_waits=False):
+        cdef const ae_acl_api *t = api()
+        cdef ae_plan p
+        cdef ae_error err
+        cdef ae_engine *engine = NULL
+        cdef int rc
+        self.plan = plan
+        self._lock = threading.Lock()
+        self._cancelled = []
+        self._device = Device(plan.device)
+        self._input_specs = [(name, plan.tensors[t_].dtype, tuple(plan.tensors[t_].shape[1:]))
+                             for name, t_ in plan.inputs]
+        self._output_specs = [(name, plan.tensors[t_].dtype, tuple(plan.tensors[t_].shape[1:]))
+                              for name, t_ in plan.outputs]
+        self._fill_plan(&p)
+        p.unsafe_skip_waits = 1 if _unsafe_skip_waits else 0
+        (<Resource>self._device)._activate()
+        with nogil:
+            rc = ae_engine_create(t, &p, &engine, &err)
+        if rc != 0:
+            self._free_plan()
+            self._device.close()
+            _raise_error(&err)
+        self._engine = engine
+
+    cdef _fill_plan(self, ae_plan *p):
+        plan = self.plan
+        n_ints = len(plan.inputs) + len(plan.outputs) + sum(len(n.inputs) + len(n.outputs) for n in plan.nodes)
+        n_gears = sum(len(n.gears) for n in plan.nodes)
+        self._tensors = <ae_tensor_plan *>PyMem_Calloc(len(plan.tensors), sizeof(ae_tensor_plan))
+        self._nodes = <ae_node_plan *>PyMem_Calloc(len(plan.nodes), sizeof(ae_node_plan))
+        self._ints = <int *>PyMem_Calloc(max(1, n_ints), sizeof(int))
+        self._gears = <uint64_t *>PyMem_Calloc(max(1, n_gears), sizeof(uint64_t))
+        if not self._tensors or not self._nodes or not self._ints or not self._gears:
+            self._free_plan()
+            raise MemoryError()
+        for i, tp in enumerate(plan.tensors):
+            self._tensors[i].row_bytes = tp.row_bytes
+            self._tensors[i].offset = tp.offset
+            self._tensors[i].capacity = tp.capacity
+        cdef int k = 0, g = 0
+        p.input_tensors = &self._ints[k]
+        for _, t_ in plan.inputs:
+            self._ints[k] = t_
+            k += 1
+        p.output_tensors = &self._ints[k]
+        for _, t_ in plan.outputs:
+            self._ints[k] = t_
+            k += 1
+        for i, node in enumerate(plan.nodes):
+            name = node.name.encode()[:AE_NAME_MAX - 1]
+            strncpy(self._nodes[i].name, name, AE_NAME_MAX - 1)
+            self._nodes[i].model_id = node.model.model_id
+            self._nodes[i].stream = node.stream
+            self._nodes[i].n_inputs = len(node.inputs)
+            self._nodes[i].inputs = &self._ints[k]
+            for v in node.inputs:
+                self._ints[k] = v
+                k += 1
+            self._nodes[i].n_outputs = len(node.outputs)
+            self._nodes[i].outputs = &self._ints[k]
+            for v in node.outputs:
+                self._ints[k] = v
+                k += 1
+            self._nodes[i].dyn_index = node.dyn_index
+            self._nodes[i].dyn_offset = node.dyn_offset
+            self._nodes[i].dyn_size = node.dyn_size
+            self._nodes[i].n_gears = len(node.gears)
+            self._nodes[i].gears = &self._gears[g]
+            for v in node.gears:
+                self._gears[g] = v
+                g += 1
+            self._nodes[i].static_batch = node.static_batch
+        p.context = (<Resource>self._device)._ctx
+        p.device_id = plan.device
+        p.depth = plan.depth
+        p.n_streams = plan.n_streams
+        p.single_stream = plan.single_stream
+        p.profile = plan.profile
+        p.timeout_ms = plan.timeout_ms
+        p.n_tensors = len(plan.tensors)
+        p.tensors = self._tensors
+        p.n_nodes = len(plan.nodes)
+        p.nodes = self._nodes
+        p.n_inputs = len(plan.inputs)
+        p.n_outputs = len(plan.outputs)
+        p.slot_bytes = plan.slot_bytes
+        p.max_batch = plan.max_batch
+
+    cdef _free_plan(self):
+        PyMem_Free(self._tensors)
+        PyMem_Free(self._nodes)
+        PyMem_Free(self._ints)
+        PyMem_Free(self._gears)
+        self._tensors = NULL
+        self._nodes = NULL
+        self._ints = NULL
+        self._gears = NULL
+
+    def close(self):
+        """Wait for the work in flight, then release every stream, event and buffer. Idempotent."""
+        cdef ae_engine *engine
+        with self._lock:
+            engine = self._engine
+            self._engine = NULL
+            if engine is not NULL:
+                (<Resource>self._device)._activate()
+                with nogil:
+                    ae_engine_destroy(engine)
+                self._free_plan()
+                self._device.close()
+
+    def __dealloc__(self):
+        if self._engine is not NULL:
+            ae_engine_destroy(self._engine)
+            self._engine = NULL
+        self._free_plan()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    @property
+    def closed(self):
+        """True once close() has run."""
+        return self._engine is NULL
+
+    @property
+    def depth(self):
+        """Requests that may be in flight at once."""
+        return self.plan.depth
+
+    @property
+    def max_batch(self):
+        """Rows one request carries at most (larger requests are split)."""
+        return self.plan.max_batch
+
+    def __repr__(self):
+        state = "closed" if self._engine is NULL else f"depth={self.plan.depth}"
+        nodes = ", ".join(f"{n.name}@stream{n.stream}" for n in self.plan.nodes)
+        return (f"<ascend_engine.Engine device={self.plan.device} {state} max_batch={self.plan.max_batch} "
+                f"nodes=[{nodes}]>")
+
+    # ---- inputs and outputs ------------------------------------------------------
+
+    def _prepare(self, feeds):
+        """Check feeds before anything is submitted; returns (arrays, rows).
+
+        Names, dtypes and shapes must match the pipeline inputs exactly (no
+        silent casts); arrays that are not C-contiguous are copied.
+        """
+        if not isinstance(feeds, dict):
+            raise TypeError(f"feeds must be a dict of input name -> array, got {type(feeds).__name__}")
+        names = [s[0] for s in self._input_specs]
+        missing = [n for n in names if n not in feeds]
+        extra = [n for n in feeds if n not in names]
+        if missing or extra:
+            raise ValueError(f"pipeline inputs are {names}: missing {missing}, unexpected {extra}")
+        arrays, rows = [], None
+        for name, dtype, trailing in self._input_specs:
+            a = feeds[name]
+            if not isinstance(a, np.ndarray):
+                a = np.asarray(a)
+            if a.dtype != dtype:
+                raise ValueError(f"input {name!r}: expected dtype {dtype}, got {a.dtype} "
+                                 f"(convert with .astype(np.{dtype}))")
+            if a.ndim != len(trailing) + 1 or tuple(a.shape[1:]) != trailing:
+                raise ValueError(f"input {name!r}: expected shape (batch, {', '.join(map(str, trailing))}), "
+                                 f"got {tuple(a.shape)}")
+            if rows is None:
+                rows = a.shape[0]
+            elif a.shape[0] != rows:
+                raise ValueError(f"input {name!r} has {a.shape[0]} rows, the other inputs {rows}")
+            arrays.append(np.ascontiguousarray(a))
+        if not rows:
+            raise ValueError("the inputs have no rows")
+        return arrays, rows
+
+    def _outputs_for(self, rows):
+        return [np.empty((rows,) + trailing, dtype=dtype) for _, dtype, trailing in self._output_specs]
+
+    def _check_fixed(self, rows, batch):
+        fixed = self.plan.fixed_batch
+        if fixed and (batch != fixed or rows % fixed):
+            raise ValueError(f"the pipeline has a fixed batch of {fixed} (a static model or input): "
+                             f"requests must carry exactly {fixed} rows, got batches of {batch} "
+                             f"over {rows} rows")
+
+    cdef int _ensure_open(self) except -1:
+        if self._engine is NULL:
+            raise EngineError("the engine is closed")
+        return 0
+
+    cdef _note_failure(self, ae_error *err):
+        cdef uint64_t begin = 0, end = 0
+        ae_engine_last_cancelled(self._engine, &begin, &end)
+        if end > begin:
+            self._cancelled.append((begin, end, err.message.decode("utf-8", "replace")))
+            del self._cancelled[:-16]   # keep the recent failures only
+        _raise_error(err)
+
+    cdef _wait_for(self, uint64_t ticket):
+        """Complete requests until `ticket` is over (lock held by the caller)."""
+        cdef ae_error err
+        cdef int rc
+        while ae_engine_completed(self._engine) <= ticket:
+            with nogil:
+                rc = ae_engine_complete_one(self._engine, &err)
+            if rc != 0:
+                self._note_failure(&err)
+        for begin, end, message in self._cancelled:
+            if begin <= ticket < end:
+                raise EngineError(f"request {ticket} was cancelled because another request failed: {message}")
+
+    # ---- running -----------------------------------------------------------------
+
+    def run(self, feeds):
+        """Run one request; returns {output name: array}.
+
+        A request larger than ``max_batch`` rows is split and run pipelined.
+        """
+        arrays, rows = self._prepare(feeds)
+        if rows > self.plan.max_batch:
+            return self.run_batch(feeds, batch_size=rows)
+        self._check_fixed(rows, rows)
+        outs = self._outputs_for(rows)
+        cdef _Arrays ins = _Arrays(arrays)
+        cdef _Arrays outp = _Arrays(outs)
+        cdef ae_error err
+        cdef int rc
+        cdef uint64_t ticket
+        cdef uint64_t n_rows = rows
+        with self._lock:
+            self._ensure_open()
+            ticket = ae_engine_submitted(self._engine)
+            with nogil:
+                rc = ae_engine_submit(self._engine, ins.ptrs, n_rows, <void *const *>outp.ptrs, &err)
+            if rc != 0:
+                self._note_failure(&err)
+            self._wait_for(ticket)
+        return {name: o for (name, _, _), o in zip(self._output_specs, outs)}
+
+    def run_batch(self, feeds, batch_size=None):
+        """Split the feeds along their first axis into requests of ``batch_size``
+        rows and run them pipelined in one call with the GIL released.
+
+        The last request may be smaller; requests above ``max_batch`` are split.
+        Default batch_size: ``max_batch``.  Returns the outputs concatenated
+        in order.
+        """
+        arrays, rows = self._prepare(feeds)
+        batch = self.plan.max_batch if batch_size is None else int(batch_size)
+        if batch < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        self._check_fixed(rows, min(batch, self.plan.max_batch))
+        outs = self._outputs_for(rows)
+        cdef _Arrays ins = _Arrays(arrays)
+        cdef _Arrays outp = _Arrays(outs)
+        cdef ae_error err
+        cdef int rc
+        cdef uint64_t total = rows, b = batch
+        cdef uint64_t ticket
+        with self._lock:
+            self._ensure_open()
+            # earlier requests of other callers must finish first: the C call
+            # flushes everything in flight, so their results are delivered too
+            ticket = ae_engine_submitted(self._engine)
+            with nogil:
+                rc = ae_engine_run_batch(self._engine, ins.ptrs, total, b, <void *const *>outp.ptrs, &err)
+            if rc != 0:
+                self._note_failure(&err)
+        return {name: o for (name, _, _), o in zip(self._output_specs, outs)}
+
+    def run_many(self, feeds_iterable):
+        """Yield the outputs of each feeds dict in order, keeping up to ``depth``
+        requests in flight.  Each feeds dict is one request (split if above
+        ``max_batch``)."""
+        pending = []   # (ticket, outputs)
+        cdef _Arrays ins
+        cdef _Arrays outp
+        cdef ae_error err
+        cdef int rc
+        cdef uint64_t ticket
+        cdef uint64_t n_rows
+        for feeds in feeds_iterable:
+            arrays, rows = self._prepare(feeds)
+            if rows > self.plan.max_batch:
+                # rare: drain ours, then run this one split
+                while pending:
+                    yield self._collect(pending.pop(0))
+                yield self.run_batch(feeds, batch_size=rows)
+                continue
+            self._check_fixed(rows, rows)
+            outs = self._outputs_for(rows)
+            ins = _Arrays(arrays)
+            outp = _Arrays(outs)
+            if len(pending) >= self.plan.depth:
+                yield self._collect(pending.pop(0))
+            n_rows = rows
+            with self._lock:
+                self._ensure_open()
+                ticket = ae_engine_submitted(self._engine)
+                with nogil:
+                    rc = ae_engine_submit(self._engine, ins.ptrs, n_rows, <void *const *>outp.ptrs, &err)
+                if rc != 0:
+                    self._note_failure(&err)
+            pending.append((ticket, outs))
+        while pending:
+            yield self._collect(pending.pop(0))
+
+    def _collect(self, entry):
+        ticket, outs = entry
+        with self._lock:
+            self._ensure_open()
+            self._wait_for(ticket)
+        return {name: o for (name, _, _), o in zip(self._output_specs, outs)}
+
+    # ---- reporting -----------------------------------------------------------------
+
+    def stats(self):
+        """Counters: requests, failures, in flight (and high-water mark), host
+        enqueue and wait seconds, and device milliseconds per node when the
+        pipeline was compiled with ``profile=True``."""
+        cdef ae_stats s
+        cdef double ms[256]
+        with self._lock:
+            self._ensure_open()
+            ae_engine_get_stats(self._engine, &s)
+            per_node = {}
+            if self.plan.profile and len(self.plan.nodes) <= 256:
+                ae_engine_node_device_ms(self._engine, ms)
+                per_node = {n.name: ms[i] for i, n in enumerate(self.plan.nodes)}
+        return {
+            "requests": s.requests,
+            "failures": s.failures,
+            "in_flight": s.in_flight,
+            "in_flight_high_water": s.in_flight_high_water,
+            "enqueue_seconds": s.enqueue_ns / 1e9,
+            "wait_seconds": s.wait_ns / 1e9,
+            "device_ms_per_node": per_node,
+        }
+
+    def memory(self):
+        """Device and pinned host bytes: the arena, per slot, per node, the peak
+        working set and the recommended pool size (peak + 15 %)."""
+        report = self.plan.memory_report()
+        with self._lock:
+            self._ensure_open()
+            report["arena_bytes"] = ae_engine_arena_bytes(self._engine)
+            report["host_pinned_bytes"] = ae_engine_host_bytes(self._engine)
+        return report

@@ -220,6 +220,8 @@ class Pipeline:
         # The output specs are needed now (to return handles), so a path is
         # loaded here; compile() reuses the loaded model.
         if not _is_model(node.model):
+            from ascend_engine import Model
+
             device = self.device if node.device is None else node.device
             try:
                 node.model = Model.load(node.model, device=device)

@@ -1,0 +1,143 @@
+"""Host callbacks: subscribe, launch, process report, BLOCK semantics."""
+
+import ctypes
+import threading
+import time
+
+from simrt_util import CALLBACK
+
+H2H = 0
+
+
+class Reporter:
+    """A thread looping on aclrtProcessReport, as the Ascend samples do."""
+
+    def __init__(self, lib):
+        self.lib = lib
+        self.stop = threading.Event()
+        self.ready = threading.Event()
+        self.codes = []
+        self.thread = threading.Thread(target=self._run)
+        self.thread.start()
+        self.ready.wait(10)
+
+    def _run(self):
+        self.tid = threading.get_ident()  # pthread_self() on Linux
+        self.ready.set()
+        while not self.stop.is_set():
+            rc = self.lib.aclrtProcessReport(20)
+            self.codes.append(rc)
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(10)
+        assert not self.thread.is_alive()
+
+
+def test_callbacks_run_in_order_in_the_subscribed_thread(sim, lib, stream):
+    rep = Reporter(lib)
+    seen = []
+
+    @CALLBACK
+    def cb(user_data):
+        seen.append((user_data, threading.get_ident()))
+
+    try:
+        sim.ok(lib.aclrtSubscribeReport(rep.tid, stream))
+        for i in range(1, 21):
+            sim.ok(lib.aclrtLaunchCallback(cb, i, i % 2, stream))  # alternate NO_BLOCK / BLOCK
+        sim.ok(lib.aclrtSynchronizeStream(stream))
+        deadline = time.monotonic() + 5
+        while len(seen) < 20 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert [u for u, _ in seen] == list(range(1, 21))
+        assert {t for _, t in seen} == {rep.tid}
+        assert lib.aclrtSubscribeReport(rep.tid, stream) == 100033
+        assert "already has a subscribed thread" in sim.err()
+        sim.ok(lib.aclrtUnSubscribeReport(rep.tid, stream))
+        assert lib.aclrtUnSubscribeReport(rep.tid, stream) == 100034
+        assert sim.err().endswith(f"is not subscribed by thread {rep.tid}")
+    finally:
+        rep.close()
+    assert 0 in rep.codes and set(rep.codes) <= {0, 100036, 100035}
+
+
+def test_block_holds_later_tasks_until_the_callback_ran(sim, lib, stream):
+    stage = sim.malloc_host(32)
+    out_block = (ctypes.c_uint8 * 32)()
+    out_noblock = (ctypes.c_uint8 * 32)()
+    release = threading.Event()
+    events = []
+
+    @CALLBACK
+    def slow(_):
+        release.wait(5)
+        events.append("callback")
+        ctypes.memset(stage, 5, 32)  # the callback produces data for the next task
+
+    rep = Reporter(lib)
+    try:
+        sim.ok(lib.aclrtSubscribeReport(rep.tid, stream))
+        sim.ok(lib.aclrtMemsetAsync(stage, 32, 1, 32, stream))
+        sim.ok(lib.aclrtLaunchCallback(slow, None, 1, stream))  # BLOCK
+        sim.ok(lib.aclrtMemcpyAsync(out_block, 32, stage, 32, H2H, stream))
+        time.sleep(0.1)
+        status = ctypes.c_int(-1)
+        sim.ok(lib.aclrtStreamQuery(stream, ctypes.byref(status)))
+        assert status.value == 1 and bytes(out_block) == bytes(32)  # held back
+        release.set()
+        sim.ok(lib.aclrtSynchronizeStream(stream))
+        assert bytes(out_block) == b"\x05" * 32
+        # NO_BLOCK: later tasks do not wait for the callback
+        release.clear()
+        events.clear()
+        sim.ok(lib.aclrtLaunchCallback(slow, None, 0, stream))
+        sim.ok(lib.aclrtMemcpyAsync(out_noblock, 32, stage, 32, H2H, stream))
+        assert lib.aclrtSynchronizeStreamWithTimeout(stream, 3000) == 0, sim.err()
+        assert events == []  # the stream finished while the callback still waits
+        release.set()
+        deadline = time.monotonic() + 5
+        while not events and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert events == ["callback"]
+        sim.ok(lib.aclrtUnSubscribeReport(rep.tid, stream))
+    finally:
+        release.set()
+        rep.close()
+    sim.ok(lib.aclrtFreeHost(stage))
+
+
+def test_callback_errors(sim, lib, stream):
+    @CALLBACK
+    def cb(_):
+        pass
+
+    assert lib.aclrtLaunchCallback(cb, None, 0, stream) == 107015
+    assert sim.err().startswith("aclrtLaunchCallback: no thread is subscribed to stream ")
+    assert "call aclrtSubscribeReport(threadId, stream) first" in sim.err()
+    assert lib.aclrtLaunchCallback(None, None, 0, stream) == 100000
+    assert sim.err() == "aclrtLaunchCallback: fn is NULL"
+    assert lib.aclrtLaunchCallback(cb, None, 2, stream) == 100000
+    assert lib.aclrtProcessReport(0) == 100000
+    assert sim.err() == "aclrtProcessReport: timeout 0 is invalid: expected -1 (wait forever) or > 0 ms"
+    assert lib.aclrtProcessReport(10) == 100035
+    assert sim.err().startswith(
+        f"aclrtProcessReport: the calling thread ({threading.get_ident()}) is not subscribed"
+    )
+    # subscribed but nothing due: timeout code after about the timeout
+    sim.ok(lib.aclrtSubscribeReport(threading.get_ident(), stream))
+    t0 = time.monotonic()
+    assert lib.aclrtProcessReport(50) == 100036
+    assert time.monotonic() - t0 >= 0.045
+    assert sim.err() == "aclrtProcessReport: no callback became due within 50 ms"
+    # the subscriber may be the launching thread itself (NO_BLOCK)
+    got = []
+
+    @CALLBACK
+    def mine(u):
+        got.append(u)
+
+    sim.ok(lib.aclrtLaunchCallback(mine, 7, 0, stream))
+    sim.ok(lib.aclrtProcessReport(2000))
+    assert got == [7]
+    sim.ok(lib.aclrtUnSubscribeReport(threading.get_ident(), stream))

@@ -1,0 +1,227 @@
+"""Device / pinned memory, copies and memsets: checks, codes and messages."""
+
+import ctypes
+import struct
+
+from simrt_util import D2D, D2H, DEFAULT, H2D, run_child
+
+
+def test_malloc_rounding_alignment_and_junk(sim, lib):
+    free0, total = sim.mem_info()
+    p = sim.malloc(100)
+    assert p % 128 == 0
+    free1, _ = sim.mem_info()
+    assert free0 - free1 == 160  # round up to 32, plus 32 bytes of padding
+    raw = sim.read(p, 100)
+    assert raw != bytes(100)  # fresh device memory is junk, not zeros
+    assert struct.unpack("<I", raw[:4])[0] == 0xFFADBEEF
+    sim.ok(lib.aclrtFree(p))
+    assert sim.mem_info() == (free0, total)
+
+
+def test_malloc_invalid_arguments(sim, lib):
+    p = ctypes.c_void_p()
+    assert lib.aclrtMalloc(ctypes.byref(p), 0, 0) == 100000
+    assert sim.err() == "aclrtMalloc: size is 0; expected at least 1 byte"
+    assert lib.aclrtMalloc(None, 16, 0) == 100000
+    assert sim.err() == "aclrtMalloc: devPtr is NULL; pass the address of a void *"
+    assert lib.aclrtMalloc(ctypes.byref(p), 16, 9) == 100000
+    assert sim.err().startswith("aclrtMalloc: policy 0x9 is not a known aclrtMemMallocPolicy")
+    q = sim.malloc(16, 0x1000 | 2)  # HIGH_BAND_WIDTH | NORMAL_ONLY
+    sim.ok(lib.aclrtFree(q))
+
+
+def test_free_errors(sim, lib):
+    p = sim.malloc(256)
+    assert lib.aclrtFree(p + 64) == 100000
+    assert sim.err() == (
+        f"aclrtFree: devPtr 0x{p + 64:x} points 64 bytes into the allocation at 0x{p:x}; "
+        "pass the pointer the allocation returned"
+    )
+    sim.ok(lib.aclrtFree(p))
+    assert lib.aclrtFree(p) == 100000
+    assert sim.err() == f"aclrtFree: devPtr 0x{p:x} was already freed"
+    host = (ctypes.c_uint8 * 16)()
+    assert lib.aclrtFree(host) == 100000
+    assert (
+        sim.err()
+        == f"aclrtFree: devPtr 0x{ctypes.addressof(host):x} was not allocated by aclrtMalloc (unknown pointer)"  # noqa: E501
+    )
+    assert lib.aclrtFree(None) == 100000
+    h = sim.malloc_host(64)
+    assert lib.aclrtFree(h) == 100000
+    assert (
+        sim.err() == f"aclrtFree: devPtr 0x{h:x} was allocated by aclrtMallocHost; free it with aclrtFreeHost"
+    )
+    sim.ok(lib.aclrtFreeHost(h))
+    assert lib.aclrtFreeHost(h) == 100000
+    assert sim.err() == f"aclrtFreeHost: hostPtr 0x{h:x} was already freed"
+
+
+def test_copy_checks(sim, lib):
+    p = sim.malloc(100)  # 160 usable bytes
+    host = (ctypes.c_uint8 * 512)()
+    assert lib.aclrtMemcpy(host, 10, p, 20, D2H) == 100000
+    assert sim.err() == "aclrtMemcpy: count 20 is larger than destMax 10 (the capacity of dst)"
+    assert lib.aclrtMemcpy(host, 512, p + 100, 100, D2H) == 100000
+    assert sim.err() == (
+        f"aclrtMemcpy: src 0x{p + 100:x} + 100 bytes is out of bounds by 40 bytes: it starts at offset 100 "
+        f"of a 160-byte device allocation at 0x{p:x}"
+    )
+    # wrong kind: the host side is device memory, the device side is host memory
+    assert lib.aclrtMemcpy(p, 100, host, 100, D2H) == 100000
+    assert sim.err() == (
+        f"aclrtMemcpy: dst 0x{p:x} is device memory (device 0), but kind ACL_MEMCPY_DEVICE_TO_HOST says it is "  # noqa: E501
+        "host memory; pass the kind that matches both pointers"
+    )
+    assert lib.aclrtMemcpy(host, 512, host, 100, H2D) == 100000
+    assert sim.err() == (
+        f"aclrtMemcpy: dst 0x{ctypes.addressof(host):x} is not device memory: it lies in no live aclrtMalloc "
+        "allocation (a host pointer, or never allocated)"
+    )
+    assert lib.aclrtMemcpy(host, 512, p, 16, 9) == 100000
+    assert sim.err() == "aclrtMemcpy: kind 9 is not an aclrtMemcpyKind (expected 0..7)"
+    assert lib.aclrtMemcpy(None, 16, p, 16, D2H) == 100000
+    assert sim.err() == "aclrtMemcpy: dst is NULL"
+    assert lib.aclrtMemcpy(host, 16, None, 16, H2D) == 100000
+    assert sim.err() == "aclrtMemcpy: src is NULL"
+    # ACL_MEMCPY_DEFAULT infers the direction from the addresses
+    src = (ctypes.c_uint8 * 16)(*range(16))
+    sim.ok(lib.aclrtMemcpy(p, 160, src, 16, DEFAULT))
+    sim.ok(lib.aclrtMemcpy(host, 512, p, 16, DEFAULT))
+    assert bytes(host[:16]) == bytes(range(16))
+    sim.ok(lib.aclrtFree(p))
+    assert lib.aclrtMemcpy(host, 512, p, 16, D2H) == 100000
+    assert sim.err() == f"aclrtMemcpy: src 0x{p:x} points into device memory that was already freed"
+
+
+def test_copy_to_other_device_memory_is_rejected(sim, lib):
+    ctx = ctypes.c_void_p()
+    main = ctypes.c_void_p()
+    sim.ok(lib.aclrtGetCurrentContext(ctypes.byref(main)))
+    sim.ok(lib.aclrtCreateContext(ctypes.byref(ctx), 1))
+    other = sim.malloc(64)
+    sim.ok(lib.aclrtSetCurrentContext(main))
+    host = (ctypes.c_uint8 * 64)()
+    assert lib.aclrtMemcpy(host, 64, other, 64, D2H) == 100000
+    assert (
+        sim.err()
+        == f"aclrtMemcpy: src 0x{other:x} belongs to device 1, but the current context is on device 0"
+    )
+    mine = sim.malloc(64)
+    sim.ok(lib.aclrtMemcpy(mine, 64, other, 64, D2D))  # peer copies are allowed
+    sim.ok(lib.aclrtFree(other))
+    sim.ok(lib.aclrtFree(mine))
+    sim.ok(lib.aclrtDestroyContext(ctx))
+    sim.ok(lib.aclrtSetCurrentContext(main))
+
+
+def test_async_d2d_needs_64_byte_alignment(sim, lib, stream):
+    a, b = sim.malloc(256), sim.malloc(256)
+    assert lib.aclrtMemcpyAsync(a + 32, 128, b, 128, D2D, stream) == 107008
+    assert sim.err() == (
+        "aclrtMemcpyAsync: an asynchronous device-to-device copy needs 64-byte aligned addresses: "
+        f"dst 0x{a + 32:x} is 32 bytes and src 0x{b:x} is 0 bytes past a 64-byte boundary"
+    )
+    sim.ok(lib.aclrtMemcpy(a + 32, 128, b, 128, D2D))  # synchronous copies have no such rule
+    sim.write(b, bytes(range(128)))
+    sim.ok(lib.aclrtMemcpyAsync(a + 64, 128, b, 128, D2D, stream))
+    sim.ok(lib.aclrtSynchronizeStream(stream))
+    assert sim.read(a + 64, 128) == bytes(range(128))
+    sim.ok(lib.aclrtFree(a))
+    sim.ok(lib.aclrtFree(b))
+
+
+def test_memset_and_pinned_memory(sim, lib, stream):
+    p = sim.malloc(64)
+    sim.ok(lib.aclrtMemset(p, 64, 0x1AB, 64))  # value & 0xff
+    assert sim.read(p, 64) == b"\xab" * 64
+    assert lib.aclrtMemset(p, 8, 0, 64) == 100000
+    assert sim.err() == "aclrtMemset: count 64 is larger than maxCount 8"
+    assert lib.aclrtMemset(p, 200, 0, 200) == 100000
+    assert "is out of bounds by 104 bytes" in sim.err()
+    h = sim.malloc_host(64)
+    sim.ok(lib.aclrtMemsetAsync(h, 64, 7, 64, stream))
+    sim.ok(lib.aclrtMemcpyAsync(p, 64, h, 64, H2D, stream))
+    sim.ok(lib.aclrtSynchronizeStream(stream))
+    assert sim.read(p, 64) == b"\x07" * 64
+    assert lib.aclrtMemcpy(p, 96, h, 90, H2D) == 100000
+    assert sim.err() == (
+        f"aclrtMemcpy: src 0x{h:x} + 90 bytes is out of bounds by 26 bytes: it starts at offset 0 of a "
+        "64-byte aclrtMallocHost allocation"
+    )
+    sim.ok(lib.aclrtFreeHost(h))
+    sim.ok(lib.aclrtFree(p))
+
+
+def test_mem_info_arguments(sim, lib):
+    free, total = ctypes.c_size_t(), ctypes.c_size_t()
+    for attr in (0, 1, 5, 17):
+        sim.ok(lib.aclrtGetMemInfo(attr, ctypes.byref(free), ctypes.byref(total)))
+        assert total.value == 8 << 30
+    assert lib.aclrtGetMemInfo(18, ctypes.byref(free), ctypes.byref(total)) == 100000
+    assert sim.err() == "aclrtGetMemInfo: attr 18 is not an aclrtMemAttr (expected 0..17)"
+    assert lib.aclrtGetMemInfo(1, None, ctypes.byref(total)) == 100000
+
+
+def test_out_of_memory_at_configured_capacity():
+    run_child(
+        """
+        assert lib.aclInit(None) == 0 and lib.aclrtSetDevice(0) == 0
+        free, total = ctypes.c_size_t(), ctypes.c_size_t()
+        def info():
+            assert lib.aclrtGetMemInfo(1, ctypes.byref(free), ctypes.byref(total)) == 0
+            return free.value, total.value
+        assert info() == (1 << 20, 1 << 20)
+        a = ctypes.c_void_p(); b = ctypes.c_void_p()
+        assert lib.aclrtMalloc(ctypes.byref(a), 600000, 0) == 0
+        before = info()
+        assert before == ((1 << 20) - 600032, 1 << 20)
+        assert lib.aclrtMalloc(ctypes.byref(b), 500000, 0) == 207001
+        assert err() == ("aclrtMalloc: out of device memory on device 0: requested 500032 bytes "
+                         "(after rounding and padding), 448544 bytes free of 1048576 total "
+                         "(ASCEND_SIM_DEVICE_MEMORY)"), err()
+        assert info() == before  # a failed allocation takes nothing
+        assert lib.aclrtMalloc(ctypes.byref(b), 448512, 0) == 0  # exactly what is left
+        assert info() == (0, 1 << 20)
+        assert lib.aclrtFree(a) == 0 and lib.aclrtFree(b) == 0
+        assert info() == (1 << 20, 1 << 20)
+        # each device has its own capacity
+        assert lib.aclrtSetDevice(1) == 0
+        assert lib.aclrtMalloc(ctypes.byref(a), 1 << 20, 0) == 207001
+        assert lib.aclrtMalloc(ctypes.byref(a), (1 << 20) - 32, 0) == 0
+        assert lib.aclFinalize() == 0
+        """,
+        env={"ASCEND_SIM_DEVICE_MEMORY": "1MiB"},
+    )
+
+
+def test_copy_bandwidth_model():
+    # 20 MB at 0.2 GB/s takes >= 100 ms; D2H is unthrottled
+    run_child(
+        """
+        import time
+        assert lib.aclInit(None) == 0 and lib.aclrtSetDevice(0) == 0
+        n = 20_000_000
+        p = ctypes.c_void_p(); s = ctypes.c_void_p()
+        assert lib.aclrtMalloc(ctypes.byref(p), n, 0) == 0
+        assert lib.aclrtCreateStream(ctypes.byref(s)) == 0
+        host = (ctypes.c_uint8 * n)()
+        t0 = time.monotonic()
+        assert lib.aclrtMemcpy(p, n, host, n, 1) == 0
+        sync_h2d = time.monotonic() - t0
+        t0 = time.monotonic()
+        assert lib.aclrtMemcpyAsync(p, n, host, n, 1, s) == 0
+        enqueue = time.monotonic() - t0
+        assert lib.aclrtSynchronizeStream(s) == 0
+        async_h2d = time.monotonic() - t0
+        t0 = time.monotonic()
+        assert lib.aclrtMemcpy(host, n, p, n, 2) == 0
+        d2h = time.monotonic() - t0
+        print(sync_h2d, enqueue, async_h2d, d2h)
+        assert 0.099 <= sync_h2d < 1.0 and 0.099 <= async_h2d < 1.0
+        assert enqueue < 0.05 and d2h < 0.09
+        assert lib.aclFinalize() == 0
+        """,
+        env={"ASCEND_SIM_H2D_GBPS": "0.2"},
+    )

@@ -181,7 +181,9 @@ cdef class Model(Resource):
             raise _errors.error_class(rc)("aclmdlLoadFromFile", rc, f"model file {m.path!r}: {text}")
         m._id = model_id
         m._ctx = owner._ctx
-        m._register(owner)
+        # A model that opened its own Device is a root object and closes that
+        # device after unloading; otherwise the caller's device owns it.
+        m._register(None if m._own_device is not None else owner)
         try:
             m._describe()
         except BaseException:
@@ -225,17 +227,16 @@ cdef class Model(Resource):
             t.aclmdlDestroyDesc(self._desc)
             self._desc = NULL
         check(t.aclmdlUnload(self._id), b"aclmdlUnload")
-        if self._own_device is not None:
-            dev, self._own_device = self._own_device, None
-            dev.close()
         return 0
 
     def close(self):
         """Unload the model and free what it holds. Idempotent."""
-        own = self._own_device
-        Resource.close(self)
-        if own is not None and not own.closed:
-            own.close()
+        own, self._own_device = self._own_device, None
+        try:
+            Resource.close(self)
+        finally:
+            if own is not None:
+                own.close()
 
     # ---- description ----------------------------------------------------------
 

@@ -184,14 +184,7 @@ def shutdown():
         _shut_down = True
         if _api_ptr is NULL:
             return
-        for serial in sorted(_live, reverse=True):
-            obj = _live.get(serial)
-            obj = obj() if obj is not None else None
-            if obj is not None:
-                try:
-                    obj.close()
-                except Exception as exc:   # at exit: report, keep going
-                    _log.warning("ascend_engine: closing %r at exit failed: %s", obj, exc)
+        _close_all(_live, at_exit=True)
         t = _api_ptr
         for i in range(MAX_DEVICES):
             if _dev_refs[i] > 0:
@@ -200,6 +193,29 @@ def shutdown():
         if _owns_init:
             t.aclFinalize()
         _api_ptr = NULL
+
+
+def _close_all(dict refs, bint at_exit=False):
+    """Close the objects of a serial -> weakref map: streams first, then the rest, newest first.
+
+    Streams go first because closing one waits for its queued work: after
+    that no copy can still be reading or writing a buffer that is freed next.
+    """
+    objs = []
+    for serial in sorted(refs, reverse=True):
+        ref = refs.get(serial)
+        obj = ref() if ref is not None else None
+        if obj is not None:
+            objs.append(obj)
+    objs.sort(key=lambda o: not isinstance(o, Stream))   # stable: keeps newest-first order
+    for obj in objs:
+        if at_exit:
+            try:
+                obj.close()
+            except Exception as exc:   # at exit: report and keep going
+                _log.warning("ascend_engine: closing %r at exit failed: %s", obj, exc)
+        else:
+            obj.close()
 
 
 def backend():
@@ -301,12 +317,7 @@ cdef class Resource:
         cdef Resource child
         if self._closed:
             return
-        for serial in sorted(self._children, reverse=True):
-            ref = self._children.get(serial)
-            obj = ref() if ref is not None else None
-            if obj is not None:
-                child = obj
-                child.close()
+        _close_all(self._children)
         self._children.clear()
         try:
             if _api_ptr is not NULL:
@@ -748,6 +759,8 @@ cdef class DeviceBuffer(Resource):
         else:
             keep = _host_view(src, False, &v)
             kind = ACL_MEMCPY_HOST_TO_DEVICE
+            if isinstance(src, HostBuffer):
+                keep = src   # an object, not a view: close() stays possible once streams are done
         dst = <char *>self._ptr + offset
         dmax = self.nbytes - offset
         if stream is None:
@@ -784,6 +797,8 @@ cdef class DeviceBuffer(Resource):
             out = numpy.empty(count // dt.itemsize, dtype=dt)
         keep = _host_view(out, True, &v)
         src = <const char *>self._ptr + offset
+        if isinstance(out, HostBuffer):
+            keep = out
         if stream is None:
             with nogil:
                 rc = _api_ptr.aclrtMemcpy(v.ptr, v.nbytes, src, count, ACL_MEMCPY_DEVICE_TO_HOST)
@@ -794,7 +809,7 @@ cdef class DeviceBuffer(Resource):
                   b"aclrtMemcpyAsync")
             (<Stream>stream)._keep(keep)
             (<Stream>stream)._keep(self)
-        return out if isinstance(out, numpy.ndarray) else numpy.asarray(keep)
+        return out if isinstance(out, numpy.ndarray) else numpy.asarray(out)
 
     def fill(self, int value, stream=None):
         """Set every byte to ``value`` (0-255); with a stream, queued."""

@@ -86,6 +86,15 @@ def _dtype_name(dtype):
     return name
 
 
+def _check_name(where, what, name):
+    """Names are 1..127 bytes of UTF-8 without control characters (they end up in C strings and messages)."""
+    name = str(name)
+    encoded = name.encode()
+    if not 1 <= len(encoded) <= MAX_NAME or any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+        raise GraphError(f"{where}: {what} {name!r} must be 1..{MAX_NAME} bytes of UTF-8 without control characters")
+    return name
+
+
 def _shape_str(shape):
     return "(" + ", ".join("batch" if d == -1 else str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
 
@@ -183,10 +192,7 @@ class Graph:
     """
 
     def __init__(self, name="model"):
-        name = str(name)
-        if not 1 <= len(name.encode()) <= MAX_NAME:
-            raise GraphError(f"Graph: name must be 1..{MAX_NAME} bytes, got {len(name.encode())}")
-        self.name = name
+        self.name = _check_name("Graph", "name", name)
         self.tensors = []
         self.ops = []
         self.inputs = []
@@ -212,9 +218,7 @@ class Graph:
             name = f"{base}_{len(self.tensors)}"
             while name in self._names:
                 name += "_"
-        encoded = name.encode()
-        if not 1 <= len(encoded) <= MAX_NAME or b"\0" in encoded:
-            raise GraphError(f"{where}: tensor name {name!r} must be 1..{MAX_NAME} bytes without NUL")
+        name = _check_name(where, "tensor name", name)
         if name in self._names:
             raise GraphError(f"{where}: tensor name {name!r} is already used in graph {self.name!r}")
         self._names.add(name)
@@ -490,10 +494,7 @@ class Graph:
     def output(self, name, tensor, format=None):
         """Declare a model output named ``name``; ``format`` defaults to the tensor's."""
         self._check("output", tensor)
-        name = str(name)
-        encoded = name.encode()
-        if not 1 <= len(encoded) <= MAX_NAME or b"\0" in encoded:
-            raise GraphError(f"output: name {name!r} must be 1..{MAX_NAME} bytes without NUL")
+        name = _check_name("output", "name", name)
         if any(n == name for n, _, _ in self.outputs):
             raise GraphError(f"output: an output named {name!r} already exists")
         fmt = tensor.format if format is None else format
@@ -684,7 +685,7 @@ def _evaluate(op, args, out_dtype):
                 r = np.sum(x.astype(np.int64), axis=axes, keepdims=keep)
         else:  # pragma: no cover - every opcode is handled above
             raise GraphError(f"reference: unknown op {kind!r}")
-    return np.ascontiguousarray(np.asarray(r).astype(out_dtype))
+    return np.array(np.asarray(r).astype(out_dtype), order="C")  # keeps 0-d (ascontiguousarray would not)
 
 
 def reference(graph, feeds):

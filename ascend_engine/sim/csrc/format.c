@@ -81,6 +81,30 @@ static int in_range(uint64_t off, uint64_t len, uint64_t size)
     return off <= size && len <= size - off;
 }
 
+/* Well-formed UTF-8 without control characters: names end up in messages
+ * and in callers' strings, which must be able to decode them. */
+static int name_ok(const unsigned char *s, uint32_t len)
+{
+    for (uint32_t i = 0; i < len;) {
+        unsigned char c = s[i];
+        uint32_t n = c < 0x80 ? 0 : (c & 0xe0) == 0xc0 ? 1 : (c & 0xf0) == 0xe0 ? 2 : (c & 0xf8) == 0xf0 ? 3 : 4;
+        if (n == 4 || (n == 1 && c < 0xc2) || (n == 3 && c > 0xf4) || i + n >= len + (n ? 0 : 1))
+            return 0;
+        if (n == 0 && (c < 0x20 || c == 0x7f))
+            return 0;
+        uint32_t cp = n == 0 ? c : n == 1 ? (c & 0x1fu) : n == 2 ? (c & 0x0fu) : (c & 0x07u);
+        for (uint32_t k = 1; k <= n; k++) {
+            if ((s[i + k] & 0xc0) != 0x80)
+                return 0;
+            cp = cp << 6 | (s[i + k] & 0x3fu);
+        }
+        if ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+            return 0;
+        i += n + 1;
+    }
+    return 1;
+}
+
 /* Copy a name out of the string table; returns 0 if invalid. */
 static int read_name(const unsigned char *base, uint64_t strings_off, uint64_t strings_size,
                      uint32_t off, uint32_t len, char *out)
@@ -88,9 +112,8 @@ static int read_name(const unsigned char *base, uint64_t strings_off, uint64_t s
     if (len < 1 || len > SIM_MAX_NAME || !in_range(off, len, strings_size))
         return 0;
     const unsigned char *s = base + strings_off + off;
-    for (uint32_t i = 0; i < len; i++)
-        if (s[i] == 0)
-            return 0;
+    if (!name_ok(s, len))
+        return 0;
     memcpy(out, s, len);
     out[len] = 0;
     return 1;
@@ -463,7 +486,7 @@ aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_mod
         PARSE_FAIL("latency_us / latency_per_item_us at bytes 120/128 must be within 0..6e7");
     if (!read_name(b, str_off, str_size, name_off, name_len, m->name))
         PARSE_FAIL("model name (string %u+%u, header byte 44) is empty, too long, outside the string table or "
-                   "contains NUL", name_off, name_len);
+                   "is not UTF-8 text without control characters", name_off, name_len);
 
     uint64_t max_gear = 1;
     for (uint32_t i = 0; i < m->n_gears; i++) {
@@ -493,7 +516,7 @@ aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_mod
         uint64_t at = tensor_off + (uint64_t)i * SIM_TENSOR_RECORD;
         sim_tensor *t = &m->tensors[i];
         if (!read_name(b, str_off, str_size, rd32(r), rd32(r + 4), t->name))
-            PARSE_FAIL("tensor %u (record at byte %" PRIu64 "): bad name reference", i, at);
+            PARSE_FAIL("tensor %u (record at byte %" PRIu64 "): bad name reference (outside the string table, empty, longer than 127 bytes or not UTF-8 text)", i, at);
         t->dtype = (aclDataType)(int32_t)rd32(r + 8);
         t->format = (aclFormat)(int32_t)rd32(r + 12);
         t->kind = rd32(r + 16);

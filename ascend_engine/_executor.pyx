@@ -159,6 +159,7 @@ cdef class Engine:
     cdef list _cancelled       # (begin, end, message) of requests lost to failures
     cdef object _input_specs   # [(name, dtype, trailing shape)]
     cdef object _output_specs
+    cdef list _owned_models    # models loaded for this engine, unloaded by close()
     # C copies of the plan, alive as long as the engine
     cdef ae_tensor_plan *_tensors
     cdef ae_node_plan *_nodes
@@ -168,13 +169,14 @@ cdef class Engine:
     def __cinit__(self):
         self._engine = NULL
 
-    def __init__(self, plan, *, bint _unsafe_skip_waits=False):
+    def __init__(self, plan, *, owned_models=(), bint _unsafe_skip_waits=False):
         cdef const ae_acl_api *t = api()
         cdef ae_plan p
         cdef ae_error err
         cdef ae_engine *engine = NULL
         cdef int rc
         self.plan = plan
+        self._owned_models = list(owned_models)
         self._lock = threading.Lock()
         self._cancelled = []
         self._device = Device(plan.device)
@@ -278,6 +280,9 @@ cdef class Engine:
                 with nogil:
                     ae_engine_destroy(engine)
                 self._free_plan()
+                for m in self._owned_models:
+                    m.close()
+                self._owned_models = []
                 self._device.close()
 
     def __dealloc__(self):

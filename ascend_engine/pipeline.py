@@ -65,7 +65,7 @@ class _Node:
     outputs: list = field(default_factory=list)
     device: int | None = None
     stream: object = None
-    owns_model: bool = False   # loaded from a path by the pipeline, closed with it
+    path: str | None = None    # model file loaded per engine at compile()
 
 
 @dataclass
@@ -220,14 +220,9 @@ class Pipeline:
         # The output specs are needed now (to return handles), so a path is
         # loaded here; compile() reuses the loaded model.
         if not _is_model(node.model):
-            from ascend_engine import Model
-
-            device = self.device if node.device is None else node.device
-            try:
-                node.model = Model.load(node.model, device=device)
-            except Exception as exc:
-                raise PipelineError(f"model node {node.name!r}: {exc}") from exc
-            node.owns_model = True
+            node.path = node.model
+            node.model = _describe_file(node.path, self.device if node.device is None else node.device,
+                                        node.name)
         for spec in node.model.outputs:
             node.outputs.append(self._new_tensor(f"{node.name}.{spec.name}", spec.dtype, spec.shape))
 
@@ -272,18 +267,35 @@ class Pipeline:
         )
 
     def compile(self, depth: int = 4, streams: str = "per-model", profile: bool = False,
-                timeout: float | None = 60.0):
+                timeout: float | None = 60.0, _unsafe_skip_waits: bool = False):
         """Validate, plan and create everything once; returns an :class:`Engine`.
 
         ``depth`` requests may be in flight at once (one slot each);
         ``streams="single"`` runs copies and models on one stream, for
         comparison; ``profile`` times every node with timing events;
         ``timeout`` (seconds, None = forever) bounds the wait for one request.
+        (``_unsafe_skip_waits`` drops the cross-stream event waits: only for
+        tests proving that a missing dependency is caught.)
         """
+        from ascend_engine import Model
         from ascend_engine._executor import Engine
 
         plan = self.plan(depth=depth, streams=streams, profile=profile, timeout=timeout)
-        return Engine(plan)
+        # Every engine loads its own instance of a model given by path, so
+        # engines compiled from one pipeline never share an executing model.
+        loaded = []
+        try:
+            by_name = {n.name: n for n in self._nodes}
+            for plan_node in plan.nodes:
+                node = by_name[plan_node.name]
+                if node.path is not None:
+                    plan_node.model = Model.load(node.path, device=node.model.device_id)
+                    loaded.append(plan_node.model)
+            return Engine(plan, owned_models=loaded, _unsafe_skip_waits=_unsafe_skip_waits)
+        except BaseException:
+            for m in loaded:
+                m.close()
+            raise
 
     # ---- validation helpers ---------------------------------------------------
 
@@ -413,6 +425,30 @@ class Pipeline:
         for h in self._inputs:
             if not tensors[h.index].readers:
                 raise PipelineError(f"input {h.name!r} is not used by any model or output")
+
+
+@dataclass(frozen=True)
+class ModelDescription:
+    """What planning needs from a model file, read once (the model is not kept loaded)."""
+
+    path: str
+    inputs: tuple
+    outputs: tuple
+    batch_sizes: tuple
+    dynamic_index: int
+    dynamic_nbytes: int
+    device_id: int
+
+
+def _describe_file(path, device, node_name) -> ModelDescription:
+    from ascend_engine import Model
+
+    try:
+        with Model.load(path, device=device) as m:
+            return ModelDescription(str(path), m.inputs, m.outputs, m.batch_sizes, m.dynamic_index,
+                                    m.dynamic_nbytes, m.device_id)
+    except Exception as exc:
+        raise PipelineError(f"model node {node_name!r}: {exc}") from exc
 
 
 def _is_model(obj) -> bool:

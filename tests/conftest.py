@@ -8,7 +8,19 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # Tests run on the AscendCL simulator unless told otherwise.
 os.environ.setdefault("ASCEND_ENGINE_BACKEND", "sim")
 
+from helpers.scale import stress_scale  # noqa: E402,F401  (kept importable from conftest)
 
-def stress_scale():
-    """Multiplier for randomized stress loops (AE_STRESS_SCALE, default 1)."""
-    return max(1, int(os.environ.get("AE_STRESS_SCALE", "1")))
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture
+def sim_faults():
+    """Set simulator fault rules for one test: ``sim_faults("task:execute@3=507011")``.
+
+    The rules are cleared after the test, whatever happened.
+    """
+    from helpers import simlib
+
+    yield simlib.set_faults
+    simlib.set_faults(None)

@@ -125,3 +125,14 @@ def run_python(code, env=None, timeout=120):
         text=True,
         timeout=timeout,
     )
+
+
+def set_faults(spec):
+    """Replace the simulator's fault rules (aeSimSetFaults); None or "" clears them."""
+    lib = load()
+    fn = lib.aeSimSetFaults
+    fn.argtypes = [ctypes.c_char_p]
+    fn.restype = ctypes.c_int
+    rc = fn(spec.encode() if spec else None)
+    if rc != 0:
+        raise ValueError(f"aeSimSetFaults({spec!r}) -> {rc}: {recent_error(lib)}")

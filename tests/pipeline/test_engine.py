@@ -10,10 +10,10 @@ import threading
 import numpy as np
 import pytest
 from conftest import GEARS, WIDTH, chain_reference, dense, joiner
+from helpers.scale import scaled
 
 import ascend_engine as ae
 from ascend_engine import sim
-from helpers.scale import scaled
 
 
 def chain_pipeline(models, depth=4, **kw):
@@ -63,7 +63,8 @@ def test_run_batch_splits_and_concatenates_in_order(chain_models, depth):
 
 
 def diamond(build, latencies, depth, **kw):
-    a, b, c = (build(dense(20 + i, act="tanh"), f"d{i}", latency_us=lat) for i, lat in enumerate(latencies[:3]))
+    a, b, c = (build(dense(20 + i, act="tanh"), f"d{i}", latency_us=lat)
+               for i, lat in enumerate(latencies[:3]))
     d = build(joiner(30), "join", latency_us=latencies[3])
     pipe = ae.Pipeline(device=0)
     x = pipe.input("x", "float32", (-1, WIDTH))

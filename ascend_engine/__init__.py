@@ -42,9 +42,9 @@ except ImportError as _exc:  # pragma: no cover - only without a build
         f"(original error: {_exc})"
     ) from _exc
 
+from ascend_engine._executor import Engine, EngineError  # noqa: E402
 from ascend_engine._model import Model, TensorSpec  # noqa: E402
 from ascend_engine.pipeline import Pipeline, PipelineError  # noqa: E402
-from ascend_engine._executor import Engine, EngineError  # noqa: E402
 
 __version__ = "0.1.0"
 

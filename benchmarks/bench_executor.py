@@ -1,0 +1,326 @@
+"""Executor benchmarks: every figure a ratio measured side by side in one run.
+
+Run:  python -m pytest benchmarks/bench_executor.py -o python_files='bench_*.py' --benchmark-only -q -s
+
+* host overhead: a 3-model chain of tiny zero-latency simulator models; the
+  calling thread's CPU time per request (time.thread_time / the thread CPU
+  clock) for (a) Engine.run_batch, (b) the same AscendCL call sequence from
+  a Python loop through ctypes, (c) the same sequence from a C loop compiled
+  for the benchmark (native/chain_loop.c).  Targets: a <= 1.25 c, b >= 5 a.
+* pipeline efficiency: models with device latencies 2, 3, 1 ms; throughput of
+  run_batch against the bound 1 / 3 ms, and against streams="single".
+  Target: >= 0.95 of the bound.
+* GIL: a pure-Python thread's speed while run_batch runs, against its solo
+  speed.  Target: >= 0.90.
+* memory: device memory and process RSS over 100 000 requests after warm-up.
+  Target: growth < 1 MiB.
+
+Ratios go to the benchmark's extra_info and are printed; none is asserted.
+"""
+
+import ctypes
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(REPO, "tests"))
+
+import ascend_engine as ae  # noqa: E402
+from ascend_engine import sim  # noqa: E402
+from helpers import simlib  # noqa: E402
+
+WIDTH = 16
+BATCH = 4
+GEARS = (1, 2, 4, 8)
+
+
+def dense_model(path, seed, latency_us=0):
+    rng = np.random.default_rng(seed)
+    g = sim.Graph(f"bench{seed}")
+    x = g.input("x", "float32", (-1, WIDTH))
+    w = (rng.standard_normal((WIDTH, WIDTH)) / 4).astype(np.float32)
+    g.output("y", g.relu(g.matmul(x, g.const(w))))
+    g.save(str(path), batch_sizes=GEARS, latency_us=latency_us)
+    return str(path)
+
+
+def chain_engine(paths, depth, **kw):
+    pipe = ae.Pipeline(device=0)
+    h = pipe.input("x", "float32", (-1, WIDTH))
+    for i, p in enumerate(paths):
+        h = pipe.model(p, h, name=f"m{i}")
+    pipe.output("y", h)
+    return pipe.compile(depth=depth, **kw)
+
+
+def report(benchmark, title, figures):
+    benchmark.extra_info.update(figures)
+    print(f"\n{title}")
+    for k, v in figures.items():
+        print(f"  {k}: {v:.4g}" if isinstance(v, float) else f"  {k}: {v}")
+
+
+# ---- host overhead ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tiny_chain(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("tiny")
+    return [dense_model(folder / f"t{i}.om", i) for i in range(3)]
+
+
+@pytest.fixture(scope="module")
+def c_loop(tmp_path_factory):
+    """The hand-written C loop, compiled against our acl.h and the simulator."""
+    out = tmp_path_factory.mktemp("native") / "chain_loop.so"
+    libdir = os.path.dirname(simlib.library_path())
+    subprocess.run(
+        ["gcc", "-O2", "-shared", "-fPIC", "-I", os.path.join(REPO, "include"),
+         os.path.join(HERE, "native", "chain_loop.c"), "-o", str(out),
+         f"-L{libdir}", "-lascendcl_sim", f"-Wl,-rpath,{libdir}"],
+        check=True,
+    )
+    lib = ctypes.CDLL(str(out))
+    lib.chain_loop.restype = ctypes.c_longlong
+    lib.chain_loop.argtypes = [ctypes.POINTER(ctypes.c_char_p), ctypes.c_int, ctypes.c_int,
+                               ctypes.c_int, ctypes.c_int]
+    return lib
+
+
+def run_c_loop(lib, paths, depth, n):
+    arr = (ctypes.c_char_p * len(paths))(*[p.encode() for p in paths])
+    ns = lib.chain_loop(arr, len(paths), depth, n, BATCH)
+    assert ns >= 0, "chain_loop failed"
+    return ns / 1e9 / n
+
+
+class CtypesChain:
+    """The engine's per-request AscendCL sequence, issued from Python via ctypes
+    (how pyACL-style scripts drive the NPU)."""
+
+    def __init__(self, paths, depth):
+        L = self.lib = simlib.load()
+        self.depth = depth
+        ids, self.descs, self.dyn = [], [], []
+        for p in paths:
+            mid = ctypes.c_uint32()
+            assert L.aclmdlLoadFromFile(p.encode(), ctypes.byref(mid)) == 0
+            d = L.aclmdlCreateDesc()
+            assert L.aclmdlGetDesc(d, mid.value) == 0
+            idx = ctypes.c_size_t()
+            assert L.aclmdlGetInputIndexByName(d, b"ascend_mbatch_shape_data", ctypes.byref(idx)) == 0
+            ids.append(mid.value)
+            self.descs.append(d)
+            self.dyn.append(idx.value)
+        self.ids = ids
+
+        def stream():
+            s = ctypes.c_void_p()
+            assert L.aclrtCreateStream(ctypes.byref(s)) == 0
+            return s.value
+
+        def malloc(n):
+            p = ctypes.c_void_p()
+            assert L.aclrtMalloc(ctypes.byref(p), n, 0) == 0
+            return p.value
+
+        def event():
+            e = ctypes.c_void_p()
+            assert L.aclrtCreateEventWithFlag(ctypes.byref(e), 1) == 0
+            return e.value
+
+        self.copy_in, self.copy_out = stream(), stream()
+        self.streams = [stream() for _ in ids]
+        self.row = WIDTH * 4
+        self.slots = []
+        self.owned = []
+        for _ in range(depth):
+            tensors = [malloc(L.aclmdlGetInputSizeByIndex(self.descs[0], 0))]
+            ins, outs, done_ev = [], [], []
+            for m, d in enumerate(self.descs):
+                tensors.append(malloc(L.aclmdlGetOutputSizeByIndex(d, 0)))
+                dyn_size = L.aclmdlGetInputSizeByIndex(d, self.dyn[m])
+                dyn = malloc(dyn_size)
+                i_set, o_set = L.aclmdlCreateDataset(), L.aclmdlCreateDataset()
+                for ds, ptr, size in ((i_set, tensors[m], L.aclmdlGetInputSizeByIndex(d, 0)),
+                                      (i_set, dyn, dyn_size),
+                                      (o_set, tensors[m + 1], L.aclmdlGetOutputSizeByIndex(d, 0))):
+                    buf = L.aclCreateDataBuffer(ptr, size)
+                    assert L.aclmdlAddDatasetBuffer(ds, buf) == 0
+                ins.append(i_set)
+                outs.append(o_set)
+                done_ev.append(event())
+                self.owned.append(dyn)
+            host_in, host_out = ctypes.c_void_p(), ctypes.c_void_p()
+            assert L.aclrtMallocHost(ctypes.byref(host_in), self.row * BATCH) == 0
+            assert L.aclrtMallocHost(ctypes.byref(host_out), self.row * BATCH) == 0
+            self.slots.append(dict(t=tensors, ins=ins, outs=outs, node_done=done_ev, ready=event(),
+                                   done=event(), host_in=host_in.value, host_out=host_out.value, busy=False))
+        self.user_in = np.zeros((BATCH, WIDTH), np.float32)
+        self.user_out = np.zeros((BATCH, WIDTH), np.float32)
+
+    def run(self, n):
+        """Thread CPU seconds per request for n requests."""
+        L, depth, nbytes = self.lib, self.depth, self.row * BATCH
+        memmove = ctypes.memmove
+        start = time.thread_time()
+        for r in range(n):
+            s = self.slots[r % depth]
+            if s["busy"]:
+                assert L.aclrtSynchronizeEvent(s["done"]) == 0
+                memmove(self.user_out.ctypes.data, s["host_out"], nbytes)
+            memmove(s["host_in"], self.user_in.ctypes.data, nbytes)
+            assert L.aclrtMemcpyAsync(s["t"][0], nbytes, s["host_in"], nbytes, 1, self.copy_in) == 0
+            assert L.aclrtRecordEvent(s["ready"], self.copy_in) == 0
+            for m, mid in enumerate(self.ids):
+                st = self.streams[m]
+                assert L.aclrtStreamWaitEvent(st, s["ready"] if m == 0 else s["node_done"][m - 1]) == 0
+                assert L.aclmdlSetDynamicBatchSize(mid, s["ins"][m], self.dyn[m], BATCH) == 0
+                assert L.aclmdlExecuteAsync(mid, s["ins"][m], s["outs"][m], st) == 0
+                assert L.aclrtRecordEvent(s["node_done"][m], st) == 0
+            assert L.aclrtStreamWaitEvent(self.copy_out, s["node_done"][-1]) == 0
+            assert L.aclrtMemcpyAsync(s["host_out"], nbytes, s["t"][-1], nbytes, 2, self.copy_out) == 0
+            assert L.aclrtRecordEvent(s["done"], self.copy_out) == 0
+            s["busy"] = True
+        for s in self.slots:
+            if s["busy"]:
+                assert L.aclrtSynchronizeEvent(s["done"]) == 0
+                memmove(self.user_out.ctypes.data, s["host_out"], nbytes)
+                s["busy"] = False
+        return (time.thread_time() - start) / n
+
+
+def test_host_overhead(benchmark, tiny_chain, c_loop):
+    depth, n, rounds = 8, 4000, 5
+    engine = chain_engine(tiny_chain, depth)
+    dev = ae.Device(0)
+    dev.make_current()
+    py = CtypesChain(tiny_chain, depth)
+    x = np.random.default_rng(0).standard_normal((n * BATCH, WIDTH)).astype(np.float32)
+
+    def engine_round():
+        t0 = time.thread_time()
+        engine.run_batch({"x": x}, batch_size=BATCH)
+        return (time.thread_time() - t0) / n
+
+    engine_round()
+    run_c_loop(c_loop, tiny_chain, depth, 500)
+    py.run(200)
+    a, b, c = [], [], []
+    for _ in range(rounds):   # interleaved, so a noisy moment hits all three
+        c.append(run_c_loop(c_loop, tiny_chain, depth, n))
+        a.append(engine_round())
+        b.append(py.run(n // 4))
+    benchmark.pedantic(engine_round, rounds=3, iterations=1)
+    a_us, b_us, c_us = (statistics.median(v) * 1e6 for v in (a, b, c))
+    report(benchmark, "host CPU per request (3-model chain, zero device latency)", {
+        "engine_us": a_us, "ctypes_loop_us": b_us, "c_loop_us": c_us,
+        "engine_over_c": a_us / c_us, "ctypes_over_engine": b_us / a_us,
+    })
+    engine.close()
+
+
+# ---- pipeline efficiency ---------------------------------------------------------
+
+
+def test_pipeline_efficiency(benchmark, tmp_path):
+    paths = [dense_model(tmp_path / f"lat{i}.om", 10 + i, latency_us=lat)
+             for i, lat in enumerate((2000, 3000, 1000))]
+    n = 300
+    x = np.ones((n * BATCH, WIDTH), np.float32)
+    results = {}
+    for label, kw in (("pipelined", dict(depth=8)), ("single_stream", dict(depth=8, streams="single")),
+                      ("depth1", dict(depth=1))):
+        with chain_engine(paths, **kw) as engine:
+            engine.run_batch({"x": x[: 8 * BATCH]}, batch_size=BATCH)   # warm-up
+            t0 = time.perf_counter()
+            engine.run_batch({"x": x}, batch_size=BATCH)
+            results[label] = n / (time.perf_counter() - t0)
+    with chain_engine(paths, depth=8) as engine:
+        benchmark.pedantic(engine.run_batch, args=({"x": x[: 40 * BATCH]},), kwargs={"batch_size": BATCH},
+                           rounds=3, iterations=1)
+    bound = 1 / 3e-3
+    report(benchmark, "throughput, models of 2 / 3 / 1 ms", {
+        "pipelined_req_s": results["pipelined"], "bound_req_s": bound,
+        "pipelined_over_bound": results["pipelined"] / bound,
+        "single_stream_req_s": results["single_stream"], "depth1_req_s": results["depth1"],
+        "pipelined_over_single": results["pipelined"] / results["single_stream"],
+    })
+
+
+# ---- GIL -------------------------------------------------------------------------------
+
+
+def test_gil_released_during_run_batch(benchmark, tmp_path):
+    paths = [dense_model(tmp_path / f"g{i}.om", 20 + i, latency_us=lat)
+             for i, lat in enumerate((1000, 1500, 500))]
+    x = np.ones((200 * BATCH, WIDTH), np.float32)
+
+    def spin(stop, counter):
+        k = 0
+        while not stop.is_set():
+            k += 1
+        counter.append(k)
+
+    def python_rate(seconds=None, during=None):
+        stop, counter = threading.Event(), []
+        t = threading.Thread(target=spin, args=(stop, counter))
+        t0 = time.perf_counter()
+        t.start()
+        if during is not None:
+            during()
+        else:
+            time.sleep(seconds)
+        stop.set()
+        t.join()
+        return counter[0] / (time.perf_counter() - t0)
+
+    with chain_engine(paths, depth=8) as engine:
+        engine.run_batch({"x": x[:32]}, batch_size=BATCH)
+        ratios = []
+        for _ in range(3):
+            solo = python_rate(seconds=0.3)
+            busy = python_rate(during=lambda: engine.run_batch({"x": x}, batch_size=BATCH))
+            ratios.append(busy / solo)
+        benchmark.pedantic(engine.run_batch, args=({"x": x[:80]},), kwargs={"batch_size": BATCH},
+                           rounds=2, iterations=1)
+    report(benchmark, "pure-Python thread speed while run_batch runs", {
+        "python_speed_ratio": statistics.median(ratios),
+    })
+
+
+# ---- memory ----------------------------------------------------------------------------
+
+
+def rss_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def test_memory_flat_over_many_requests(benchmark, tiny_chain):
+    n = 100_000
+    x = np.ones((n, WIDTH), np.float32)
+    with ae.Device(0) as dev, chain_engine(tiny_chain, depth=8) as engine:
+        # warm-up at full size, twice: the allocator settles on where the
+        # output arrays (6.4 MB each) live before anything is measured
+        for _ in range(2):
+            engine.run_batch({"x": x}, batch_size=1)
+        dev_before, rss_before = dev.memory_info().free, rss_bytes()
+
+        def one_pass():
+            engine.run_batch({"x": x}, batch_size=1)   # result dropped at once
+
+        benchmark.pedantic(one_pass, rounds=1, iterations=1)
+        dev_after, rss_after = dev.memory_info().free, rss_bytes()
+    report(benchmark, f"memory over {n} requests after warm-up", {
+        "device_growth_bytes": dev_before - dev_after,
+        "rss_growth_bytes": rss_after - rss_before,
+    })

@@ -245,6 +245,8 @@ def test_float16_helpers(lib):
                  np.float32),
     ]).astype(np.float32)
     got = np.array([lib.aclFloatToFloat16(float(f)) for f in floats], np.uint16)
-    np.testing.assert_array_equal(got, floats.astype(np.float16).view(np.uint16))
+    with np.errstate(over="ignore"):   # numpy warns on the values that round to inf
+        want16 = floats.astype(np.float16).view(np.uint16)
+    np.testing.assert_array_equal(got, want16)
     assert np.isnan(lib.aclFloat16ToFloat(lib.aclFloatToFloat16(float("nan"))))
     assert [lib.aclDataTypeSize(t) for t in (0, 1, 3, 4, 9, 12, 13)] == [4, 2, 4, 1, 8, 1, 0]

@@ -187,19 +187,16 @@ def test_cast(lib, src):
             a = np.clip(a, -2000, 2000).astype(src)
     feeds = {"x": a}
     want = sim.reference(g, feeds)
-    got = mdl.run(mdl_lib := lib, g, feeds, batch_sizes=(3,))
-    del mdl_lib
+    got = mdl.run(lib, g, feeds, batch_sizes=(3,))
     for k in want:
         assert got[k].dtype == want[k].dtype
         np.testing.assert_array_equal(got[k], want[k], err_msg=f"{src}->{k}")
 
 
-@pytest.mark.parametrize("op", ["mean", "sum"])
-@pytest.mark.parametrize("dtype", ["float32", "float16", "int32", "int64"])
+@pytest.mark.parametrize("op,dtype", [("mean", "float32"), ("mean", "float16"), ("sum", "float32"),
+                                      ("sum", "float16"), ("sum", "int32"), ("sum", "int64")])
 @pytest.mark.parametrize("keepdims", [False, True])
 def test_reductions(lib, op, dtype, keepdims):
-    if op == "mean" and dtype.startswith("int"):
-        pytest.skip("mean is float-only")
     rng = np.random.default_rng(10)
     g = sim.Graph("red")
     x = g.input("x", dtype, (-1, 3, 4, 5))

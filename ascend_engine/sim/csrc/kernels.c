@@ -2,14 +2,16 @@
  * kernels.c -- float32 kernels (float16 through float32 copies), integer
  * elementwise ops, and layout ops that move bytes of any dtype.
  *
- * Matmul is cache-blocked (K by KC, N by NC) around 4x16 / 4x8 / 1x16 / 1x8
- * register tiles written with GCC vector extensions, so the inner loops are
- * vector code at -O2 whatever the cost model.  On x86-64 the same body is
+ * Matmul is cache-blocked (K by KC, N by NC), packs each B block into
+ * 16-column strips, and runs 4x16 / 4x8 register tiles written with GCC
+ * vector extensions (leftover rows stream B row by row), so the inner loops
+ * are vector code at -O2 whatever the cost model.  On x86-64 the same body is
  * also compiled for AVX2+FMA and chosen at run time when the CPU has it.
  */
 #include "kernels.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sim.h"
@@ -33,7 +35,7 @@ typedef float v8f __attribute__((vector_size(32)));
 
 enum { KC = 256, NC = 256 };
 
-/* C[R rows, 8*V cols] += A[R, kc] @ B[kc, 8*V] for R in {1, 4}, V in {1, 2}. */
+/* C[4 rows, 16 or 8 cols] += A[4, kc] @ B[kc, 16 or 8]: accumulators stay in registers. */
 static AI void tile_4x16(size_t kc, const float *restrict A, size_t lda, const float *restrict B, size_t ldb,
                          float *restrict C, size_t ldc)
 {
@@ -74,41 +76,39 @@ static AI void tile_4x8(size_t kc, const float *restrict A, size_t lda, const fl
     ST8(C, c0); ST8(C + ldc, c1); ST8(C + 2 * ldc, c2); ST8(C + 3 * ldc, c3);
 }
 
-static AI void tile_1x16(size_t kc, const float *restrict A, const float *restrict B, size_t ldb, float *restrict C)
+/* One row of A against a block of B, streaming B's rows (contiguous) into a
+ * C row that stays in L1: the shape of GEMV, where tiles would walk B by column. */
+static AI void row_axpy(size_t kc, const float *restrict a, const float *restrict B, size_t ldb,
+                        float *restrict c, size_t width)
 {
-    v8f c0, c1, d0 = {0}, d1 = {0};
-    LD8(c0, C); LD8(c1, C + 8);
-    size_t k = 0;
-    for (; k + 2 <= kc; k += 2) {   /* two chains: hide the add latency */
-        v8f b0, b1, e0, e1;
-        LD8(b0, B + k * ldb); LD8(b1, B + k * ldb + 8);
-        LD8(e0, B + (k + 1) * ldb); LD8(e1, B + (k + 1) * ldb + 8);
-        c0 += A[k] * b0; c1 += A[k] * b1;
-        d0 += A[k + 1] * e0; d1 += A[k + 1] * e1;
+    size_t w8 = width / 8 * 8;
+    for (size_t k = 0; k < kc; k++) {
+        const float *b = B + k * ldb;
+        float av = a[k];
+        for (size_t j = 0; j < w8; j += 8) {
+            v8f bv, cv;
+            LD8(bv, b + j);
+            LD8(cv, c + j);
+            cv += av * bv;
+            ST8(c + j, cv);
+        }
+        for (size_t j = w8; j < width; j++)
+            c[j] += av * b[j];
     }
-    for (; k < kc; k++) {
-        v8f b0, b1;
-        LD8(b0, B + k * ldb); LD8(b1, B + k * ldb + 8);
-        c0 += A[k] * b0; c1 += A[k] * b1;
-    }
-    c0 += d0; c1 += d1;
-    ST8(C, c0); ST8(C + 8, c1);
 }
 
-static AI void tile_1x8(size_t kc, const float *restrict A, const float *restrict B, size_t ldb, float *restrict C)
+/* Copy B[0:kc, 0:w16] into 16-column strips, each kc x 16 contiguous, so the
+ * 4x16 tile reads B sequentially. */
+static AI void pack_b(size_t kc, size_t w16, const float *restrict B, size_t ldb, float *restrict P)
 {
-    v8f c0;
-    LD8(c0, C);
-    for (size_t k = 0; k < kc; k++) {
-        v8f b0;
-        LD8(b0, B + k * ldb);
-        c0 += A[k] * b0;
-    }
-    ST8(C, c0);
+    for (size_t j = 0; j < w16; j += 16)
+        for (size_t k = 0; k < kc; k++)
+            memcpy(P + j * kc + k * 16, B + k * ldb + j, 16 * sizeof(float));
 }
 
 static AI void gemm_body(size_t M, size_t N, size_t K, const float *restrict A, size_t lda,
-                         const float *restrict B, size_t ldb, float *restrict C, size_t ldc)
+                         const float *restrict B, size_t ldb, float *restrict C, size_t ldc,
+                         float *restrict pack)
 {
     for (size_t i = 0; i < M; i++)
         memset(C + i * ldc, 0, N * sizeof(float));
@@ -116,72 +116,72 @@ static AI void gemm_body(size_t M, size_t N, size_t K, const float *restrict A, 
         size_t kc = K - k0 < KC ? K - k0 : KC;
         for (size_t j0 = 0; j0 < N; j0 += NC) {
             size_t jend = N - j0 < NC ? N : j0 + NC;
+            const float *bblk = B + k0 * ldb;
+            size_t w16 = (jend - j0) / 16 * 16;
             size_t i = 0;
+            if (pack && M >= 4 && w16)
+                pack_b(kc, w16, bblk + j0, ldb, pack);
             for (; i + 4 <= M; i += 4) {
                 const float *a = A + i * lda + k0;
                 float *c = C + i * ldc;
                 size_t j = j0;
-                for (; j + 16 <= jend; j += 16)
-                    tile_4x16(kc, a, lda, B + k0 * ldb + j, ldb, c + j, ldc);
+                if (pack) {
+                    for (; j + 16 <= j0 + w16; j += 16)
+                        tile_4x16(kc, a, lda, pack + (j - j0) * kc, 16, c + j, ldc);
+                } else {
+                    for (; j + 16 <= jend; j += 16)
+                        tile_4x16(kc, a, lda, bblk + j, ldb, c + j, ldc);
+                }
                 for (; j + 8 <= jend; j += 8)
-                    tile_4x8(kc, a, lda, B + k0 * ldb + j, ldb, c + j, ldc);
+                    tile_4x8(kc, a, lda, bblk + j, ldb, c + j, ldc);
                 for (; j < jend; j++)
                     for (size_t r = 0; r < 4; r++) {
                         float s = c[r * ldc + j];
                         for (size_t k = 0; k < kc; k++)
-                            s += a[r * lda + k] * B[(k0 + k) * ldb + j];
+                            s += a[r * lda + k] * bblk[k * ldb + j];
                         c[r * ldc + j] = s;
                     }
             }
-            for (; i < M; i++) {
-                const float *a = A + i * lda + k0;
-                float *c = C + i * ldc;
-                size_t j = j0;
-                for (; j + 16 <= jend; j += 16)
-                    tile_1x16(kc, a, B + k0 * ldb + j, ldb, c + j);
-                for (; j + 8 <= jend; j += 8)
-                    tile_1x8(kc, a, B + k0 * ldb + j, ldb, c + j);
-                for (; j < jend; j++) {
-                    float s = c[j];
-                    for (size_t k = 0; k < kc; k++)
-                        s += a[k] * B[(k0 + k) * ldb + j];
-                    c[j] = s;
-                }
-            }
+            for (; i < M; i++)
+                row_axpy(kc, A + i * lda + k0, bblk + j0, ldb, C + i * ldc + j0, jend - j0);
         }
     }
 }
 
 static void gemm_generic(size_t M, size_t N, size_t K, const float *A, size_t lda, const float *B, size_t ldb,
-                         float *C, size_t ldc)
+                         float *C, size_t ldc, float *pack)
 {
-    gemm_body(M, N, K, A, lda, B, ldb, C, ldc);
+    gemm_body(M, N, K, A, lda, B, ldb, C, ldc, pack);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define SIM_HAVE_AVX2_GEMM 1
 __attribute__((target("avx2,fma"))) static void gemm_avx2(size_t M, size_t N, size_t K, const float *A, size_t lda,
-                                                          const float *B, size_t ldb, float *C, size_t ldc)
+                                                          const float *B, size_t ldb, float *C, size_t ldc,
+                                                          float *pack)
 {
-    gemm_body(M, N, K, A, lda, B, ldb, C, ldc);
+    gemm_body(M, N, K, A, lda, B, ldb, C, ldc, pack);
 }
 #endif
 
 void sim_sgemm(size_t M, size_t N, size_t K, const float *A, size_t lda, const float *B, size_t ldb, float *C,
                size_t ldc)
 {
+    /* packing pays off once several 4-row tiles reuse a block; without
+     * memory for it the unpacked path computes the same result */
+    float *pack = M >= 8 ? malloc(sizeof(float) * KC * NC) : NULL;
 #ifdef SIM_HAVE_AVX2_GEMM
     static int use_avx2 = -1;   /* racing first calls compute the same answer */
     if (use_avx2 < 0) {
         __builtin_cpu_init();
         use_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     }
-    if (use_avx2) {
-        gemm_avx2(M, N, K, A, lda, B, ldb, C, ldc);
-        return;
-    }
+    if (use_avx2)
+        gemm_avx2(M, N, K, A, lda, B, ldb, C, ldc, pack);
+    else
 #endif
-    gemm_generic(M, N, K, A, lda, B, ldb, C, ldc);
+        gemm_generic(M, N, K, A, lda, B, ldb, C, ldc, pack);
+    free(pack);
 }
 
 /* Element strides of the batch dims of a matrix stack, broadcast to `rank` dims. */

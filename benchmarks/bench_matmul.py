@@ -33,8 +33,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, "..", "tests"), os.path.join(HERE, "..", "tests", "model")]
 
 import mdl  # noqa: E402
-from ascend_engine import sim  # noqa: E402
 from helpers import simlib  # noqa: E402
+
+from ascend_engine import sim  # noqa: E402
 
 SHAPES = [(1, 1024, 1024), (64, 1024, 1024), (256, 512, 512), (512, 1024, 1024)]
 
@@ -89,16 +90,23 @@ def test_matmul_vs_numpy(benchmark, lib, m, k, n):
         mm.check()
         repeats = max(3, int(2e8 / (2 * m * k * n)))
         sims, nps = [], []
-        for _ in range(5):   # interleave so both see the same machine load
+        for _ in range(5):  # interleave so both see the same machine load
             sims.append(_median_time(mm.run, repeats))
             nps.append(_median_time(lambda: mm.a @ mm.w, repeats))
         t_sim, t_np = statistics.median(sims), statistics.median(nps)
         ratio = t_sim / t_np
         gflops = 2 * m * k * n / t_sim / 1e9
-        benchmark.extra_info.update(shape=f"{m}x{k}x{n}", sim_ms=t_sim * 1e3, numpy_ms=t_np * 1e3,
-                                    ratio_sim_over_numpy=ratio, sim_gflops=gflops)
-        print(f"\nmatmul {m}x{k} @ {k}x{n}: simulator {t_sim * 1e3:.3f} ms ({gflops:.1f} GFLOP/s), "
-              f"numpy {t_np * 1e3:.3f} ms, simulator/numpy = {ratio:.2f}x")
+        benchmark.extra_info.update(
+            shape=f"{m}x{k}x{n}",
+            sim_ms=t_sim * 1e3,
+            numpy_ms=t_np * 1e3,
+            ratio_sim_over_numpy=ratio,
+            sim_gflops=gflops,
+        )
+        print(
+            f"\nmatmul {m}x{k} @ {k}x{n}: simulator {t_sim * 1e3:.3f} ms ({gflops:.1f} GFLOP/s), "
+            f"numpy {t_np * 1e3:.3f} ms, simulator/numpy = {ratio:.2f}x"
+        )
         benchmark.pedantic(mm.run, rounds=5, iterations=1)
     finally:
         mm.close()

@@ -91,12 +91,19 @@ def _check_name(where, what, name):
     name = str(name)
     encoded = name.encode()
     if not 1 <= len(encoded) <= MAX_NAME or any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
-        raise GraphError(f"{where}: {what} {name!r} must be 1..{MAX_NAME} bytes of UTF-8 without control characters")
+        raise GraphError(
+            f"{where}: {what} {name!r} must be 1..{MAX_NAME} bytes of UTF-8 without control characters"
+        )
     return name
 
 
 def _shape_str(shape):
-    return "(" + ", ".join("batch" if d == -1 else str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+    return (
+        "("
+        + ", ".join("batch" if d == -1 else str(d) for d in shape)
+        + ("," if len(shape) == 1 else "")
+        + ")"
+    )
 
 
 class Tensor:
@@ -158,7 +165,8 @@ def _broadcast(op, a, b):
         else:
             raise GraphError(
                 f"{op}: shapes {_shape_str(a)} and {_shape_str(b)} do not broadcast "
-                f"(dimension {i} of the result: {'batch' if da == -1 else da} vs {'batch' if db == -1 else db})"
+                f"(dimension {i} of the result: {'batch' if da == -1 else da} vs "
+                f"{'batch' if db == -1 else db})"
             )
     if -1 in out[1:]:
         raise GraphError(
@@ -196,7 +204,7 @@ class Graph:
         self.tensors = []
         self.ops = []
         self.inputs = []
-        self.outputs = []   # (name, tensor, format)
+        self.outputs = []  # (name, tensor, format)
         self._names = set()
 
     # -- helpers -------------------------------------------------------------
@@ -231,7 +239,9 @@ class Graph:
             if not isinstance(t, Tensor):
                 raise GraphError(f"{op}: expected a Tensor of graph {self.name!r}, got {type(t).__name__}")
             if t.graph is not self:
-                raise GraphError(f"{op}: tensor {t.name!r} belongs to graph {t.graph.name!r}, not {self.name!r}")
+                raise GraphError(
+                    f"{op}: tensor {t.name!r} belongs to graph {t.graph.name!r}, not {self.name!r}"
+                )
 
     def _operand(self, op, value, like):
         """A Tensor, or a Python/numpy value turned into a constant of like's dtype."""
@@ -280,7 +290,9 @@ class Graph:
         for t in (a, b):
             self._need_float(op, t)
             if t.ndim < 2:
-                raise GraphError(f"{op}: tensor {t.name!r} must have rank >= 2, got shape {_shape_str(t.shape)}")
+                raise GraphError(
+                    f"{op}: tensor {t.name!r} must have rank >= 2, got shape {_shape_str(t.shape)}"
+                )
         if a.dtype != b.dtype:
             raise GraphError(f"{op}: operands must have the same dtype, got {a.dtype} and {b.dtype}")
         if a.shape[-1] != b.shape[-2] or a.shape[-1] == -1:
@@ -293,7 +305,9 @@ class Graph:
         batch = _broadcast(op, a.shape[:-2], b.shape[:-2]) if (a.ndim > 2 or b.ndim > 2) else ()
         shape = batch + (a.shape[-2], b.shape[-1])
         if -1 in shape[1:]:
-            raise GraphError(f"{op}: the batch dimension would not be dimension 0 of the result {_shape_str(shape)}")
+            raise GraphError(
+                f"{op}: the batch dimension would not be dimension 0 of the result {_shape_str(shape)}"
+            )
         return self._result(op, [a, b], a.dtype, shape, name=name)
 
     def _binary(self, op, a, b, name):
@@ -302,7 +316,10 @@ class Graph:
         self._check(op, a)
         b = self._operand(op, b, a)
         if a.dtype != b.dtype:
-            raise GraphError(f"{op}: operands must have the same dtype, got {a.dtype} ({a.name!r}) and {b.dtype} ({b.name!r})")
+            raise GraphError(
+                f"{op}: operands must have the same dtype, "
+                f"got {a.dtype} ({a.name!r}) and {b.dtype} ({b.name!r})"
+            )
         shape = _broadcast(op, a.shape, b.shape)
         fmt = a.format if len(shape) == a.ndim else "ND"
         return self._result(op, [a, b], a.dtype, shape, fmt=fmt, name=name)
@@ -345,7 +362,9 @@ class Graph:
         if ax is None:
             raise GraphError(f"{op}: needs a tensor of rank >= 1")
         if ax == 0 and x.batched:
-            raise GraphError(f"{op}: axis {axis} is the batch axis of {x.name!r}; softmax over the batch is not supported")
+            raise GraphError(
+                f"{op}: axis {axis} is the batch axis of {x.name!r}; softmax over the batch is not supported"
+            )
         return self._result(op, [x], x.dtype, x.shape, ints=[ax], fmt=x.format, name=name)
 
     def layernorm(self, x, gamma=None, beta=None, eps=1e-5, name=None):
@@ -365,7 +384,8 @@ class Graph:
         for label, t in (("gamma", gamma), ("beta", beta)):
             if t.shape != (d,) or t.dtype != x.dtype:
                 raise GraphError(
-                    f"{op}: {label} must be {x.dtype} of shape ({d},), got {t.dtype} of shape {_shape_str(t.shape)}"
+                    f"{op}: {label} must be {x.dtype} of shape ({d},), "
+                    f"got {t.dtype} of shape {_shape_str(t.shape)}"
                 )
         eps = float(eps)
         if not (eps >= 0 and math.isfinite(eps)):
@@ -411,7 +431,9 @@ class Graph:
             raise GraphError(f"{op}: perm must be a permutation of 0..{x.ndim - 1}, got {perm}")
         perm = [p % x.ndim for p in perm]
         if x.batched and perm[0] != 0:
-            raise GraphError(f"{op}: {x.name!r} is batched: perm[0] must be 0 (the batch stays first), got {perm}")
+            raise GraphError(
+                f"{op}: {x.name!r} is batched: perm[0] must be 0 (the batch stays first), got {perm}"
+            )
         shape = tuple(x.shape[p] for p in perm)
         return self._result(op, [x], x.dtype, shape, ints=perm, name=name)
 
@@ -438,7 +460,9 @@ class Graph:
                     f"{_shape_str(first.shape)} outside axis {ax}"
                 )
             if t.shape[ax] == -1:
-                raise GraphError(f"{op}: axis {ax} is the batch axis of {t.name!r}; cannot concatenate along the batch")
+                raise GraphError(
+                    f"{op}: axis {ax} is the batch axis of {t.name!r}; cannot concatenate along the batch"
+                )
             total += t.shape[ax]
         shape = list(first.shape)
         shape[ax] = total
@@ -453,7 +477,7 @@ class Graph:
         ax = _norm_axis(op, axis, x.ndim)
         if ax == 0 and x.batched:
             raise GraphError(f"{op}: axis {axis} is the batch axis of {x.name!r}")
-        shape = x.shape[:ax] + x.shape[ax + 1:]
+        shape = x.shape[:ax] + x.shape[ax + 1 :]
         return self._result(op, [x], "int32", shape, ints=[ax], name=name)
 
     def cast(self, x, dtype, name=None):
@@ -520,7 +544,9 @@ class Graph:
             return []
         gears = sorted({int(b) for b in batch_sizes})
         if not gears or len(gears) > MAX_GEARS or gears[0] < 1 or gears[-1] > MAX_GEAR_VALUE:
-            raise GraphError(f"save: batch_sizes must be 1..{MAX_GEARS} values in 1..{MAX_GEAR_VALUE}, got {batch_sizes}")
+            raise GraphError(
+                f"save: batch_sizes must be 1..{MAX_GEARS} values in 1..{MAX_GEAR_VALUE}, got {batch_sizes}"
+            )
         if not self.batched:
             raise GraphError("save: batch_sizes given but no input has a -1 (batch) first dimension")
         return gears
@@ -571,26 +597,65 @@ class Graph:
         out = bytearray()
         out += struct.pack(
             "<8sIIQIIIIIIII QQQQQQQQ dd",
-            MAGIC, VERSION, HEADER_SIZE, file_size,
-            n_t, n_o, n_in, n_out, len(gears), name_ref[0], name_ref[1], 0,
-            tensor_off, op_off, io_off, gear_off, str_off, len(strings), data_off, len(data),
-            latency_us, latency_per_item_us,
+            MAGIC,
+            VERSION,
+            HEADER_SIZE,
+            file_size,
+            n_t,
+            n_o,
+            n_in,
+            n_out,
+            len(gears),
+            name_ref[0],
+            name_ref[1],
+            0,
+            tensor_off,
+            op_off,
+            io_off,
+            gear_off,
+            str_off,
+            len(strings),
+            data_off,
+            len(data),
+            latency_us,
+            latency_per_item_us,
         )
         assert len(out) == HEADER_SIZE
-        for t, (noff, nlen) in zip(self.tensors, tensor_names):
+        for t, (noff, nlen) in zip(self.tensors, tensor_names, strict=True):
             dims = list(t.shape) + [0] * (MAX_RANK - t.ndim)
             doff, dsize = const_place.get(t.index, (0, 0))
-            out += struct.pack("<IIiiII8qQQ", noff, nlen, _DTYPES[t.dtype], _FORMATS[t.format],
-                               t.kind, t.ndim, *dims, doff, dsize)
+            out += struct.pack(
+                "<IIiiII8qQQ",
+                noff,
+                nlen,
+                _DTYPES[t.dtype],
+                _FORMATS[t.format],
+                t.kind,
+                t.ndim,
+                *dims,
+                doff,
+                dsize,
+            )
         for op in self.ops:
             ins = op.inputs + [0] * (MAX_OP_INPUTS - len(op.inputs))
             ints = op.ints + [0] * (MAX_INTS - len(op.ints))
             floats = op.floats + [0.0] * (MAX_FLOATS - len(op.floats))
-            out += struct.pack("<IIIIII16I8q4dQ", OPCODES[op.kind], len(op.inputs), op.output,
-                               len(op.ints), len(op.floats), 0, *ins, *ints, *floats, 0)
-        for t, (noff, nlen) in zip(self.inputs, in_names):
+            out += struct.pack(
+                "<IIIIII16I8q4dQ",
+                OPCODES[op.kind],
+                len(op.inputs),
+                op.output,
+                len(op.ints),
+                len(op.floats),
+                0,
+                *ins,
+                *ints,
+                *floats,
+                0,
+            )
+        for t, (noff, nlen) in zip(self.inputs, in_names, strict=True):
             out += struct.pack("<IIIi", t.index, noff, nlen, _FORMATS[t.format])
-        for (name, t, fmt), (noff, nlen) in zip(self.outputs, out_names):
+        for (_name, t, fmt), (noff, nlen) in zip(self.outputs, out_names, strict=True):
             out += struct.pack("<IIIi", t.index, noff, nlen, _FORMATS[fmt])
         for g in gears:
             out += struct.pack("<Q", g)
@@ -617,8 +682,13 @@ class Graph:
 
 # -- reference evaluation -------------------------------------------------------
 
+
 def _gelu(x):
-    return 0.5 * x * (1.0 + np.tanh(np.float32(math.sqrt(2.0 / math.pi)) * (x + np.float32(0.044715) * x * x * x)))
+    return (
+        0.5
+        * x
+        * (1.0 + np.tanh(np.float32(math.sqrt(2.0 / math.pi)) * (x + np.float32(0.044715) * x * x * x)))
+    )
 
 
 def _softmax(x, axis):
@@ -709,7 +779,9 @@ def reference(graph, feeds):
         a = np.asarray(feeds[t.name])
         if a.dtype != np.dtype(t.dtype):
             raise GraphError(f"reference: input {t.name!r} must be {t.dtype}, got {a.dtype}")
-        ok = a.ndim == t.ndim and all(d == -1 or d == s for d, s in zip(t.shape, a.shape))
+        ok = a.ndim == t.ndim and all(
+            d == -1 or d == s for d, s in zip(t.shape, a.shape, strict=False)
+        )  # ranks compared just before
         if ok and t.batched:
             if batch is None:
                 batch = a.shape[0]

@@ -12,8 +12,8 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from helpers import simlib  # noqa: E402
 import mdl  # noqa: E402
+from helpers import simlib  # noqa: E402
 
 
 @pytest.fixture(scope="session")

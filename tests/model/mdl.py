@@ -7,7 +7,6 @@ Everything goes through the public AscendCL API of the simulator library
 import ctypes
 
 import numpy as np
-
 from helpers import simlib
 
 ACL_SUCCESS = 0
@@ -70,7 +69,9 @@ class Loaded:
         d = IODims()
         fn = lib.aclmdlGetInputDims if is_in else lib.aclmdlGetOutputDims
         check(lib, fn(self.desc, i, ctypes.byref(d)), "dims")
-        name = (lib.aclmdlGetInputNameByIndex if is_in else lib.aclmdlGetOutputNameByIndex)(self.desc, i).decode()
+        name = (lib.aclmdlGetInputNameByIndex if is_in else lib.aclmdlGetOutputNameByIndex)(
+            self.desc, i
+        ).decode()
         return dict(
             name=name,
             dims=tuple(d.dims[k] for k in range(d.dimCount)),
@@ -118,10 +119,16 @@ class Buffers:
 
     def set_batch(self, batch):
         idx = ctypes.c_size_t()
-        check(self.lib, self.lib.aclmdlGetInputIndexByName(self.model.desc, DYNAMIC_NAME.encode(), ctypes.byref(idx)),
-              "aclmdlGetInputIndexByName")
-        check(self.lib, self.lib.aclmdlSetDynamicBatchSize(self.model.id, self.input, idx.value, batch),
-              "aclmdlSetDynamicBatchSize")
+        check(
+            self.lib,
+            self.lib.aclmdlGetInputIndexByName(self.model.desc, DYNAMIC_NAME.encode(), ctypes.byref(idx)),
+            "aclmdlGetInputIndexByName",
+        )
+        check(
+            self.lib,
+            self.lib.aclmdlSetDynamicBatchSize(self.model.id, self.input, idx.value, batch),
+            "aclmdlSetDynamicBatchSize",
+        )
 
     def feed(self, feeds):
         """Copy host arrays into the input buffers (by input name)."""
@@ -129,8 +136,13 @@ class Buffers:
             if io["name"] == DYNAMIC_NAME:
                 continue
             a = np.ascontiguousarray(feeds[io["name"]])
-            check(self.lib, self.lib.aclrtMemcpy(self.in_ptrs[i], io["size"], a.ctypes.data, a.nbytes,
-                                                 ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy H2D")
+            check(
+                self.lib,
+                self.lib.aclrtMemcpy(
+                    self.in_ptrs[i], io["size"], a.ctypes.data, a.nbytes, ACL_MEMCPY_HOST_TO_DEVICE
+                ),
+                "aclrtMemcpy H2D",
+            )
 
     def fetch(self, batch=None):
         """Output arrays (batch rows for batched outputs)."""
@@ -138,8 +150,13 @@ class Buffers:
         for i, io in enumerate(self.model.outputs):
             shape = tuple(batch if d == -1 else d for d in io["dims"])
             a = np.empty(shape, ACL_DTYPES[io["dtype"]])
-            check(self.lib, self.lib.aclrtMemcpy(a.ctypes.data, a.nbytes, self.out_ptrs[i], a.nbytes,
-                                                 ACL_MEMCPY_DEVICE_TO_HOST), "aclrtMemcpy D2H")
+            check(
+                self.lib,
+                self.lib.aclrtMemcpy(
+                    a.ctypes.data, a.nbytes, self.out_ptrs[i], a.nbytes, ACL_MEMCPY_DEVICE_TO_HOST
+                ),
+                "aclrtMemcpy D2H",
+            )
             res[io["name"]] = a
         return res
 
@@ -147,8 +164,11 @@ class Buffers:
         if stream is None:
             check(self.lib, self.lib.aclmdlExecute(self.model.id, self.input, self.output), "aclmdlExecute")
         else:
-            check(self.lib, self.lib.aclmdlExecuteAsync(self.model.id, self.input, self.output, stream),
-                  "aclmdlExecuteAsync")
+            check(
+                self.lib,
+                self.lib.aclmdlExecuteAsync(self.model.id, self.input, self.output, stream),
+                "aclmdlExecuteAsync",
+            )
 
     def close(self):
         lib = self.lib

@@ -2,12 +2,12 @@
 
 import ctypes
 
+import mdl
 import numpy as np
 import pytest
-
-import mdl
-from ascend_engine import sim
 from helpers import simlib
+
+from ascend_engine import sim
 
 
 def pad(n):
@@ -34,11 +34,11 @@ def model(lib):
 
 def test_descriptor_values(lib, model):
     names = [io["name"] for io in model.inputs]
-    assert names == ["image", "mask", mdl.DYNAMIC_NAME]       # the dynamic input last
+    assert names == ["image", "mask", mdl.DYNAMIC_NAME]  # the dynamic input last
     assert [io["name"] for io in model.outputs] == ["feat", "mask_sum", "nhwc"]
     img, mask, dyn = model.inputs
     assert img["dims"] == (-1, 3, 4, 4) and img["dtype"] == 1 and img["format"] == 0
-    assert img["size"] == pad(6 * 3 * 4 * 4 * 2)                # the largest gear, padded
+    assert img["size"] == pad(6 * 3 * 4 * 4 * 2)  # the largest gear, padded
     assert img["size"] > 6 * 3 * 4 * 4 * 2
     assert mask["dims"] == (5,) and mask["dtype"] == 3 and mask["size"] == pad(20)
     assert dyn["dims"] == (1,) and dyn["dtype"] == 9 and dyn["size"] == pad(8)
@@ -55,7 +55,9 @@ def test_descriptor_values(lib, model):
         assert idx.value == i
     mdl.check(lib, lib.aclmdlGetOutputIndexByName(model.desc, b"nhwc", ctypes.byref(idx)), "out")
     assert idx.value == 2
-    assert lib.aclmdlGetInputIndexByName(model.desc, b"nope", ctypes.byref(idx)) == mdl.ACL_ERROR_INVALID_PARAM
+    assert (
+        lib.aclmdlGetInputIndexByName(model.desc, b"nope", ctypes.byref(idx)) == mdl.ACL_ERROR_INVALID_PARAM
+    )
     assert "'image'" in simlib.recent_error(lib)
 
 
@@ -142,7 +144,7 @@ def test_dataset_api(lib):
     assert lib.aclmdlGetDatasetBuffer(ds, 2) is None
     assert lib.aclGetDataBufferAddr(b2) == 0x1000 and lib.aclGetDataBufferSizeV2(b2) == 64
     assert lib.aclmdlAddDatasetBuffer(ds, None) == mdl.ACL_ERROR_INVALID_PARAM
-    mdl.check(lib, lib.aclmdlDestroyDataset(ds), "destroy")     # leaves the buffers alone
+    mdl.check(lib, lib.aclmdlDestroyDataset(ds), "destroy")  # leaves the buffers alone
     assert lib.aclGetDataBufferSizeV2(b2) == 64
     mdl.check(lib, lib.aclDestroyDataBuffer(b1), "destroy")
     mdl.check(lib, lib.aclDestroyDataBuffer(b2), "destroy")
@@ -155,12 +157,12 @@ def test_load_from_file_codes(lib, tmp_path):
     assert lib.aclmdlLoadFromFile(missing, ctypes.byref(mid)) == mdl.ACL_ERROR_READ_MODEL_FAILURE
     assert "missing.om" in simlib.recent_error(lib)
     om = tmp_path / "real.om"
-    om.write_bytes(b"IMOD" + bytes(300))   # any non-simulator file, e.g. a real OM
+    om.write_bytes(b"IMOD" + bytes(300))  # any non-simulator file, e.g. a real OM
     assert lib.aclmdlLoadFromFile(str(om).encode(), ctypes.byref(mid)) == mdl.ACL_ERROR_DESERIALIZE_MODEL
     msg = simlib.recent_error(lib)
     assert "acl backend" in msg and "ASCEND_ENGINE_BACKEND=acl" in msg
     blob = bytearray(two_io_graph().to_bytes(batch_sizes=(2,)))
-    blob[8] = 9   # version 9
+    blob[8] = 9  # version 9
     bad = tmp_path / "v9.om"
     bad.write_bytes(bytes(blob))
     assert lib.aclmdlLoadFromFile(str(bad).encode(), ctypes.byref(mid)) == mdl.ACL_ERROR_PARSE_MODEL
@@ -186,22 +188,29 @@ def test_query_size_and_load_with_mem(lib, tmp_path):
     work, weight = ctypes.c_size_t(), ctypes.c_size_t()
     mdl.check(lib, lib.aclmdlQuerySize(str(path).encode(), ctypes.byref(work), ctypes.byref(weight)), "query")
     assert weight.value == w.nbytes
-    assert work.value >= 4 * 8 * 4        # the matmul result at the largest gear
+    assert work.value >= 4 * 8 * 4  # the matmul result at the largest gear
     wp, pp = ctypes.c_void_p(), ctypes.c_void_p()
     mdl.check(lib, lib.aclrtMalloc(ctypes.byref(wp), work.value, 0), "malloc")
     mdl.check(lib, lib.aclrtMalloc(ctypes.byref(pp), weight.value, 0), "malloc")
     mid = ctypes.c_uint32()
     # too small a work region
-    rc = lib.aclmdlLoadFromFileWithMem(str(path).encode(), ctypes.byref(mid), wp.value, work.value - 1,
-                                       pp.value, weight.value)
+    rc = lib.aclmdlLoadFromFileWithMem(
+        str(path).encode(), ctypes.byref(mid), wp.value, work.value - 1, pp.value, weight.value
+    )
     assert rc == mdl.ACL_ERROR_INVALID_PARAM and "workSize" in simlib.recent_error(lib)
     # host memory is not device memory
     host = np.zeros(work.value, np.uint8)
-    rc = lib.aclmdlLoadFromFileWithMem(str(path).encode(), ctypes.byref(mid), host.ctypes.data, work.value,
-                                       pp.value, weight.value)
+    rc = lib.aclmdlLoadFromFileWithMem(
+        str(path).encode(), ctypes.byref(mid), host.ctypes.data, work.value, pp.value, weight.value
+    )
     assert rc == mdl.ACL_ERROR_INVALID_PARAM
-    mdl.check(lib, lib.aclmdlLoadFromFileWithMem(str(path).encode(), ctypes.byref(mid), wp.value, work.value,
-                                                 pp.value, weight.value), "load with mem")
+    mdl.check(
+        lib,
+        lib.aclmdlLoadFromFileWithMem(
+            str(path).encode(), ctypes.byref(mid), wp.value, work.value, pp.value, weight.value
+        ),
+        "load with mem",
+    )
     m = mdl.Loaded(lib, mid.value)
     xv = rng.standard_normal((3, 16)).astype(np.float32)
     got = mdl.run_loaded(m, {"x": xv})
@@ -237,15 +246,21 @@ def test_float16_helpers(lib):
     halves = np.arange(65536, dtype=np.uint32).astype(np.uint16)
     want = halves.view(np.float16).astype(np.float32)
     got = np.array([lib.aclFloat16ToFloat(int(h)) for h in halves[::97]], np.float32)
-    np.testing.assert_array_equal(got.view(np.uint32)[~np.isnan(got)], want[::97].view(np.uint32)[~np.isnan(got)])
+    np.testing.assert_array_equal(
+        got.view(np.uint32)[~np.isnan(got)], want[::97].view(np.uint32)[~np.isnan(got)]
+    )
     rng = np.random.default_rng(0)
-    floats = np.concatenate([
-        rng.standard_normal(2000).astype(np.float32) * np.float32(10.0) ** rng.integers(-9, 6, 2000),
-        np.array([0.0, -0.0, np.inf, -np.inf, 65504, 65520, 65519.99, 6e-8, 3e-8, 2.98e-8, 1e-10, 6.1e-5],
-                 np.float32),
-    ]).astype(np.float32)
+    floats = np.concatenate(
+        [
+            rng.standard_normal(2000).astype(np.float32) * np.float32(10.0) ** rng.integers(-9, 6, 2000),
+            np.array(
+                [0.0, -0.0, np.inf, -np.inf, 65504, 65520, 65519.99, 6e-8, 3e-8, 2.98e-8, 1e-10, 6.1e-5],
+                np.float32,
+            ),
+        ]
+    ).astype(np.float32)
     got = np.array([lib.aclFloatToFloat16(float(f)) for f in floats], np.uint16)
-    with np.errstate(over="ignore"):   # numpy warns on the values that round to inf
+    with np.errstate(over="ignore"):  # numpy warns on the values that round to inf
         want16 = floats.astype(np.float16).view(np.uint16)
     np.testing.assert_array_equal(got, want16)
     assert np.isnan(lib.aclFloat16ToFloat(lib.aclFloatToFloat16(float("nan"))))

@@ -109,8 +109,9 @@ print(json.dumps({"stats": stats, "bad": bad[:20], "n_bad": len(bad)}))
 
 
 def run_fuzz(seed, n_mut, n_random):
-    code = "from helpers import simlib\n" + FUZZ.replace("SEED", str(seed)).replace("N_MUT", str(n_mut)).replace(
-        "N_RANDOM", str(n_random))
+    code = "from helpers import simlib\n" + FUZZ.replace("SEED", str(seed)).replace(
+        "N_MUT", str(n_mut)
+    ).replace("N_RANDOM", str(n_random))
     proc = simlib.run_python(code, timeout=300)
     assert proc.returncode == 0, f"fuzz child died (rc {proc.returncode}):\n{proc.stderr[-3000:]}"
     return json.loads(proc.stdout.strip().splitlines()[-1])

@@ -38,31 +38,34 @@ def test_header_layout():
     n_t, n_o, n_in, n_out, n_g = struct.unpack_from("<5I", blob, 24)
     assert (n_t, n_o, n_in, n_out, n_g) == (3, 1, 1, 1, 3)
     gear_off = struct.unpack_from("<Q", blob, 80)[0]
-    assert struct.unpack_from("<3Q", blob, gear_off) == (1, 2, 4)   # sorted
+    assert struct.unpack_from("<3Q", blob, gear_off) == (1, 2, 4)  # sorted
     data_off = struct.unpack_from("<Q", blob, 104)[0]
     assert data_off % 64 == 0
     assert struct.unpack_from("<2d", blob, 120) == (12.5, 3.0)
     assert np.frombuffer(blob, np.float32, 3, data_off).tolist() == [1, 1, 1]
 
 
-@pytest.mark.parametrize("build, msg", [
-    (lambda g, x: g.matmul(x, g.const(np.ones((5, 2), np.float32))), "inner dimensions differ"),
-    (lambda g, x: g.add(x, g.const(np.ones((3,), np.float32))), "do not broadcast"),
-    (lambda g, x: g.add(x, g.const(np.ones((4,), np.int32))), "same dtype"),
-    (lambda g, x: g.softmax(x, axis=0), "batch axis"),
-    (lambda g, x: g.softmax(x, axis=2), "out of range"),
-    (lambda g, x: g.reshape(x, (2, 2)), "batch first"),
-    (lambda g, x: g.reshape(x, (-1, 3)), "cannot reshape"),
-    (lambda g, x: g.transpose(x, (1, 0)), "the batch stays first"),
-    (lambda g, x: g.concat([x, x], axis=0), "batch"),
-    (lambda g, x: g.mean(x, axes=0), "batch axis"),
-    (lambda g, x: g.argmax(x, axis=0), "batch axis"),
-    (lambda g, x: g.relu(g.cast(x, "int32")), "float32 or float16"),
-    (lambda g, x: g.cast(x, "float64"), "unsupported dtype"),
-    (lambda g, x: g.layernorm(x, gamma=np.ones(3, np.float32)), r"gamma must be float32 of shape \(4,\)"),
-    (lambda g, x: g.add(x, sim.Graph("other").input("z", "float32", (4,))), "belongs to graph"),
-    (lambda g, x: g.add(g.const(np.ones((3, 1, 4), np.float32)), x), "moves the batch"),
-])
+@pytest.mark.parametrize(
+    "build, msg",
+    [
+        (lambda g, x: g.matmul(x, g.const(np.ones((5, 2), np.float32))), "inner dimensions differ"),
+        (lambda g, x: g.add(x, g.const(np.ones((3,), np.float32))), "do not broadcast"),
+        (lambda g, x: g.add(x, g.const(np.ones((4,), np.int32))), "same dtype"),
+        (lambda g, x: g.softmax(x, axis=0), "batch axis"),
+        (lambda g, x: g.softmax(x, axis=2), "out of range"),
+        (lambda g, x: g.reshape(x, (2, 2)), "batch first"),
+        (lambda g, x: g.reshape(x, (-1, 3)), "cannot reshape"),
+        (lambda g, x: g.transpose(x, (1, 0)), "the batch stays first"),
+        (lambda g, x: g.concat([x, x], axis=0), "batch"),
+        (lambda g, x: g.mean(x, axes=0), "batch axis"),
+        (lambda g, x: g.argmax(x, axis=0), "batch axis"),
+        (lambda g, x: g.relu(g.cast(x, "int32")), "float32 or float16"),
+        (lambda g, x: g.cast(x, "float64"), "unsupported dtype"),
+        (lambda g, x: g.layernorm(x, gamma=np.ones(3, np.float32)), r"gamma must be float32 of shape \(4,\)"),
+        (lambda g, x: g.add(x, sim.Graph("other").input("z", "float32", (4,))), "belongs to graph"),
+        (lambda g, x: g.add(g.const(np.ones((3, 1, 4), np.float32)), x), "moves the batch"),
+    ],
+)
 def test_build_errors_name_the_op(build, msg):
     g = sim.Graph("errs")
     x = g.input("x", "float32", (-1, 4))
@@ -115,6 +118,6 @@ def test_reference_math():
     g.output("sm", g.softmax(x))
     a = np.array([[0.0, 1.0, -1.0], [2.0, 3.0, 4.0]], np.float32)
     out = sim.reference(g, {"x": a})
-    np.testing.assert_allclose(out["gelu"][0], [0.0, 0.841192, -0.158808], atol=1e-5)   # tanh approximation
+    np.testing.assert_allclose(out["gelu"][0], [0.0, 0.841192, -0.158808], atol=1e-5)  # tanh approximation
     np.testing.assert_allclose(out["sm"].sum(axis=1), 1.0, rtol=1e-6)
     np.testing.assert_allclose(out["ln"][1], [-1.2247356, 0.0, 1.2247356], atol=1e-4)

@@ -2,12 +2,12 @@
 
 import ctypes
 
+import mdl
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import mdl
 from ascend_engine import sim
 
 GEARS = (1, 2, 4, 8)
@@ -38,19 +38,21 @@ def transformer_block(rng, seq=8, d=16, heads=2, dtype="float32"):
     x = g.input("x", dtype, (-1, seq, d))
     h = g.layernorm(x, gamma=np.ones(d, dtype), beta=np.zeros(d, dtype))
 
-    def heads_of(t):   # (-1, seq, d) -> (-1, heads, seq, dh)
+    def heads_of(t):  # (-1, seq, d) -> (-1, heads, seq, dh)
         return g.transpose(g.reshape(t, (-1, seq, heads, dh)), (0, 2, 1, 3))
 
     q = heads_of(g.matmul(h, g.const(w(d, d))))
     k = heads_of(g.matmul(h, g.const(w(d, d))))
     v = heads_of(g.matmul(h, g.const(w(d, d))))
     scores = g.mul(g.matmul(q, g.transpose(k, (0, 1, 3, 2))), np.array(1 / np.sqrt(dh), dtype))
-    att = g.matmul(g.softmax(scores, axis=-1), v)                      # (-1, heads, seq, dh)
+    att = g.matmul(g.softmax(scores, axis=-1), v)  # (-1, heads, seq, dh)
     att = g.reshape(g.transpose(att, (0, 2, 1, 3)), (-1, seq, d))
     x1 = g.add(x, g.matmul(att, g.const(w(d, d))))
     h2 = g.layernorm(x1)
-    ff = g.matmul(g.gelu(g.add(g.matmul(h2, g.const(w(d, 4 * d))), g.const(np.zeros(4 * d, dtype)))),
-                  g.const(w(4 * d, d)))
+    ff = g.matmul(
+        g.gelu(g.add(g.matmul(h2, g.const(w(d, 4 * d))), g.const(np.zeros(4 * d, dtype)))),
+        g.const(w(4 * d, d)),
+    )
     out = g.add(x1, ff)
     g.output("y", out)
     g.output("pooled", g.mean(out, axes=1))
@@ -62,8 +64,9 @@ def compare(got, want, rtol=1e-4, atol=1e-4):
     for k in want:
         assert got[k].shape == want[k].shape and got[k].dtype == want[k].dtype, k
         if want[k].dtype.kind == "f":
-            np.testing.assert_allclose(got[k].astype(np.float64), want[k].astype(np.float64), rtol=rtol,
-                                       atol=atol, err_msg=k)
+            np.testing.assert_allclose(
+                got[k].astype(np.float64), want[k].astype(np.float64), rtol=rtol, atol=atol, err_msg=k
+            )
         else:
             np.testing.assert_array_equal(got[k], want[k], err_msg=k)
 
@@ -74,13 +77,15 @@ def test_mlp_every_batch(lib):
     model = mdl.load_bytes(lib, g.to_bytes(batch_sizes=GEARS))
     try:
         assert model.gears == list(GEARS)
-        for batch in range(1, max(GEARS) + 1):   # every gear and every batch below the largest
+        for batch in range(1, max(GEARS) + 1):  # every gear and every batch below the largest
             x = rng.standard_normal((batch, 32)).astype(np.float32)
             got = mdl.run_loaded(model, {"x": x})
             want = sim.reference(g, {"x": x})
             # argmax may differ only where the top two logits are float-close
-            compare({k: v for k, v in got.items() if k != "label"},
-                    {k: v for k, v in want.items() if k != "label"})
+            compare(
+                {k: v for k, v in got.items() if k != "label"},
+                {k: v for k, v in want.items() if k != "label"},
+            )
             top2 = np.sort(want["logits"], axis=1)[:, -2:]
             clear = top2[:, 1] - top2[:, 0] > 1e-4
             np.testing.assert_array_equal(got["label"][clear], want["label"][clear])
@@ -89,8 +94,13 @@ def test_mlp_every_batch(lib):
 
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(seq=st.sampled_from([4, 8]), d=st.sampled_from([8, 16]), heads=st.sampled_from([1, 2]),
-       batch=st.integers(1, 4), seed=st.integers(0, 1000))
+@given(
+    seq=st.sampled_from([4, 8]),
+    d=st.sampled_from([8, 16]),
+    heads=st.sampled_from([1, 2]),
+    batch=st.integers(1, 4),
+    seed=st.integers(0, 1000),
+)
 def test_transformer_block(lib, seq, d, heads, batch, seed):
     rng = np.random.default_rng(seed)
     g = transformer_block(rng, seq=seq, d=d, heads=heads)
@@ -117,7 +127,9 @@ def test_mlp_float16_end_to_end(lib):
     want = sim.reference(g, {"x": x})
     for k in ("logits", "probs"):
         assert got[k].dtype == np.float16
-        np.testing.assert_allclose(got[k].astype(np.float32), want[k].astype(np.float32), rtol=2e-2, atol=2e-2)
+        np.testing.assert_allclose(
+            got[k].astype(np.float32), want[k].astype(np.float32), rtol=2e-2, atol=2e-2
+        )
 
 
 def test_image_model_nchw(lib):
@@ -126,13 +138,13 @@ def test_image_model_nchw(lib):
     g = sim.Graph("img")
     x = g.input("image", "uint8", (-1, 3, 8, 8), format="NCHW")
     f = g.mul(g.cast(x, "float32"), np.float32(1 / 255))
-    pooled = g.mean(f, axes=(2, 3))                                     # (-1, 3)
+    pooled = g.mean(f, axes=(2, 3))  # (-1, 3)
     logits = g.matmul(pooled, g.const(rng.standard_normal((3, 5)).astype(np.float32)))
     g.output("scores", g.sigmoid(logits))
     img = rng.integers(0, 256, (2, 3, 8, 8)).astype(np.uint8)
     model = mdl.load_bytes(lib, g.to_bytes(batch_sizes=(2,)))
     try:
-        assert model.inputs[0]["format"] == 0   # ACL_FORMAT_NCHW
+        assert model.inputs[0]["format"] == 0  # ACL_FORMAT_NCHW
         compare(mdl.run_loaded(model, {"image": img}), sim.reference(g, {"image": img}))
     finally:
         model.close()
@@ -161,7 +173,9 @@ def test_non_gear_rejected_and_static_model(lib):
         # the gear is written into the dynamic input's device buffer as int64
         bufs.set_batch(4)
         v = ctypes.c_int64()
-        mdl.check(lib, lib.aclrtMemcpy(ctypes.byref(v), 8, bufs.in_ptrs[-1], 8, mdl.ACL_MEMCPY_DEVICE_TO_HOST), "cp")
+        mdl.check(
+            lib, lib.aclrtMemcpy(ctypes.byref(v), 8, bufs.in_ptrs[-1], 8, mdl.ACL_MEMCPY_DEVICE_TO_HOST), "cp"
+        )
         assert v.value == 4
         bufs.close()
 
@@ -180,7 +194,7 @@ def test_cur_output_dims_follow_the_gear(lib):
     try:
         d = mdl.IODims()
         mdl.check(lib, lib.aclmdlGetCurOutputDims(model.desc, 0, ctypes.byref(d)), "cur")
-        assert list(d.dims[:2]) == [4, 10]      # nothing set: the largest gear
+        assert list(d.dims[:2]) == [4, 10]  # nothing set: the largest gear
         bufs = mdl.Buffers(model)
         bufs.set_batch(2)
         mdl.check(lib, lib.aclmdlGetCurOutputDims(model.desc, 0, ctypes.byref(d)), "cur")

@@ -3,11 +3,11 @@
 import ctypes
 import time
 
-import numpy as np
-
 import mdl
-from ascend_engine import sim
+import numpy as np
 from helpers import simlib
+
+from ascend_engine import sim
 
 
 def tiny(name="tiny"):
@@ -38,9 +38,9 @@ def test_latency_is_honoured(lib, stream):
         enqueue = time.perf_counter() - t0
         mdl.check(lib, lib.aclrtSynchronizeStream(stream), "sync")
         total = time.perf_counter() - t0
-        assert total >= 0.050          # 30 ms + 4 x 5 ms
-        assert enqueue < 0.025         # the host does not wait for the device
-        t0 = time.perf_counter()       # the synchronous call also takes the device time
+        assert total >= 0.050  # 30 ms + 4 x 5 ms
+        assert enqueue < 0.025  # the host does not wait for the device
+        t0 = time.perf_counter()  # the synchronous call also takes the device time
         b.execute()
         assert time.perf_counter() - t0 >= 0.050
     finally:
@@ -59,7 +59,7 @@ def test_two_models_on_two_streams_overlap(lib, stream):
         mdl.check(lib, lib.aclrtSynchronizeStream(stream), "sync")
         mdl.check(lib, lib.aclrtSynchronizeStream(s2), "sync")
         total = time.perf_counter() - t0
-        assert 0.080 <= total < 0.150, total   # about max(80, 80) ms, not the 160 ms sum
+        assert 0.080 <= total < 0.150, total  # about max(80, 80) ms, not the 160 ms sum
         # on one stream they serialize
         t0 = time.perf_counter()
         b1.execute(stream)
@@ -80,7 +80,7 @@ def test_one_model_on_two_streams_is_detected(lib, stream):
     try:
         b.execute(stream)
         time.sleep(0.01)
-        b2.execute(s2)                         # accepted at call time: the clash is on the device
+        b2.execute(s2)  # accepted at call time: the clash is on the device
         assert lib.aclrtSynchronizeStream(stream) == 0
         rc = lib.aclrtSynchronizeStream(s2)
         assert rc == mdl.ACL_ERROR_RT_MODEL_EXECUTE
@@ -102,12 +102,27 @@ def test_execution_follows_stream_order(lib, stream):
     b.set_batch(2)
     x = np.array([[1, -2, 3, -4], [-5, 6, -7, 8]], np.float32)
     try:
-        mdl.check(lib, lib.aclrtMemcpyAsync(b.in_ptrs[0], m.inputs[0]["size"], x.ctypes.data, x.nbytes,
-                                            mdl.ACL_MEMCPY_HOST_TO_DEVICE, stream), "h2d")
+        mdl.check(
+            lib,
+            lib.aclrtMemcpyAsync(
+                b.in_ptrs[0],
+                m.inputs[0]["size"],
+                x.ctypes.data,
+                x.nbytes,
+                mdl.ACL_MEMCPY_HOST_TO_DEVICE,
+                stream,
+            ),
+            "h2d",
+        )
         b.execute(stream)
         out = np.empty((2, 4), np.float32)
-        mdl.check(lib, lib.aclrtMemcpyAsync(out.ctypes.data, out.nbytes, b.out_ptrs[0], out.nbytes,
-                                            mdl.ACL_MEMCPY_DEVICE_TO_HOST, stream), "d2h")
+        mdl.check(
+            lib,
+            lib.aclrtMemcpyAsync(
+                out.ctypes.data, out.nbytes, b.out_ptrs[0], out.nbytes, mdl.ACL_MEMCPY_DEVICE_TO_HOST, stream
+            ),
+            "d2h",
+        )
         mdl.check(lib, lib.aclrtSynchronizeStream(stream), "sync")
         np.testing.assert_array_equal(out, np.maximum(x, 0))
     finally:

@@ -33,9 +33,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "tests"))
 
+from helpers import simlib  # noqa: E402
+
 import ascend_engine as ae  # noqa: E402
 from ascend_engine import sim  # noqa: E402
-from helpers import simlib  # noqa: E402
 
 WIDTH = 16
 BATCH = 4

@@ -8,10 +8,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # Tests run on the AscendCL simulator unless told otherwise.
 os.environ.setdefault("ASCEND_ENGINE_BACKEND", "sim")
 
-from helpers.scale import stress_scale  # noqa: E402,F401  (kept importable from conftest)
-
-
 import pytest  # noqa: E402
+from helpers.scale import stress_scale  # noqa: E402,F401  (kept importable from conftest)
 
 
 @pytest.fixture

@@ -88,7 +88,8 @@ def test_bad_feeds_are_rejected_before_anything_is_submitted(models):
             ({}, r"missing \['x'\]"),
             ({"x": good, "z": good}, r"unexpected \['z'\]"),
             ({"x": good.astype(np.float64)}, "input 'x': expected dtype float32, got float64"),
-            ({"x": np.zeros((4, WIDTH + 1), np.float32)}, r"input 'x': expected shape \(batch, 16\), got \(4, 17\)"),
+            ({"x": np.zeros((4, WIDTH + 1), np.float32)},
+             r"input 'x': expected shape \(batch, 16\), got \(4, 17\)"),
             ({"x": np.zeros((0, WIDTH), np.float32)}, "no rows"),
         ]
         for feeds, message in cases:

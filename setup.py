@@ -22,6 +22,9 @@ from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SIM_NAME = "ascend_engine._lib.libascendcl_sim"
+# ascend_engine/_lib/ holds only build output (ignored by git), so a fresh
+# checkout lacks it; in-place and editable builds copy the simulator there.
+os.makedirs(os.path.join(HERE, "ascend_engine", "_lib"), exist_ok=True)
 
 WARNINGS = ["-Wall", "-Wextra"]
 SANITIZE = os.environ.get("AE_SANITIZE", "") not in ("", "0")

@@ -102,6 +102,9 @@ typedef struct sim_model_info {
  * recording a message naming `fn`; *out is untouched. */
 aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_model_info **out);
 void sim_model_info_free(sim_model_info *info);
+/* format_ops.c: check one op of a partly parsed model (its inputs and output
+ * tensors already validated); the problem goes to `why`, empty if none. */
+void sim_format_check_op(const sim_model_info *m, const sim_op *op, char *why, size_t n);
 
 /* Device size for `bytes` of tensor data: rounded up to 32, plus 32. */
 uint64_t sim_padded_size(uint64_t bytes);

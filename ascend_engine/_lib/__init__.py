@@ -1,0 +1,1 @@
+"""Native libraries built with the package: libascendcl_sim.so, the AscendCL simulator."""

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+import ascend_engine as ae
 from ascend_engine import sim
 
 WIDTH = 16
@@ -66,3 +67,13 @@ def chain_reference(models, x):
     for m in models:
         x = m.ref(x=x)
     return x
+
+
+def compile_chain(models, depth=4, **kw):
+    """x -> models[0] -> models[1] -> ... -> y, compiled (nodes named m0, m1, ...)."""
+    pipe = ae.Pipeline(device=0)
+    h = pipe.input("x", "float32", (-1, WIDTH))
+    for i, m in enumerate(models):
+        h = pipe.model(m.path, h, name=f"m{i}")
+    pipe.output("y", h)
+    return pipe.compile(depth=depth, **kw)

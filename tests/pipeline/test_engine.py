@@ -9,20 +9,11 @@ import threading
 
 import numpy as np
 import pytest
-from conftest import GEARS, WIDTH, chain_reference, dense, joiner
+from conftest import GEARS, WIDTH, chain_reference, compile_chain, dense, joiner
 from helpers.scale import scaled
 
 import ascend_engine as ae
 from ascend_engine import sim
-
-
-def chain_pipeline(models, depth=4, **kw):
-    pipe = ae.Pipeline(device=0)
-    h = pipe.input("x", "float32", (-1, WIDTH))
-    for i, m in enumerate(models):
-        h = pipe.model(m.path, h, name=f"m{i}")
-    pipe.output("y", h)
-    return pipe.compile(depth=depth, **kw)
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +28,7 @@ def test_chain_matches_reference_with_random_batches(chain_models, depth):
     n = scaled(150)
     batches = rng.integers(1, max(GEARS) + 1, size=n)
     feeds = [rng.standard_normal((int(b), WIDTH)).astype(np.float32) for b in batches]
-    with chain_pipeline(chain_models, depth=depth) as engine:
+    with compile_chain(chain_models, depth=depth) as engine:
         results = list(engine.run_many({"x": x} for x in feeds))
         stats = engine.stats()
     assert len(results) == n
@@ -51,7 +42,7 @@ def test_chain_matches_reference_with_random_batches(chain_models, depth):
 def test_run_batch_splits_and_concatenates_in_order(chain_models, depth):
     rng = np.random.default_rng(10 + depth)
     x = rng.standard_normal((scaled(203), WIDTH)).astype(np.float32)
-    with chain_pipeline(chain_models, depth=depth) as engine:
+    with compile_chain(chain_models, depth=depth) as engine:
         out = engine.run_batch({"x": x}, batch_size=5)
         # a request above the largest gear is split transparently
         big = engine.run_batch({"x": x}, batch_size=20)
@@ -130,7 +121,7 @@ def test_broken_event_dependency_is_caught(build):
 def test_single_stream_gives_the_same_numbers(chain_models):
     rng = np.random.default_rng(11)
     x = rng.standard_normal((37, WIDTH)).astype(np.float32)
-    with chain_pipeline(chain_models, depth=4, streams="single") as engine:
+    with compile_chain(chain_models, depth=4, streams="single") as engine:
         assert engine.plan.n_streams == 1
         out = engine.run_batch({"x": x}, batch_size=4)
     np.testing.assert_allclose(out["y"], chain_reference(chain_models, x), rtol=1e-4, atol=1e-5)
@@ -140,7 +131,7 @@ def test_threads_share_one_engine(chain_models):
     rng = np.random.default_rng(12)
     inputs = [rng.standard_normal((int(rng.integers(1, 9)), WIDTH)).astype(np.float32) for _ in range(4)]
     errors, results = [], {}
-    with chain_pipeline(chain_models, depth=4) as engine:
+    with compile_chain(chain_models, depth=4) as engine:
 
         def worker(k):
             try:
@@ -188,7 +179,7 @@ def test_static_model_fixes_the_request_batch(build):
 
 def test_profile_reports_device_time_per_node(build):
     models = [build(dense(60 + i), f"prof{i}", latency_us=lat) for i, lat in enumerate((2000, 500))]
-    with chain_pipeline(models, depth=2, profile=True) as engine:
+    with compile_chain(models, depth=2, profile=True) as engine:
         engine.run_batch({"x": np.ones((40, WIDTH), np.float32)}, batch_size=4)
         per_node = engine.stats()["device_ms_per_node"]
     # 10 requests each: at least the declared latency, not wildly more
@@ -201,7 +192,7 @@ def test_memory_report_and_flat_device_memory(chain_models):
     dev = ae.Device(0)
     try:
         before = dev.memory_info().free
-        with chain_pipeline(chain_models, depth=3) as engine:
+        with compile_chain(chain_models, depth=3) as engine:
             report = engine.memory()
             during = dev.memory_info().free
             assert report["arena_bytes"] == report["slot_bytes"] * 3

@@ -4,7 +4,7 @@ the next compile) works again and no device memory is lost."""
 
 import numpy as np
 import pytest
-from conftest import WIDTH, chain_reference, dense
+from conftest import WIDTH, chain_reference, compile_chain, dense
 from helpers import simlib
 
 import ascend_engine as ae
@@ -13,15 +13,6 @@ import ascend_engine as ae
 @pytest.fixture(scope="module")
 def models(build):
     return [build(dense(80 + i), f"fault{i}", latency_us=200) for i in range(3)]
-
-
-def make_engine(models, depth=4, **kw):
-    pipe = ae.Pipeline(device=0)
-    h = pipe.input("x", "float32", (-1, WIDTH))
-    for i, m in enumerate(models):
-        h = pipe.model(m.path, h, name=f"m{i}")
-    pipe.output("y", h)
-    return pipe.compile(depth=depth, **kw)
 
 
 def free_bytes():
@@ -37,7 +28,7 @@ def check_works(engine, models, rows=24):
 
 @pytest.mark.parametrize("depth", [1, 4])
 def test_device_failure_mid_stream_names_the_node_then_recovers(models, sim_faults, depth):
-    with make_engine(models, depth=depth) as engine:
+    with compile_chain(models, depth=depth) as engine:
         check_works(engine, models)
         free_before = free_bytes()
         # the 8th model execution from now fails on the device; at depth 1 the
@@ -59,7 +50,7 @@ def test_device_failure_mid_stream_names_the_node_then_recovers(models, sim_faul
 
 
 def test_call_failure_while_enqueueing_names_call_and_node(models, sim_faults):
-    with make_engine(models) as engine:
+    with compile_chain(models) as engine:
         sim_faults("aclmdlExecuteAsync@5=507000")
         with pytest.raises(ae.AclError) as info:
             engine.run_batch({"x": np.ones((40, WIDTH), np.float32)}, batch_size=4)
@@ -70,7 +61,7 @@ def test_call_failure_while_enqueueing_names_call_and_node(models, sim_faults):
 
 
 def test_requests_cancelled_by_a_failure_say_so(models, sim_faults):
-    with make_engine(models, depth=4) as engine:
+    with compile_chain(models, depth=4) as engine:
         feeds = [{"x": np.full((2, WIDTH), i, np.float32)} for i in range(12)]
         sim_faults("task:execute@10=507011")
         results = engine.run_many(feeds)
@@ -81,7 +72,7 @@ def test_requests_cancelled_by_a_failure_say_so(models, sim_faults):
 
 
 def test_bad_feeds_are_rejected_before_anything_is_submitted(models):
-    with make_engine(models) as engine:
+    with compile_chain(models) as engine:
         before = engine.stats()["requests"]
         good = np.zeros((4, WIDTH), np.float32)
         cases = [
@@ -153,7 +144,7 @@ def test_event_budget_is_checked_at_compile(models):
 
 
 def test_a_stalled_device_times_out_instead_of_hanging(models, sim_faults):
-    with make_engine(models, depth=2, timeout=0.3) as engine:
+    with compile_chain(models, depth=2, timeout=0.3) as engine:
         sim_faults("stall:execute@1=1500")
         with pytest.raises(ae.AclTimeoutError) as info:
             engine.run({"x": np.ones((2, WIDTH), np.float32)})
@@ -163,7 +154,7 @@ def test_a_stalled_device_times_out_instead_of_hanging(models, sim_faults):
 
 
 def test_closed_engine_refuses_work(models):
-    engine = make_engine(models)
+    engine = compile_chain(models)
     engine.close()
     engine.close()  # idempotent
     assert engine.closed

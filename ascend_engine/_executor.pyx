@@ -15,6 +15,7 @@ threads interleave safely.  For parallel throughput, compile the pipeline
 into several engines (on several devices, for data parallelism).
 """
 
+import json
 import threading
 
 import numpy as np
@@ -107,6 +108,9 @@ cdef extern from "ascend_engine/executor.h" nogil:
     void ae_engine_node_device_ms(const ae_engine *engine, double *out)
     size_t ae_engine_arena_bytes(const ae_engine *engine)
     size_t ae_engine_host_bytes(const ae_engine *engine)
+    int AE_TRACE_COLUMNS(int n_nodes)
+    int ae_engine_trace_begin(ae_engine *engine, size_t max_requests, ae_error *err)
+    size_t ae_engine_trace_end(ae_engine *engine, const double **rows, const uint64_t **requests)
 
 
 class EngineError(RuntimeError):
@@ -527,3 +531,102 @@ cdef class Engine:
             report["arena_bytes"] = ae_engine_arena_bytes(self._engine)
             report["host_pinned_bytes"] = ae_engine_host_bytes(self._engine)
         return report
+
+    # ---- timelines -----------------------------------------------------------------
+
+    def trace(self, path, requests=16, feeds=None, batch_size=None):
+        """Run ``requests`` requests and write their timeline to ``path`` as
+        Chrome trace-event JSON (open it in Perfetto or chrome://tracing).
+
+        One lane per stream: copy-in, each compute stream, copy-out; every
+        copy, wait and model execution is a span timed by device timing
+        events.  Needs an engine compiled with ``profile=True``.  ``feeds``
+        (whole arrays, split like run_batch) default to random inputs of
+        ``batch_size`` rows per request (default: max_batch).  Returns a
+        summary dict.
+        """
+        cdef ae_error err
+        cdef int rc
+        cdef const double *rows_ptr
+        cdef const uint64_t *ids_ptr
+        cdef size_t n_rows, cap = int(requests)
+        if not self.plan.profile:
+            raise EngineError("timelines need timing events: compile the pipeline with profile=True")
+        if requests < 1:
+            raise ValueError(f"requests must be at least 1, got {requests}")
+        batch = self.plan.max_batch if batch_size is None else int(batch_size)
+        batch = min(batch, self.plan.max_batch)
+        if self.plan.fixed_batch:
+            batch = self.plan.fixed_batch
+        if feeds is None:
+            rng = np.random.default_rng(0)
+            feeds = {}
+            for name, dtype, trailing in self._input_specs:
+                shape = (int(requests) * batch,) + trailing
+                feeds[name] = (rng.standard_normal(shape).astype(dtype) if dtype.kind == "f"
+                               else np.zeros(shape, dtype))
+        arrays, total = self._prepare(feeds)
+        total = min(total, int(requests) * batch)
+        arrays = [a[:total] for a in arrays]
+        outs = self._outputs_for(total)
+        cdef _Arrays ins = _Arrays(arrays)
+        cdef _Arrays outp = _Arrays(outs)
+        cdef uint64_t c_total = total, c_batch = batch
+        with self._lock:
+            self._ensure_open()
+            if ae_engine_trace_begin(self._engine, cap, &err) != 0:
+                _raise_error(&err)
+            with nogil:
+                rc = ae_engine_run_batch(self._engine, ins.ptrs, c_total, c_batch, <void *const *>outp.ptrs, &err)
+            n_rows = ae_engine_trace_end(self._engine, &rows_ptr, &ids_ptr)
+            if rc != 0:
+                self._note_failure(&err)
+            columns = AE_TRACE_COLUMNS(len(self.plan.nodes))
+            table = [[rows_ptr[r * columns + c] for c in range(columns)] for r in range(n_rows)]
+            request_ids = [int(ids_ptr[r]) for r in range(n_rows)]
+        events = self._trace_events(table, request_ids)
+        with open(path, "w") as f:
+            json.dump({"traceEvents": events, "displayTimeUnit": "ms",
+                       "otherData": {"engine": repr(self), "batch": batch}}, f)
+        spans = [e for e in events if e["ph"] == "X"]
+        return {"path": str(path), "requests": len(table), "events": len(spans),
+                "lanes": sorted({e["tid"] for e in spans})}
+
+    def _trace_events(self, table, request_ids):
+        """Chrome trace events (ph "X" spans in microseconds) from timeline rows."""
+        plan = self.plan
+        pid = plan.device
+        n_nodes = len(plan.nodes)
+        copy_in = 0
+        copy_out = plan.n_streams + 1 if not plan.single_stream else 1
+        lane_of = (lambda k: 1) if plan.single_stream else (lambda k: plan.nodes[k].stream + 1)
+        names = {copy_in: "copy-in (H2D)" if not plan.single_stream else "stream 0 (copies)",
+                 copy_out: "copy-out (D2H)"}
+        for k, node in enumerate(plan.nodes):
+            lane = lane_of(k)
+            names[lane] = names.get(lane, f"stream {node.stream}") + f" {node.name}"
+        events = [{"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": label}}
+                  for tid, label in sorted(names.items())]
+        events.append({"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
+                       "args": {"name": f"ascend-engine device {pid}"}})
+
+        def span(name, cat, tid, start, end, request):
+            if start < 0 or end < 0 or end < start:
+                return
+            events.append({"name": name, "cat": cat, "ph": "X", "pid": pid, "tid": tid,
+                           "ts": round(start * 1000.0, 3), "dur": round((end - start) * 1000.0, 3),
+                           "args": {"request": request}})
+
+        for row, request in zip(table, request_ids):
+            span("H2D", "copy", copy_in, row[0], row[1], request)
+            for k in range(n_nodes):
+                wait, start, end = row[2 + 3 * k], row[3 + 3 * k], row[4 + 3 * k]
+                name = plan.nodes[k].name
+                if start - wait > 1e-3:
+                    span(f"wait {name}", "wait", lane_of(k), wait, start, request)
+                span(name, "execute", lane_of(k), start, end, request)
+            wait, start, end = row[2 + 3 * n_nodes], row[3 + 3 * n_nodes], row[4 + 3 * n_nodes]
+            if start - wait > 1e-3:
+                span("wait outputs", "wait", copy_out, wait, start, request)
+            span("D2H", "copy", copy_out, start, end, request)
+        return events

@@ -23,9 +23,14 @@ typedef struct slot {
     aclmdlDataset **in_sets;      /* per node */
     aclmdlDataset **out_sets;     /* per node */
     aclrtEvent *node_done;        /* per node: recorded after its execution */
-    aclrtEvent *node_start;       /* per node, profile plans only */
     aclrtEvent inputs_ready;      /* after the H2D copies */
     aclrtEvent done;              /* after the D2H copies: the request is over */
+    /* profile plans only: timing events marking every step of the timeline */
+    aclrtEvent *node_wait;        /* per node: before its cross-stream waits */
+    aclrtEvent *node_start;       /* per node: after the waits, before executing */
+    aclrtEvent copy_in_start;     /* before the H2D copies */
+    aclrtEvent copy_out_wait;     /* before the copy-out stream's waits */
+    aclrtEvent copy_out_start;    /* after them, before the D2H copies */
     /* the request occupying the slot */
     int busy;
     uint64_t rows;
@@ -71,6 +76,12 @@ struct ae_engine {
     int in_flight;
     ae_stats stats;
     double *node_ms;
+    /* timeline recording (profile plans): one row of AE_TRACE_COLUMNS(n)
+     * millisecond offsets from trace_base per completed request */
+    aclrtEvent trace_base;
+    double *trace_rows;
+    uint64_t *trace_requests;     /* request number of each row */
+    size_t trace_capacity, trace_count;
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -342,8 +353,10 @@ static int build_slot(ae_engine *e, int s, ae_error *err)
     sl->out_sets = xcalloc((size_t)p->n_nodes, sizeof(aclmdlDataset *));
     sl->node_done = xcalloc((size_t)p->n_nodes, sizeof(aclrtEvent));
     sl->node_start = xcalloc((size_t)p->n_nodes, sizeof(aclrtEvent));
+    sl->node_wait = xcalloc((size_t)p->n_nodes, sizeof(aclrtEvent));
     sl->user_out = xcalloc((size_t)p->n_outputs, sizeof(void *));
-    if (!sl->in_sets || !sl->out_sets || !sl->node_done || !sl->node_start || !sl->user_out)
+    if (!sl->in_sets || !sl->out_sets || !sl->node_done || !sl->node_start || !sl->node_wait ||
+        !sl->user_out)
         return fail(e, err, 0, "ae_engine_create", NULL, "out of host memory");
     for (int n = 0; n < p->n_nodes; n++) {
         const ae_node_plan *np = &e->nodes[n];
@@ -369,10 +382,14 @@ static int build_slot(ae_engine *e, int s, ae_error *err)
         }
         if (new_event(e, err, p->profile, &sl->node_done[n]))
             return -1;
-        if (p->profile && new_event(e, err, 1, &sl->node_start[n]))
+        if (p->profile &&
+            (new_event(e, err, 1, &sl->node_start[n]) || new_event(e, err, 1, &sl->node_wait[n])))
             return -1;
     }
-    if (new_event(e, err, 0, &sl->inputs_ready) || new_event(e, err, 0, &sl->done))
+    if (new_event(e, err, p->profile, &sl->inputs_ready) || new_event(e, err, p->profile, &sl->done))
+        return -1;
+    if (p->profile && (new_event(e, err, 1, &sl->copy_in_start) || new_event(e, err, 1, &sl->copy_out_wait) ||
+                       new_event(e, err, 1, &sl->copy_out_start)))
         return -1;
     return 0;
 }
@@ -460,7 +477,7 @@ int ae_engine_create(const ae_acl_api *api, const ae_plan *plan, ae_engine **out
     for (int n = 0; n < p->n_nodes; n++)
         per_slot_buffers += e->nodes[n].n_inputs + e->nodes[n].n_outputs;
     e->cap_buffers = per_slot_buffers * p->depth;
-    e->cap_events = p->depth * (p->n_nodes * (p->profile ? 2 : 1) + 2);
+    e->cap_events = p->depth * (p->profile ? p->n_nodes * 3 + 5 : p->n_nodes + 2) + (p->profile ? 1 : 0);
     e->buffers = xcalloc((size_t)e->cap_buffers, sizeof(aclDataBuffer *));
     e->events = xcalloc((size_t)e->cap_events, sizeof(aclrtEvent));
     e->slots = xcalloc((size_t)p->depth, sizeof(slot));
@@ -471,6 +488,8 @@ int ae_engine_create(const ae_acl_api *api, const ae_plan *plan, ae_engine **out
     for (int s = 0; s < p->depth; s++)
         if (build_slot(e, s, err))
             goto failed;
+    if (p->profile && new_event(e, err, 1, &e->trace_base))
+        goto failed;
     *out = e;
     return 0;
 
@@ -509,6 +528,7 @@ void ae_engine_destroy(ae_engine *e)
             free(sl->out_sets);
             free(sl->node_done);
             free(sl->node_start);
+            free(sl->node_wait);
             free(sl->user_out);
         }
         free(e->slots);
@@ -556,6 +576,8 @@ void ae_engine_destroy(ae_engine *e)
     free(e->input_tensors);
     free(e->output_tensors);
     free(e->node_ms);
+    free(e->trace_rows);
+    free(e->trace_requests);
     free(e);
 }
 
@@ -613,6 +635,8 @@ static int enqueue(ae_engine *e, slot *sl, const void *const *inputs, uint64_t r
 {
     const ae_plan *p = &e->plan;
 
+    if (p->profile)
+        ACL_CALL(e, err, NULL, aclrtRecordEvent, sl->copy_in_start, e->copy_in);
     for (int i = 0; i < p->n_inputs; i++) {
         const ae_tensor_plan *tp = &e->tensors[p->input_tensors[i]];
         size_t bytes = tp->row_bytes * rows;
@@ -626,6 +650,8 @@ static int enqueue(ae_engine *e, slot *sl, const void *const *inputs, uint64_t r
     for (int n = 0; n < p->n_nodes; n++) {
         const ae_node_plan *np = &e->nodes[n];
         aclrtStream st = e->streams[np->stream];
+        if (p->profile)
+            ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_wait[n], st);
         if (!p->unsafe_skip_waits) {
             if (e->node_reads_input[n] && !p->single_stream)
                 ACL_CALL(e, err, np->name, aclrtStreamWaitEvent, st, sl->inputs_ready);
@@ -653,12 +679,16 @@ static int enqueue(ae_engine *e, slot *sl, const void *const *inputs, uint64_t r
         ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_done[n], st);
     }
 
+    if (p->profile)
+        ACL_CALL(e, err, NULL, aclrtRecordEvent, sl->copy_out_wait, e->copy_out);
     if (!p->unsafe_skip_waits) {
         if (e->out_reads_input && !p->single_stream)
             ACL_CALL(e, err, NULL, aclrtStreamWaitEvent, e->copy_out, sl->inputs_ready);
         for (int w = 0; w < e->n_out_waits; w++)
             ACL_CALL(e, err, NULL, aclrtStreamWaitEvent, e->copy_out, sl->node_done[e->out_waits[w]]);
     }
+    if (p->profile)
+        ACL_CALL(e, err, NULL, aclrtRecordEvent, sl->copy_out_start, e->copy_out);
     for (int o = 0; o < p->n_outputs; o++) {
         const ae_tensor_plan *tp = &e->tensors[p->output_tensors[o]];
         size_t bytes = tp->row_bytes * rows;
@@ -684,6 +714,69 @@ static int wait_event(ae_engine *e, aclrtEvent ev, ae_error *err)
     return fail(e, err, rc, "aclrtSynchronizeEvent", NULL, "waiting for a request");
 }
 
+/* Offset of `ev` from the trace base in ms, or -1 when it cannot be read. */
+static double offset_ms(ae_engine *e, aclrtEvent ev)
+{
+    float ms = 0.0f;
+    if (e->acl->aclrtEventElapsedTime(&ms, e->trace_base, ev) != ACL_SUCCESS)
+        return -1.0;
+    return (double)ms;
+}
+
+/* One timeline row for a completed request, while a trace is being taken. */
+static void record_timeline(ae_engine *e, slot *sl, uint64_t request)
+{
+    if (e->trace_count >= e->trace_capacity)
+        return;
+    int n_nodes = e->plan.n_nodes;
+    double *row = e->trace_rows + e->trace_count * (size_t)AE_TRACE_COLUMNS(n_nodes);
+    row[0] = offset_ms(e, sl->copy_in_start);
+    row[1] = offset_ms(e, sl->inputs_ready);
+    for (int n = 0; n < n_nodes; n++) {
+        row[2 + 3 * n] = offset_ms(e, sl->node_wait[n]);
+        row[3 + 3 * n] = offset_ms(e, sl->node_start[n]);
+        row[4 + 3 * n] = offset_ms(e, sl->node_done[n]);
+    }
+    row[2 + 3 * n_nodes] = offset_ms(e, sl->copy_out_wait);
+    row[3 + 3 * n_nodes] = offset_ms(e, sl->copy_out_start);
+    row[4 + 3 * n_nodes] = offset_ms(e, sl->done);
+    e->trace_requests[e->trace_count++] = request;
+}
+
+int ae_engine_trace_begin(ae_engine *e, size_t max_requests, ae_error *err)
+{
+    if (!e->plan.profile)
+        return fail(e, err, 0, "ae_engine_trace_begin", NULL,
+                    "timelines need timing events: compile the pipeline with profile=True");
+    if (ae_engine_flush(e, err) || make_current(e, err))
+        return -1;
+    size_t columns = (size_t)AE_TRACE_COLUMNS(e->plan.n_nodes);
+    double *rows = realloc(e->trace_rows, (max_requests ? max_requests : 1) * columns * sizeof(double));
+    if (rows)
+        e->trace_rows = rows;
+    uint64_t *ids = realloc(e->trace_requests, (max_requests ? max_requests : 1) * sizeof(uint64_t));
+    if (ids)
+        e->trace_requests = ids;
+    if (!rows || !ids)
+        return fail(e, err, 0, "ae_engine_trace_begin", NULL, "out of host memory for %zu rows",
+                    max_requests);
+    e->trace_capacity = max_requests;
+    e->trace_count = 0;
+    /* every later event is recorded after the base completed: offsets are >= 0 */
+    ACL_CALL(e, err, NULL, aclrtRecordEvent, e->trace_base, e->copy_in);
+    ACL_CALL(e, err, NULL, aclrtSynchronizeEvent, e->trace_base);
+    return 0;
+}
+
+size_t ae_engine_trace_end(ae_engine *e, const double **rows, const uint64_t **requests)
+{
+    *rows = e->trace_rows;
+    *requests = e->trace_requests;
+    size_t count = e->trace_count;
+    e->trace_capacity = 0;
+    return count;
+}
+
 int ae_engine_complete_one(ae_engine *e, ae_error *err)
 {
     if (e->in_flight == 0)
@@ -706,6 +799,7 @@ int ae_engine_complete_one(ae_engine *e, ae_error *err)
             if (e->acl->aclrtEventElapsedTime(&ms, sl->node_start[n], sl->node_done[n]) == ACL_SUCCESS)
                 e->node_ms[n] += ms;
         }
+        record_timeline(e, sl, e->next_request - (uint64_t)e->in_flight);
     }
     for (int o = 0; o < p->n_outputs; o++) {
         const ae_tensor_plan *tp = &e->tensors[p->output_tensors[o]];

@@ -127,6 +127,21 @@ void ae_engine_get_stats(const ae_engine *engine, ae_stats *out);
 /* Device milliseconds accumulated per node (profile plans only); n_nodes values. */
 void ae_engine_node_device_ms(const ae_engine *engine, double *out);
 size_t ae_engine_arena_bytes(const ae_engine *engine);
+
+/*
+ * Timelines (profile plans only).  ae_engine_trace_begin() completes what is
+ * in flight, records a base event and starts keeping one row per completed
+ * request (up to max_requests).  A row holds AE_TRACE_COLUMNS(n_nodes)
+ * millisecond offsets from the base, -1 where a time could not be read:
+ *   [0] copy-in start, [1] copy-in end,
+ *   per node n: [2+3n] wait start, [3+3n] execute start, [4+3n] execute end,
+ *   then copy-out wait start, copy-out start, copy-out end.
+ * ae_engine_trace_end() stops recording and returns the rows (owned by the
+ * engine, valid until the next trace or destruction).
+ */
+#define AE_TRACE_COLUMNS(n_nodes) (5 + 3 * (n_nodes))
+int ae_engine_trace_begin(ae_engine *engine, size_t max_requests, ae_error *err);
+size_t ae_engine_trace_end(ae_engine *engine, const double **rows, const uint64_t **requests);
 size_t ae_engine_host_bytes(const ae_engine *engine);
 
 #ifdef __cplusplus

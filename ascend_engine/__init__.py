@@ -21,6 +21,8 @@ from ascend_engine.errors import (
 )
 
 try:
+    from ascend_engine._executor import Engine, EngineError
+    from ascend_engine._model import Model, TensorSpec
     from ascend_engine._runtime import (
         BackendInfo,
         Context,
@@ -36,15 +38,19 @@ try:
         devices,
         shutdown,
     )
-except ImportError as _exc:  # pragma: no cover - only without a build
-    raise ImportError(
+    from ascend_engine.pipeline import Pipeline, PipelineError
+except ImportError as _exc:  # only without a build
+    # Keep the pure-Python parts (errors, ascend_engine.sim's model builder)
+    # importable; the native names raise a clear error when used.
+    _NATIVE_ERROR = ImportError(
         "ascend_engine's native modules are not built; run `pip install -e .` in the source tree "
         f"(original error: {_exc})"
-    ) from _exc
+    )
 
-from ascend_engine._executor import Engine, EngineError  # noqa: E402
-from ascend_engine._model import Model, TensorSpec  # noqa: E402
-from ascend_engine.pipeline import Pipeline, PipelineError  # noqa: E402
+    def __getattr__(name):
+        if name in __all__ and name not in globals():
+            raise _NATIVE_ERROR
+        raise AttributeError(f"module 'ascend_engine' has no attribute {name!r}")
 
 __version__ = "0.1.0"
 

@@ -54,7 +54,8 @@ def _ctype(decl):
     base = decl.replace("*", " ").split()
     name = base[0] if base else "void"
     if stars == 0:
-        return _SCALARS[name]
+        # names not listed are AscendCL enums (int-sized in the C ABI)
+        return _SCALARS.get(name, ctypes.c_int)
     if stars == 1 and name == "char":
         return ctypes.c_char_p
     return ctypes.c_void_p

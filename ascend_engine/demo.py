@@ -9,7 +9,6 @@ bound set by the slowest model, and the memory plan.  Runs on the AscendCL
 simulator anywhere.
 """
 
-import os
 import sys
 import tempfile
 import time
@@ -17,6 +16,7 @@ import time
 import numpy as np
 
 import ascend_engine as ae
+from ascend_engine.sim.demo_models import _demo_models
 
 
 def runtime_demo(nbytes: int = 64 << 20) -> bool:
@@ -52,25 +52,6 @@ def runtime_demo(nbytes: int = 64 << 20) -> bool:
         print(f"timing  : H2D {h2d:.2f} ms, H2D+D2H {total:.2f} ms (device time from timing events)")
         print(f"memory  : {dev.memory_info().free / 2**30:.2f} GiB free on device 0 while the buffer lives")
     return ok
-
-
-def _demo_models(folder):
-    """Three simulator models: encoder 64->128 (2 ms), mixer 128->128 (3 ms), head 128->10 (1 ms)."""
-    from ascend_engine import sim
-
-    rng = np.random.default_rng(1)
-    specs = [("encoder", 64, 128, 2000), ("mixer", 128, 128, 3000), ("head", 128, 10, 1000)]
-    models = []
-    for name, n_in, n_out, latency in specs:
-        g = sim.Graph(name)
-        x = g.input("x", "float32", (-1, n_in))
-        w = (rng.standard_normal((n_in, n_out)) / np.sqrt(n_in)).astype(np.float32)
-        h = g.add(g.matmul(x, g.const(w)), g.const(rng.standard_normal(n_out).astype(np.float32)))
-        g.output("y", g.softmax(h) if name == "head" else g.gelu(h))
-        path = os.path.join(folder, f"{name}.om")
-        g.save(path, batch_sizes=(1, 2, 4, 8), latency_us=latency)
-        models.append((name, path, g))
-    return models
 
 
 def pipeline_demo(requests: int = 200, batch: int = 4) -> bool:

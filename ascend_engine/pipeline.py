@@ -166,6 +166,18 @@ class Pipeline:
             f"nodes={[n.name for n in self._nodes]}, outputs={[n for n, _ in self._outputs]})"
         )
 
+    @classmethod
+    def from_spec(cls, path_or_dict, device: int | None = None) -> Pipeline:
+        """Build a pipeline from a spec file (YAML or JSON) or an already-parsed dict.
+
+        See docs/pipeline-spec.md; ``ascend_engine.spec.load`` also returns
+        the spec's compile options.  Schema errors raise ``SpecError`` (a
+        :class:`PipelineError`) naming the key path.
+        """
+        from ascend_engine import spec
+
+        return spec.from_spec(path_or_dict, device=device)
+
     # ---- building ---------------------------------------------------------
 
     def _new_tensor(self, name, dtype, shape) -> TensorHandle:

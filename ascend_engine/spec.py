@@ -1,0 +1,464 @@
+"""Pipeline spec files: a pipeline described in YAML or JSON (docs/pipeline-spec.md).
+
+::
+
+    device: 0
+    inputs:
+      x: {dtype: float32, shape: [-1, 64]}
+    models:
+      - {name: enc, path: encoder.om, inputs: [x]}
+      - {name: head, path: head.om, inputs: [enc.y]}
+    outputs:
+      probs: head
+    compile: {depth: 8, streams: per-model}
+
+:func:`parse` checks the schema without touching a device and returns a
+:class:`Spec`; :func:`build` turns a Spec into a :class:`Pipeline`;
+:func:`load` does both and also returns the keyword arguments for
+``Pipeline.compile``.  Every schema error is a :class:`SpecError` naming the
+key path (``models[1].inputs[0]``), what was expected and what was found.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ascend_engine.pipeline import Pipeline, PipelineError
+
+TOP_KEYS = ("device", "inputs", "models", "outputs", "compile")
+INPUT_KEYS = ("dtype", "shape")
+MODEL_KEYS = ("name", "path", "inputs", "device", "stream")
+COMPILE_KEYS = ("depth", "streams", "profile", "timeout")
+STREAM_MODES = ("per-model", "single")
+SPEC_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+class SpecError(PipelineError):
+    """A spec that does not follow the schema, or whose models cannot be wired.
+
+    ``key`` is the key path of the offending value (``models[1].inputs[0]``,
+    ``''`` for the whole document) and ``source`` the spec file, if any.
+    """
+
+    def __init__(self, key: str, message: str, source: str | None = None):
+        self.key = key
+        self.source = source
+        self.detail = message
+        where = ": ".join(p for p in (source, key) if p)
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+@dataclass
+class InputSpec:
+    """A pipeline input: ``name``, numpy ``dtype`` and ``shape`` (-1 first: the batch)."""
+
+    name: str
+    dtype: np.dtype
+    shape: tuple
+
+
+@dataclass
+class ModelSpec:
+    """A model node: its name, absolute model path, input references and placement."""
+
+    name: str
+    path: str
+    inputs: list
+    device: int | None = None
+    stream: str | None = None
+    index: int = 0            # position in the spec's ``models`` list (for key paths)
+
+
+@dataclass
+class Spec:
+    """A validated spec document (models already in dependency order)."""
+
+    device: int
+    inputs: list
+    models: list
+    outputs: list             # (name, reference)
+    compile: dict = field(default_factory=dict)
+    source: str | None = None
+
+
+class Loaded(NamedTuple):
+    """What :func:`load` returns: the pipeline and ``Pipeline.compile`` keyword arguments."""
+
+    pipeline: Pipeline
+    compile_kwargs: dict
+
+
+# ---- reading ------------------------------------------------------------------
+
+
+def is_spec_path(path) -> bool:
+    """True when ``path`` names a spec file by its suffix (.yaml, .yml or .json)."""
+    return os.fspath(path).lower().endswith(SPEC_SUFFIXES)
+
+
+def read(path) -> dict:
+    """Read a spec file (JSON for ``.json``, YAML otherwise) into a plain dict."""
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as exc:
+        raise SpecError("", f"cannot read the spec file: {exc.strerror or exc}", path) from exc
+    if path.lower().endswith(".json"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SpecError("", f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+                            path) from exc
+    else:
+        import yaml
+
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            at = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            raise SpecError("", f"not valid YAML: {problem}{at}", path) from exc
+    return data
+
+
+# ---- schema checks ----------------------------------------------------------------
+
+
+def _kind(value) -> str:
+    """How a value reads in an error message: its type and (short) repr."""
+    if value is None:
+        return "null"
+    text = repr(value)
+    if len(text) > 40:
+        text = text[:37] + "..."
+    return f"{type(value).__name__} {text}"
+
+
+class _Checker:
+    def __init__(self, source):
+        self.source = source
+
+    def fail(self, key, message):
+        raise SpecError(key, message, self.source)
+
+    def mapping(self, key, value, allowed, required=()):
+        if not isinstance(value, dict):
+            self.fail(key, f"expected a mapping with keys {', '.join(allowed)}, got {_kind(value)}")
+        for k in value:
+            if not isinstance(k, str):
+                self.fail(key, f"expected string keys, got {_kind(k)}")
+            if k not in allowed:
+                close = difflib.get_close_matches(k, allowed, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                self.fail(_join(key, k), f"unknown key{hint}; allowed keys: {', '.join(allowed)}")
+        for k in required:
+            if k not in value:
+                self.fail(key, f"missing required key {k!r}")
+        return value
+
+    def name(self, key, value, what):
+        if not isinstance(value, str) or not value.strip():
+            self.fail(key, f"expected {what} (a non-empty string), got {_kind(value)}")
+        return value
+
+    def integer(self, key, value, what, minimum=None):
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.fail(key, f"expected {what} (an integer), got {_kind(value)}")
+        if minimum is not None and value < minimum:
+            self.fail(key, f"expected {what} of at least {minimum}, got {value}")
+        return value
+
+
+def _join(key, part) -> str:
+    if isinstance(part, int):
+        return f"{key}[{part}]"
+    return f"{key}.{part}" if key else part
+
+
+def parse(data, base_dir: str | None = None, source: str | None = None) -> Spec:
+    """Check a spec document (a dict) against the schema; returns a :class:`Spec`.
+
+    Relative model paths resolve against ``base_dir`` (the spec file's folder;
+    the working directory when None).  Model files must exist; nothing is
+    loaded.  Models come back in dependency order.
+    """
+    c = _Checker(source)
+    base_dir = os.path.abspath(base_dir or os.getcwd())
+    c.mapping("", data, TOP_KEYS, required=("inputs", "models", "outputs"))
+
+    device = c.integer("device", data.get("device", 0), "a device id", minimum=0)
+
+    inputs = []
+    raw_inputs = data["inputs"]
+    if not isinstance(raw_inputs, dict) or not raw_inputs:
+        c.fail("inputs", f"expected a mapping of input name -> {{dtype, shape}}, got {_kind(raw_inputs)}")
+    for name, value in raw_inputs.items():
+        key = _join("inputs", name)
+        c.name(key, name, "an input name")
+        c.mapping(key, value, INPUT_KEYS, required=INPUT_KEYS)
+        inputs.append(InputSpec(name, _dtype(c, _join(key, "dtype"), value["dtype"]),
+                                _shape(c, _join(key, "shape"), value["shape"])))
+
+    raw_models = data["models"]
+    if not isinstance(raw_models, list) or not raw_models:
+        c.fail("models", f"expected a non-empty list of models, got {_kind(raw_models)}")
+    models = []
+    for i, value in enumerate(raw_models):
+        key = _join("models", i)
+        c.mapping(key, value, MODEL_KEYS, required=("name", "path", "inputs"))
+        name = c.name(_join(key, "name"), value["name"], "a model name")
+        path = c.name(_join(key, "path"), value["path"], "a model file path")
+        path = os.path.normpath(os.path.join(base_dir, os.path.expanduser(path)))
+        if not os.path.isfile(path):
+            c.fail(_join(key, "path"), f"model file not found: {path}")
+        refs = value["inputs"]
+        if isinstance(refs, str):
+            refs = [refs]
+        if not isinstance(refs, list) or not refs:
+            c.fail(_join(key, "inputs"), f"expected a non-empty list of tensor references, got {_kind(refs)}")
+        for j, ref in enumerate(refs):
+            c.name(_join(_join(key, "inputs"), j), ref, "a tensor reference (input, model or model.output)")
+        dev = value.get("device")
+        if dev is not None:
+            c.integer(_join(key, "device"), dev, "a device id", minimum=0)
+        stream = value.get("stream")
+        if stream is not None and (isinstance(stream, bool) or not isinstance(stream, str | int)):
+            c.fail(_join(key, "stream"), f"expected a stream label (a string), got {_kind(stream)}")
+        models.append(ModelSpec(name, path, list(refs), dev, None if stream is None else str(stream), i))
+
+    _check_names(c, inputs, models)
+
+    raw_outputs = data["outputs"]
+    if not isinstance(raw_outputs, dict) or not raw_outputs:
+        c.fail("outputs", f"expected a mapping of output name -> tensor reference, got {_kind(raw_outputs)}")
+    outputs = []
+    for name, ref in raw_outputs.items():
+        key = _join("outputs", name)
+        c.name(key, name, "an output name")
+        c.name(key, ref, "a tensor reference (input, model or model.output)")
+        outputs.append((name, ref))
+
+    spec = Spec(device, inputs, _dependency_order(c, inputs, models, outputs), outputs,
+                _compile_options(c, data.get("compile", {})), source)
+    return spec
+
+
+def _dtype(c, key, value) -> np.dtype:
+    if not isinstance(value, str):
+        c.fail(key, f"expected a dtype name such as 'float32', got {_kind(value)}")
+    try:
+        dt = np.dtype(value)
+    except TypeError:
+        c.fail(key, f"expected a dtype name such as 'float32' or 'int8', got {value!r}")
+    if dt.kind not in "biuf":
+        c.fail(key, f"expected a numeric or bool dtype, got {value!r}")
+    return dt
+
+
+def _shape(c, key, value) -> tuple:
+    if not isinstance(value, list) or not value:
+        c.fail(key, f"expected a list of dimensions such as [-1, 64], got {_kind(value)}")
+    dims = []
+    for j, d in enumerate(value):
+        if d == "batch":
+            d = -1
+        if isinstance(d, bool) or not isinstance(d, int) or d == 0 or d < -1 or (d == -1 and j > 0):
+            c.fail(_join(key, j), "expected a positive dimension (or -1 / 'batch' as the first one), "
+                                  f"got {_kind(value[j])}")
+        dims.append(d)
+    return tuple(dims)
+
+
+def _compile_options(c, value) -> dict:
+    if value is None:
+        return {}
+    c.mapping("compile", value, COMPILE_KEYS)
+    out = {}
+    if "depth" in value:
+        out["depth"] = c.integer("compile.depth", value["depth"], "a depth", minimum=1)
+    if "streams" in value:
+        if value["streams"] not in STREAM_MODES:
+            c.fail("compile.streams",
+                   f"expected one of {', '.join(STREAM_MODES)}, got {_kind(value['streams'])}")
+        out["streams"] = value["streams"]
+    if "profile" in value:
+        if not isinstance(value["profile"], bool):
+            c.fail("compile.profile", f"expected true or false, got {_kind(value['profile'])}")
+        out["profile"] = value["profile"]
+    if "timeout" in value:
+        t = value["timeout"]
+        if t is not None and (isinstance(t, bool) or not isinstance(t, int | float) or t <= 0):
+            c.fail("compile.timeout", f"expected seconds (a positive number) or null, got {_kind(t)}")
+        out["timeout"] = None if t is None else float(t)
+    return out
+
+
+def _check_names(c, inputs, models):
+    seen = {}
+    for inp in inputs:
+        seen[inp.name] = _join("inputs", inp.name)
+    for m in models:
+        key = _join(_join("models", m.index), "name")
+        if m.name in seen:
+            c.fail(key, f"the name {m.name!r} is already used by {seen[m.name]}")
+        seen[m.name] = key
+
+
+def _producer(ref, input_names, model_names):
+    """The model a reference reads from (None for a pipeline input), or raise KeyError."""
+    if ref in input_names:
+        return None
+    if ref in model_names:
+        return ref
+    # node.output: the longest model name that prefixes the reference (names may hold dots)
+    head = ref
+    while "." in head:
+        head = head.rsplit(".", 1)[0]
+        if head in model_names:
+            return head
+    raise KeyError(ref)
+
+
+def _ref_error(c, key, ref, input_names, model_names):
+    c.fail(key, f"unknown tensor {ref!r}: expected an input ({', '.join(input_names) or 'none'}), "
+                f"a model ({', '.join(model_names)}) or model.output")
+
+
+def _dependency_order(c, inputs, models, outputs) -> list:
+    """Models sorted so that every model comes after the models it reads from."""
+    input_names = [i.name for i in inputs]
+    by_name = {m.name: m for m in models}
+    deps = {}
+    for m in models:
+        deps[m.name] = []
+        for j, ref in enumerate(m.inputs):
+            try:
+                p = _producer(ref, input_names, by_name)
+            except KeyError:
+                _ref_error(c, f"models[{m.index}].inputs[{j}]", ref, input_names, list(by_name))
+            if p is not None:
+                deps[m.name].append(p)
+    for name, ref in outputs:
+        try:
+            _producer(ref, input_names, by_name)
+        except KeyError:
+            _ref_error(c, _join("outputs", name), ref, input_names, list(by_name))
+
+    order, state = [], {}
+
+    def visit(name, path):
+        if state.get(name) == 2:
+            return
+        if state.get(name) == 1:
+            cycle = path[path.index(name):] + [name]
+            c.fail("models", f"the models form a cycle: {' -> '.join(cycle)} (a model may only read "
+                             "pipeline inputs and the outputs of models before it in the graph)")
+        state[name] = 1
+        for dep in deps[name]:
+            visit(dep, path + [name])
+        state[name] = 2
+        order.append(by_name[name])
+
+    for m in models:      # listed order breaks ties, so independent models keep their order
+        visit(m.name, [])
+    return order
+
+
+# ---- building ---------------------------------------------------------------------
+
+
+def _resolve(c, key, ref, handles, outputs_of):
+    """The TensorHandle a reference names, given the handles built so far."""
+    if ref in handles:
+        return handles[ref]
+    if ref in outputs_of:
+        outs = outputs_of[ref]
+        if len(outs) != 1:
+            names = ", ".join(f"{ref}.{h.name.split('.')[-1]}" for h in outs)
+            c.fail(key, f"model {ref!r} has {len(outs)} outputs: name one of {names}")
+        return outs[0]
+    head, out_name = ref, []
+    while "." in head:
+        head, tail = head.rsplit(".", 1)
+        out_name.insert(0, tail)
+        if head in outputs_of:
+            wanted = ".".join(out_name)
+            for h in outputs_of[head]:
+                if h.name == f"{head}.{wanted}":
+                    return h
+            have = ", ".join(h.name[len(head) + 1:] for h in outputs_of[head])
+            c.fail(key, f"model {head!r} has no output {wanted!r}; its outputs: {have}")
+    raise AssertionError(f"unresolved reference {ref!r}")   # parse() checked every reference
+
+
+def build(spec: Spec, device: int | None = None) -> Pipeline:
+    """Build the :class:`Pipeline` a parsed spec describes (model files are read here).
+
+    ``device`` moves the whole pipeline (and every model) to another device.
+    """
+    c = _Checker(spec.source)
+    pipe_device = spec.device if device is None else int(device)
+    pipe = Pipeline(device=pipe_device)
+    handles = {}
+    for inp in spec.inputs:
+        handles[inp.name] = pipe.input(inp.name, inp.dtype, inp.shape)
+    outputs_of = {}
+    for m in spec.models:
+        key = f"models[{m.index}]"
+        ins = [_resolve(c, f"{key}.inputs[{j}]", ref, handles, outputs_of) for j, ref in enumerate(m.inputs)]
+        node_device = m.device if device is None else pipe_device
+        try:
+            out = pipe.model(m.path, *ins, name=m.name, device=node_device, stream=m.stream)
+        except PipelineError as exc:
+            raise SpecError(key, str(exc), spec.source) from exc
+        outputs_of[m.name] = list(out) if isinstance(out, tuple) else [out]
+    for name, ref in spec.outputs:
+        pipe.output(name, _resolve(c, _join("outputs", name), ref, handles, outputs_of))
+    return pipe
+
+
+def _parse_any(path_or_dict, base_dir=None) -> Spec:
+    if isinstance(path_or_dict, dict):
+        return parse(path_or_dict, base_dir=base_dir)
+    path = os.fspath(path_or_dict)
+    data = read(path)
+    return parse(data, base_dir=os.path.dirname(os.path.abspath(path)), source=path)
+
+
+def load(path_or_dict, device: int | None = None, base_dir: str | None = None) -> Loaded:
+    """Read, check and build a spec; returns ``(pipeline, compile_kwargs)``.
+
+    ``path_or_dict`` is a spec file (YAML, or JSON for ``.json``) or an
+    already-parsed document; for a dict, relative model paths resolve against
+    ``base_dir`` (default: the working directory).
+    """
+    spec = _parse_any(path_or_dict, base_dir)
+    return Loaded(build(spec, device=device), dict(spec.compile))
+
+
+def from_spec(path_or_dict, device: int | None = None, base_dir: str | None = None) -> Pipeline:
+    """The pipeline a spec describes (its compile options: :func:`load`)."""
+    return load(path_or_dict, device=device, base_dir=base_dir).pipeline
+
+
+def to_dict(spec: Spec) -> dict[str, Any]:
+    """A spec as a plain document (absolute model paths), e.g. to save it as JSON."""
+    return {
+        "device": spec.device,
+        "inputs": {i.name: {"dtype": i.dtype.name, "shape": list(i.shape)} for i in spec.inputs},
+        "models": [
+            {k: v for k, v in (("name", m.name), ("path", m.path), ("inputs", list(m.inputs)),
+                               ("device", m.device), ("stream", m.stream)) if v is not None}
+            for m in sorted(spec.models, key=lambda m: m.index)
+        ],
+        "outputs": dict(spec.outputs),
+        "compile": dict(spec.compile),
+    }

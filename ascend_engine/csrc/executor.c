@@ -812,6 +812,40 @@ int ae_engine_complete_one(ae_engine *e, ae_error *err)
     return 0;
 }
 
+/*
+ * All slots are busy: free some.  Rather than block once per request on the
+ * oldest one, block once on the request half the ring ahead of it (done
+ * events complete in submission order on the copy-out stream, so every older
+ * request is then over too) and deliver all of those without further
+ * blocking.  A blocking wait costs a sleep and a wake-up, far more host time
+ * than an enqueue; depth/2 requests stay in flight meanwhile, which keeps
+ * every stream of the pipeline fed.
+ */
+static int make_room(ae_engine *e, ae_error *err)
+{
+    int ahead = e->plan.depth / 2 - 1;   /* 0 for depth 1 to 3: the oldest only */
+    if (ahead < 0)
+        ahead = 0;
+    if (ahead > e->in_flight - 1)
+        ahead = e->in_flight - 1;
+    if (ahead > 0) {
+        uint64_t target = e->next_request - (uint64_t)e->in_flight + (uint64_t)ahead;
+        slot *sl = &e->slots[target % (uint64_t)e->plan.depth];
+        uint64_t t0 = now_ns();
+        if (wait_event(e, sl->done, err)) {
+            if (err && err->code != ACL_ERROR_RT_EVENT_SYNC_TIMEOUT)
+                blame_node(e, err);
+            drain(e);
+            return -1;
+        }
+        e->stats.wait_ns += now_ns() - t0;
+    }
+    for (int k = 0; k <= ahead; k++)
+        if (ae_engine_complete_one(e, err))
+            return -1;
+    return 0;
+}
+
 int ae_engine_submit(ae_engine *e, const void *const *inputs, uint64_t rows, void *const *outputs,
                      ae_error *err)
 {
@@ -824,7 +858,7 @@ int ae_engine_submit(ae_engine *e, const void *const *inputs, uint64_t rows, voi
         return -1;
     int s = (int)(e->next_request % (uint64_t)p->depth);
     slot *sl = &e->slots[s];
-    if (sl->busy && ae_engine_complete_one(e, err))
+    if (sl->busy && make_room(e, err))
         return -1;
     uint64_t t0 = now_ns();
     if (enqueue(e, sl, inputs, rows, err)) {

@@ -4,7 +4,8 @@
  * The same AscendCL call sequence the engine issues per request (staging
  * copy, H2D on a copy stream, per model: wait on the producer's event, set
  * the gear, execute, record; D2H after the last model; a done event per
- * slot), written directly against AscendCL with nothing else around it.
+ * slot; when every slot is busy, one blocking wait for half the ring),
+ * written directly against AscendCL with nothing else around it.
  * Returns the calling thread's CPU nanoseconds for the request loop only.
  */
 #include <stdint.h>
@@ -99,8 +100,15 @@ long long chain_loop(const char *const *paths, int n_models, int depth, int n_re
     for (int r = 0; r < n_requests; r++) {
         int s = r % depth;
         if (busy[s]) {
-            CHECK(aclrtSynchronizeEvent(done[s]));
-            memcpy(user_out, host_out[s], out_row * (size_t)batch);
+            /* all slots busy: block once for half the ring, as the engine does */
+            int ahead = depth / 2 - 1 > 0 ? depth / 2 - 1 : 0;
+            CHECK(aclrtSynchronizeEvent(done[(r + ahead) % depth]));
+            for (int k = 0; k <= ahead; k++) {
+                int old = (r + k) % depth;
+                CHECK(aclrtSynchronizeEvent(done[old]));
+                memcpy(user_out, host_out[old], out_row * (size_t)batch);
+                busy[old] = 0;
+            }
         }
         memcpy(host_in[s], user_in, in_row * (size_t)batch);
         CHECK(aclrtMemcpyAsync(tensor[s][0], in_size[0], host_in[s], in_row * (size_t)batch,

@@ -25,7 +25,7 @@ def chain_models(build):
 @pytest.mark.parametrize("depth", [1, 2, 8])
 def test_chain_matches_reference_with_random_batches(chain_models, depth):
     rng = np.random.default_rng(depth)
-    n = scaled(150)
+    n = scaled(400)
     batches = rng.integers(1, max(GEARS) + 1, size=n)
     feeds = [rng.standard_normal((int(b), WIDTH)).astype(np.float32) for b in batches]
     with compile_chain(chain_models, depth=depth) as engine:
@@ -79,7 +79,7 @@ def test_diamond_dag_matches_reference(build, depth):
     engine, reference = diamond(build, latencies, depth)
     with engine:
         feeds = [rng.standard_normal((int(rng.integers(1, 9)), WIDTH)).astype(np.float32)
-                 for _ in range(scaled(120))]
+                 for _ in range(scaled(300))]
         for x, out in zip(feeds, engine.run_many({"x": x} for x in feeds), strict=True):
             ref = reference(x)
             np.testing.assert_allclose(out["y"], ref["y"], rtol=1e-4, atol=1e-5)

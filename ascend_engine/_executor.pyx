@@ -79,6 +79,7 @@ cdef extern from "ascend_engine/executor.h" nogil:
         const int *output_tensors
         size_t slot_bytes
         uint64_t max_batch
+        int spin_wait
         int unsafe_skip_waits
 
     ctypedef struct ae_engine:
@@ -262,6 +263,7 @@ cdef class Engine:
         p.n_outputs = len(plan.outputs)
         p.slot_bytes = plan.slot_bytes
         p.max_batch = plan.max_batch
+        p.spin_wait = 1 if plan.wait == "spin" else 0
 
     cdef _free_plan(self):
         PyMem_Free(self._tensors)

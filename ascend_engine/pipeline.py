@@ -108,6 +108,7 @@ class Plan:
     single_stream: bool
     profile: bool
     timeout_ms: int
+    wait: str                # "block" (sleep until done) or "spin" (poll, burning a core)
     tensors: list
     nodes: list
     inputs: list             # (name, tensor index)
@@ -248,10 +249,12 @@ class Pipeline:
     # ---- compiling ----------------------------------------------------------
 
     def plan(self, depth: int = 4, streams: str = "per-model", profile: bool = False,
-             timeout: float | None = 60.0) -> Plan:
+             timeout: float | None = 60.0, wait: str = "block") -> Plan:
         """Validate the graph and return the plan (without creating anything)."""
         if int(depth) < 1:
             raise PipelineError(f"depth must be at least 1, got {depth}")
+        if wait not in ("block", "spin"):
+            raise PipelineError(f"wait must be 'block' or 'spin', got {wait!r}")
         if streams not in ("per-model", "single"):
             raise PipelineError(f"streams must be 'per-model' or 'single', got {streams!r}")
         if not self._nodes:
@@ -270,7 +273,7 @@ class Pipeline:
         n_streams = 1 if streams == "single" else max(n.stream for n in nodes) + 1
         return Plan(
             device=self.device, depth=int(depth), n_streams=n_streams, single_stream=streams == "single",
-            profile=bool(profile), timeout_ms=-1 if timeout is None else int(timeout * 1000),
+            profile=bool(profile), timeout_ms=-1 if timeout is None else int(timeout * 1000), wait=wait,
             tensors=tensors, nodes=nodes,
             inputs=[(h.name, h.index) for h in self._inputs],
             outputs=[(n, h.index) for n, h in self._outputs],
@@ -279,20 +282,21 @@ class Pipeline:
         )
 
     def compile(self, depth: int = 4, streams: str = "per-model", profile: bool = False,
-                timeout: float | None = 60.0, _unsafe_skip_waits: bool = False):
+                timeout: float | None = 60.0, wait: str = "block", _unsafe_skip_waits: bool = False):
         """Validate, plan and create everything once; returns an :class:`Engine`.
 
         ``depth`` requests may be in flight at once (one slot each);
         ``streams="single"`` runs copies and models on one stream, for
         comparison; ``profile`` times every node with timing events;
-        ``timeout`` (seconds, None = forever) bounds the wait for one request.
-        (``_unsafe_skip_waits`` drops the cross-stream event waits: only for
+        ``timeout`` (seconds, None = forever) bounds the wait for one request;
+        ``wait="spin"`` polls for completion instead of sleeping, trading a
+        busy core for latency.  (``_unsafe_skip_waits`` drops the cross-stream event waits: only for
         tests proving that a missing dependency is caught.)
         """
         from ascend_engine import Model
         from ascend_engine._executor import Engine
 
-        plan = self.plan(depth=depth, streams=streams, profile=profile, timeout=timeout)
+        plan = self.plan(depth=depth, streams=streams, profile=profile, timeout=timeout, wait=wait)
         # Every engine loads its own instance of a model given by path, so
         # engines compiled from one pipeline never share an executing model.
         loaded = []

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <time.h>
 
 /* Host staging is carved like device memory: each buffer 128-byte aligned. */
@@ -699,9 +700,28 @@ static int enqueue(ae_engine *e, slot *sl, const void *const *inputs, uint64_t r
     return 0;
 }
 
+/* Spin mode: poll the event until it completes (then the blocking call below
+ * returns at once, and reports any error the event carries), or until the
+ * timeout has passed.  Trades a busy core for wake-up latency. */
+static void spin_until_complete(ae_engine *e, aclrtEvent ev)
+{
+    uint64_t deadline = e->plan.timeout_ms >= 0 ? now_ns() + (uint64_t)e->plan.timeout_ms * 1000000u : 0;
+    for (;;) {
+        aclrtEventRecordedStatus status = ACL_EVENT_RECORDED_STATUS_NOT_READY;
+        if (e->acl->aclrtQueryEventStatus(ev, &status) != ACL_SUCCESS ||
+            status == ACL_EVENT_RECORDED_STATUS_COMPLETE)
+            return;
+        if (deadline && now_ns() > deadline)
+            return;
+        sched_yield();
+    }
+}
+
 static int wait_event(ae_engine *e, aclrtEvent ev, ae_error *err)
 {
     aclError rc;
+    if (e->plan.spin_wait)
+        spin_until_complete(e, ev);
     if (e->plan.timeout_ms >= 0 && e->acl->aclrtSynchronizeEventWithTimeout)
         rc = e->acl->aclrtSynchronizeEventWithTimeout(ev, e->plan.timeout_ms);
     else

@@ -84,6 +84,7 @@ typedef struct ae_plan {
     const int *output_tensors;
     size_t slot_bytes;          /* device bytes of one slot's region */
     uint64_t max_batch;         /* largest batch one request may carry */
+    int spin_wait;              /* poll for completion instead of sleeping (burns a core) */
     int unsafe_skip_waits;      /* testing only: drop cross-stream waits */
 } ae_plan;
 

@@ -203,3 +203,18 @@ def test_memory_report_and_flat_device_memory(chain_models):
         assert dev.memory_info().free == before
     finally:
         dev.close()
+
+
+def test_spin_wait_gives_the_same_numbers(chain_models, sim_faults):
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((45, WIDTH)).astype(np.float32)
+    with compile_chain(chain_models, depth=4, wait="spin", timeout=0.3) as engine:
+        assert engine.plan.wait == "spin"
+        out = engine.run_batch({"x": x}, batch_size=4)
+        np.testing.assert_allclose(out["y"], chain_reference(chain_models, x), rtol=1e-4, atol=1e-5)
+        # the timeout still holds while spinning
+        sim_faults("stall:execute@1=1200")
+        with pytest.raises(ae.AclTimeoutError, match="did not complete within 300 ms"):
+            engine.run({"x": x[:2]})
+    with pytest.raises(ae.PipelineError, match="wait must be 'block' or 'spin'"):
+        compile_chain(chain_models, wait="busy")

@@ -39,6 +39,7 @@ try:
         shutdown,
     )
     from ascend_engine.pipeline import Pipeline, PipelineError
+    from ascend_engine.replicas import Replicas
 except ImportError as _exc:  # only without a build
     # Keep the pure-Python parts (errors, ascend_engine.sim's model builder)
     # importable; the native names raise a clear error when used.
@@ -78,6 +79,7 @@ __all__ = [
     "OutOfMemoryError",
     "Pipeline",
     "PipelineError",
+    "Replicas",
     "ResourceError",
     "Stream",
     "TensorSpec",

@@ -249,8 +249,13 @@ class Pipeline:
     # ---- compiling ----------------------------------------------------------
 
     def plan(self, depth: int = 4, streams: str = "per-model", profile: bool = False,
-             timeout: float | None = 60.0, wait: str = "block") -> Plan:
-        """Validate the graph and return the plan (without creating anything)."""
+             timeout: float | None = 60.0, wait: str = "block", device: int | None = None) -> Plan:
+        """Validate the graph and return the plan (without creating anything).
+
+        ``device`` places the plan on another device than the pipeline's
+        (models given by path are loaded there; see :meth:`compile_replicas`).
+        """
+        device = self.device if device is None else int(device)
         if int(depth) < 1:
             raise PipelineError(f"depth must be at least 1, got {depth}")
         if wait not in ("block", "spin"):
@@ -261,7 +266,7 @@ class Pipeline:
             raise PipelineError("the pipeline has no model nodes")
         if not self._outputs:
             raise PipelineError("the pipeline has no outputs: call pipe.output(name, handle)")
-        self._check_devices()
+        self._check_devices(device)
         order = self._topological_order()
         tensors = self._plan_tensors()
         max_batch, fixed = self._check_bindings(order, tensors)
@@ -272,7 +277,7 @@ class Pipeline:
         slot_bytes, working_set, unshared = _plan_memory(tensors, nodes, max_batch)
         n_streams = 1 if streams == "single" else max(n.stream for n in nodes) + 1
         return Plan(
-            device=self.device, depth=int(depth), n_streams=n_streams, single_stream=streams == "single",
+            device=device, depth=int(depth), n_streams=n_streams, single_stream=streams == "single",
             profile=bool(profile), timeout_ms=-1 if timeout is None else int(timeout * 1000), wait=wait,
             tensors=tensors, nodes=nodes,
             inputs=[(h.name, h.index) for h in self._inputs],
@@ -282,7 +287,8 @@ class Pipeline:
         )
 
     def compile(self, depth: int = 4, streams: str = "per-model", profile: bool = False,
-                timeout: float | None = 60.0, wait: str = "block", _unsafe_skip_waits: bool = False):
+                timeout: float | None = 60.0, wait: str = "block", device: int | None = None,
+                _unsafe_skip_waits: bool = False):
         """Validate, plan and create everything once; returns an :class:`Engine`.
 
         ``depth`` requests may be in flight at once (one slot each);
@@ -290,13 +296,16 @@ class Pipeline:
         comparison; ``profile`` times every node with timing events;
         ``timeout`` (seconds, None = forever) bounds the wait for one request;
         ``wait="spin"`` polls for completion instead of sleeping, trading a
-        busy core for latency.  (``_unsafe_skip_waits`` drops the cross-stream event waits: only for
+        busy core for latency; ``device`` compiles for another device than
+        the pipeline's (every model must then be given by path).
+        (``_unsafe_skip_waits`` drops the cross-stream event waits: only for
         tests proving that a missing dependency is caught.)
         """
         from ascend_engine import Model
         from ascend_engine._executor import Engine
 
-        plan = self.plan(depth=depth, streams=streams, profile=profile, timeout=timeout, wait=wait)
+        plan = self.plan(depth=depth, streams=streams, profile=profile, timeout=timeout, wait=wait,
+                         device=device)
         # Every engine loads its own instance of a model given by path, so
         # engines compiled from one pipeline never share an executing model.
         loaded = []
@@ -305,7 +314,7 @@ class Pipeline:
             for plan_node in plan.nodes:
                 node = by_name[plan_node.name]
                 if node.path is not None:
-                    plan_node.model = Model.load(node.path, device=node.model.device_id)
+                    plan_node.model = Model.load(node.path, device=plan.device)
                     loaded.append(plan_node.model)
             return Engine(plan, owned_models=loaded, _unsafe_skip_waits=_unsafe_skip_waits)
         except BaseException:
@@ -313,19 +322,46 @@ class Pipeline:
                 m.close()
             raise
 
+    def compile_replicas(self, devices, **compile_kwargs):
+        """Compile one engine per device for data parallelism; returns :class:`Replicas`.
+
+        Every model must be given by path (each replica loads its own copy on
+        its device).  ``compile_kwargs`` are those of :meth:`compile`.
+        """
+        from ascend_engine.replicas import Replicas
+
+        devices = [int(d) for d in devices]
+        if not devices or len(set(devices)) != len(devices):
+            raise PipelineError(f"devices must be distinct device ids, got {devices}")
+        fixed = [n.name for n in self._nodes if n.path is None]
+        if fixed:
+            raise PipelineError(f"model nodes {fixed} were given loaded Models, which live on one device: "
+                                "give model paths to replicate a pipeline")
+        engines = []
+        try:
+            for d in devices:
+                engines.append(self.compile(device=d, **compile_kwargs))
+        except BaseException:
+            for e in engines:
+                e.close()
+            raise
+        return Replicas(engines)
+
     # ---- validation helpers ---------------------------------------------------
 
-    def _check_devices(self):
+    def _check_devices(self, device):
         from ascend_engine import devices
 
         count = len(devices())
-        if not 0 <= self.device < count:
-            raise PipelineError(f"pipeline device {self.device} does not exist: {count} device(s) found")
+        if not 0 <= device < count:
+            raise PipelineError(f"pipeline device {device} does not exist: {count} device(s) found")
         for node in self._nodes:
+            if node.path is not None:
+                continue   # loaded on the plan's device at compile()
             dev = node.model.device_id
-            if dev != self.device:
+            if dev != device:
                 raise PipelineError(
-                    f"model node {node.name!r} is on device {dev}, the pipeline on device {self.device}: "
+                    f"model node {node.name!r} is on device {dev}, the pipeline on device {device}: "
                     "a pipeline runs on one device (replicate the engine per device for data parallelism)"
                 )
 

@@ -1,0 +1,80 @@
+"""Data parallelism: one engine per device, driven together.
+
+``pipe.compile_replicas([0, 1, 2, 3], depth=8)`` compiles the pipeline once
+per device.  ``run_batch`` splits the rows into one contiguous share per
+engine and runs the shares at the same time from one thread each (every
+engine releases the GIL while it works), then concatenates the outputs in
+order; ``run`` sends each request to the next engine in turn.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+
+class Replicas:
+    """Engines compiled from one pipeline on several devices."""
+
+    def __init__(self, engines):
+        self.engines = list(engines)
+        self._next = itertools.count()
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=len(self.engines), thread_name_prefix="ae-replica")
+
+    def __repr__(self) -> str:
+        return f"<ascend_engine.Replicas devices={self.devices}>"
+
+    @property
+    def devices(self) -> list[int]:
+        """Device id of each engine."""
+        return [e.plan.device for e in self.engines]
+
+    def run(self, feeds) -> dict:
+        """Run one request on the next engine in turn."""
+        with self._lock:
+            k = next(self._next) % len(self.engines)
+        return self.engines[k].run(feeds)
+
+    def run_batch(self, feeds, batch_size=None) -> dict:
+        """Split the rows across the engines (in whole requests of ``batch_size``
+        rows), run the shares concurrently, and return the outputs in order."""
+        rows = {len(np.asarray(a)) for a in feeds.values()}
+        if len(rows) != 1:
+            raise ValueError(f"inputs have different row counts: {sorted(rows)}")
+        total = rows.pop()
+        batch = self.engines[0].max_batch if batch_size is None else int(batch_size)
+        requests = -(-total // batch)
+        per_engine = -(-requests // len(self.engines))
+        bounds = [min(total, k * per_engine * batch) for k in range(len(self.engines) + 1)]
+        shares = [(e, lo, hi) for e, lo, hi in zip(self.engines, bounds, bounds[1:], strict=False) if hi > lo]
+        futures = [
+            self._pool.submit(e.run_batch, {n: np.asarray(a)[lo:hi] for n, a in feeds.items()}, batch)
+            for e, lo, hi in shares
+        ]
+        parts = [f.result() for f in futures]
+        return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
+
+    def stats(self) -> dict:
+        """Each engine's stats, by device."""
+        return {e.plan.device: e.stats() for e in self.engines}
+
+    def memory(self) -> dict:
+        """Each engine's memory report, by device."""
+        return {e.plan.device: e.memory() for e in self.engines}
+
+    def close(self) -> None:
+        """Close every engine. Idempotent."""
+        for e in self.engines:
+            e.close()
+        self._pool.shutdown(wait=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False

@@ -331,3 +331,31 @@ def test_memory_flat_over_many_requests(benchmark, tiny_chain):
         "device_growth_bytes": dev_before - dev_after,
         "rss_growth_bytes": rss_after - rss_before,
     })
+
+
+# ---- data parallelism -----------------------------------------------------------------
+
+
+def test_replicas_scale_throughput(benchmark, tmp_path):
+    paths = [dense_model(tmp_path / f"r{i}.om", 30 + i, latency_us=lat)
+             for i, lat in enumerate((1000, 2000))]
+    pipe = ae.Pipeline(device=0)
+    h = pipe.input("x", "float32", (-1, WIDTH))
+    for i, p in enumerate(paths):
+        h = pipe.model(p, h, name=f"m{i}")
+    pipe.output("y", h)
+    x = np.ones((400 * BATCH, WIDTH), np.float32)
+    rates = {}
+    for n in (1, 2, 4):
+        with pipe.compile_replicas(list(range(n)), depth=8) as reps:
+            reps.run_batch({"x": x[: 16 * BATCH]}, batch_size=BATCH)
+            t0 = time.perf_counter()
+            reps.run_batch({"x": x}, batch_size=BATCH)
+            rates[n] = 400 / (time.perf_counter() - t0)
+    with pipe.compile_replicas([0, 1], depth=8) as reps:
+        benchmark.pedantic(reps.run_batch, args=({"x": x[: 40 * BATCH]},), kwargs={"batch_size": BATCH},
+                           rounds=2, iterations=1)
+    report(benchmark, "data parallel: replicas on simulated devices (models of 1 / 2 ms)", {
+        "one_device_req_s": rates[1], "two_devices_over_one": rates[2] / rates[1],
+        "four_devices_over_one": rates[4] / rates[1],
+    })

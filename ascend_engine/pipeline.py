@@ -230,8 +230,9 @@ class Pipeline:
         return node.outputs[0] if len(node.outputs) == 1 else tuple(node.outputs)
 
     def _pending_outputs(self, node: _Node):
-        # The output specs are needed now (to return handles), so a path is
-        # loaded here; compile() reuses the loaded model.
+        # The output specs are needed now (to return handles), so a model
+        # given by path is loaded briefly to read its descriptor; every
+        # compile() then loads its own instance.
         if not _is_model(node.model):
             node.path = node.model
             node.model = _describe_file(node.path, self.device if node.device is None else node.device,
@@ -356,9 +357,9 @@ class Pipeline:
         if not 0 <= device < count:
             raise PipelineError(f"pipeline device {device} does not exist: {count} device(s) found")
         for node in self._nodes:
-            if node.path is not None:
+            if node.path is not None and node.device is None:
                 continue   # loaded on the plan's device at compile()
-            dev = node.model.device_id
+            dev = node.model.device_id if node.path is None else node.device
             if dev != device:
                 raise PipelineError(
                     f"model node {node.name!r} is on device {dev}, the pipeline on device {device}: "

@@ -239,3 +239,19 @@ def test_memory_report_recommends_peak_plus_headroom():
     peak = report["peak_working_set"]
     assert peak * 1.10 <= report["recommended_pool_bytes"] <= peak * 1.2 + ALIGN
     assert set(report["per_node_bytes"]) == {"m0", "m1", "m2"}
+
+
+def test_path_node_pinned_to_another_device_is_rejected(tmp_path):
+    from ascend_engine import sim
+
+    g = sim.Graph("m")
+    g.output("y", g.relu(g.input("x", "float32", (-1, 16))))
+    path = tmp_path / "m.om"
+    g.save(str(path), batch_sizes=(1, 2))
+    pipe = Pipeline(device=0)
+    x = pipe.input("x", "float32", (-1, 16))
+    pipe.output("y", pipe.model(path, x, name="n", device=1))
+    with pytest.raises(PipelineError, match="model node 'n' is on device 1, the pipeline on device 0"):
+        pipe.plan()
+    with pytest.raises(PipelineError, match="model node 'bad': .*deviceId 99 is out of range"):
+        Pipeline(device=0).model(path, name="bad", device=99)

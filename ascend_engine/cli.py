@@ -1,0 +1,730 @@
+"""The ``ascend-engine`` command (also ``python -m ascend_engine``); see docs/cli.md.
+
+Subcommands: ``info`` (backend, devices, versions), ``bench`` (throughput,
+latency percentiles, host vs device time and memory of a pipeline spec or a
+single model on random inputs), ``trace`` (a Chrome trace-event timeline),
+and ``sim`` (``make-demo``, ``lib-path``, ``env``: the AscendCL simulator).
+
+Exit status: 0 on success, 2 for usage errors (bad options, missing files),
+1 for failures at run time (AscendCL, engine, pipeline and spec errors), with
+one ``ascend-engine: error: ...`` line on stderr; ``--debug`` adds the
+traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import sys
+import time
+import traceback
+
+PROG = "ascend-engine"
+DEFAULT_REQUESTS = 200
+DEFAULT_WARMUP = 10
+DEFAULT_TOLERANCE = 10.0      # percent a gated figure may get worse before the verdict says so
+FEED_POOL = 4                 # distinct random feeds cycled through, so generating data costs nothing
+
+
+class UsageError(Exception):
+    """A bad argument found after parsing (a missing file, a conflicting option): exit status 2."""
+
+
+# ---- small helpers -------------------------------------------------------------------
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _non_negative_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
+def _positive_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def _existing_file(path, what):
+    if not os.path.exists(path):
+        raise UsageError(f"{what} not found: {path}")
+    if not os.path.isfile(path):
+        raise UsageError(f"{what} is not a file: {path}")
+    return path
+
+
+def _bytes(n) -> str:
+    """Bytes for people: 1536 -> '1.5 KiB'."""
+    n = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"
+
+
+def _toolkit_module():
+    """``ascend_engine.toolkit`` when this build has it (``sim toolkit``), else None."""
+    try:
+        if importlib.util.find_spec("ascend_engine.toolkit") is None:
+            return None
+    except (ImportError, ValueError):
+        return None
+    import ascend_engine.toolkit as toolkit
+
+    return toolkit
+
+
+# ---- info ----------------------------------------------------------------------------------
+
+
+def info_data() -> dict:
+    """Backend, devices and versions as a dict (what ``info --json`` prints)."""
+    import numpy as np
+
+    import ascend_engine as ae
+
+    backend = ae.backend()
+    devices = ae.devices()
+    return {
+        "package": {"name": "ascend-engine", "version": ae.__version__},
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "platform": platform.platform(),
+        "backend": {"name": backend.name, "library": backend.library},
+        "device_count": len(devices),
+        "devices": [
+            {"id": d.id, "soc": d.soc, "memory_free": d.memory_free, "memory_total": d.memory_total}
+            for d in devices
+        ],
+    }
+
+
+def cmd_info(args) -> int:
+    data = info_data()
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return 0
+    print(f"ascend-engine {data['package']['version']}  (Python {data['python']}, numpy {data['numpy']})")
+    print(f"backend : {data['backend']['name']}  {data['backend']['library']}")
+    print(f"devices : {data['device_count']}")
+    if data["devices"]:
+        print(f"  {'id':>3}  {'soc':<20} {'free':>12} {'total':>12}")
+        for d in data["devices"]:
+            print(f"  {d['id']:>3}  {d['soc'] or '?':<20} {_bytes(d['memory_free']):>12} "
+                  f"{_bytes(d['memory_total']):>12}")
+    return 0
+
+
+# ---- bench ----------------------------------------------------------------------------------
+
+
+def _pipeline_for(target, device):
+    """(pipeline, compile kwargs, description) for a spec file or a single model file."""
+    import ascend_engine as ae
+    from ascend_engine import spec
+
+    if spec.is_spec_path(target):
+        pipe, kw = spec.load(target, device=device)
+        return pipe, kw, "spec"
+    dev = 0 if device is None else device
+    with ae.Model.load(target, device=dev) as m:
+        in_specs, out_specs = list(m.inputs), list(m.outputs)
+    pipe = ae.Pipeline(device=dev)
+    handles = [pipe.input(s.name, s.dtype, s.shape) for s in in_specs]
+    node = os.path.splitext(os.path.basename(target))[0] or "model"
+    if node in {s.name for s in in_specs}:
+        node += "_model"
+    out = pipe.model(target, *handles, name=node)
+    for s, h in zip(out_specs, out if isinstance(out, tuple) else (out,), strict=True):
+        pipe.output(s.name, h)
+    return pipe, {}, "model"
+
+
+def random_feeds(plan, batch, count=FEED_POOL, seed=0) -> list:
+    """``count`` feeds dicts of random data with the pipeline's input dtypes and shapes."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    pool = []
+    for _ in range(count):
+        feeds = {}
+        for name, t in plan.inputs:
+            tensor = plan.tensors[t]
+            shape = (batch,) + tuple(tensor.shape[1:])
+            dt = np.dtype(tensor.dtype)
+            if dt.kind == "f":
+                arr = rng.standard_normal(shape).astype(dt)
+            elif dt.kind == "b":
+                arr = rng.integers(0, 2, shape).astype(dt)
+            else:   # small non-negative integers are valid for every integer dtype (ids, tokens)
+                arr = rng.integers(0, min(100, np.iinfo(dt).max) + 1, shape).astype(dt)
+            feeds[name] = arr
+        pool.append(feeds)
+    return pool
+
+
+class Progress:
+    """A progress line on stderr: redrawn in place on a terminal, plain lines (one a second) otherwise."""
+
+    def __init__(self, total=None, duration=None, stream=None, enabled=True):
+        self.total, self.duration = total, duration
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = enabled
+        self.tty = enabled and hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.start = time.perf_counter()
+        self.last = self.start   # the first line after one interval: short runs print none
+        self.interval = 0.1 if self.tty else 1.0
+
+    def _text(self, done, elapsed):
+        rate = done / elapsed if elapsed > 0 else 0.0
+        if self.total:
+            frac, what = done / self.total, f"{done}/{self.total} requests"
+        else:
+            frac = min(elapsed / self.duration, 1.0)
+            what = f"{done} requests, {elapsed:.1f}/{self.duration:g} s"
+        return frac, f"{what}, {rate:.1f} requests/s"
+
+    def update(self, done):
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if now - self.last < self.interval:
+            return
+        self.last = now
+        frac, text = self._text(done, now - self.start)
+        if self.tty:
+            bar = "#" * int(frac * 24)
+            self.stream.write(f"\r[{bar:<24}] {text}\x1b[K")
+        else:
+            self.stream.write(f"progress: {text}\n")
+        self.stream.flush()
+
+    def finish(self, done):
+        if not self.enabled:
+            return
+        elapsed = time.perf_counter() - self.start
+        if self.tty:
+            self.stream.write("\r\x1b[K")
+        else:
+            self.stream.write(f"progress: done, {done} requests in {elapsed:.2f} s\n")
+        self.stream.flush()
+
+
+def _percentiles(latencies_ms) -> dict:
+    import numpy as np
+
+    a = np.asarray(latencies_ms, dtype=np.float64)
+    return {
+        "p50": float(np.percentile(a, 50)),
+        "p90": float(np.percentile(a, 90)),
+        "p99": float(np.percentile(a, 99)),
+        "max": float(a.max()),
+        "min": float(a.min()),
+        "mean": float(a.mean()),
+    }
+
+
+def run_bench(engine, plan, batch, requests=None, duration=None, warmup=DEFAULT_WARMUP, progress=None):
+    """Time ``engine`` on random feeds; returns the figures (see docs/cli.md) without memory/config.
+
+    The first request runs alone (cold); ``warmup`` more follow untimed; then
+    ``requests`` (or as many as ``duration`` seconds allow) run through
+    ``Engine.run_many``, each timed from when it is handed to the engine until
+    its result comes back.
+    """
+    pool = random_feeds(plan, batch)
+    t0 = time.perf_counter()
+    engine.run(pool[0])
+    cold_ms = (time.perf_counter() - t0) * 1e3
+    if warmup:
+        for _ in engine.run_many(pool[i % len(pool)] for i in range(warmup)):
+            pass
+
+    before = engine.stats()
+    pulled = []
+    progress = progress or Progress(enabled=False)
+
+    def feeds():
+        i = 0
+        while True:
+            now = time.perf_counter()
+            if requests is not None and i >= requests:
+                return
+            if duration is not None and pulled and now - pulled[0] >= duration:
+                return
+            pulled.append(now)
+            yield pool[i % len(pool)]
+            i += 1
+
+    latencies = []
+    for k, _out in enumerate(engine.run_many(feeds())):
+        latencies.append((time.perf_counter() - pulled[k]) * 1e3)
+        progress.update(k + 1)
+    wall = time.perf_counter() - pulled[0]
+    progress.finish(len(latencies))
+    after = engine.stats()
+
+    n = len(latencies)
+    completed = max(after["requests"] - before["requests"], 1)
+    device = {
+        name: (ms - before["device_ms_per_node"].get(name, 0.0)) / completed
+        for name, ms in after["device_ms_per_node"].items()
+    }
+    enqueue_ms = (after["enqueue_seconds"] - before["enqueue_seconds"]) * 1e3 / completed
+    slowest = max(device, key=device.get) if device else None
+    latency = {"cold": cold_ms, **_percentiles(latencies)}
+    return {
+        "requests": n,
+        "rows": n * batch,
+        "wall_seconds": wall,
+        "throughput": {"requests_per_s": n / wall, "rows_per_s": n * batch / wall},
+        "latency_ms": latency,
+        "host": {"enqueue_ms_per_request": enqueue_ms},
+        "device_time": {"ms_per_request": device, "slowest_node": slowest},
+        "host_bound": bool(slowest is not None and enqueue_ms > device[slowest]),
+    }
+
+
+# figure label, unit, key path in the JSON, +1 when higher is better, counts for the verdict
+FIGURES = [
+    ("throughput", "requests/s", ("throughput", "requests_per_s"), +1, True),
+    ("throughput (rows)", "rows/s", ("throughput", "rows_per_s"), +1, False),
+    ("cold latency", "ms", ("latency_ms", "cold"), -1, False),
+    ("p50 latency", "ms", ("latency_ms", "p50"), -1, True),
+    ("p90 latency", "ms", ("latency_ms", "p90"), -1, True),
+    ("p99 latency", "ms", ("latency_ms", "p99"), -1, True),
+    ("max latency", "ms", ("latency_ms", "max"), -1, False),
+    ("host enqueue", "ms/request", ("host", "enqueue_ms_per_request"), -1, False),
+    ("device arena", "bytes", ("memory", "arena_bytes"), -1, True),
+]
+
+
+def _get(data, path):
+    for key in path:
+        if not isinstance(data, dict) or key not in data:
+            return None
+        data = data[key]
+    return data if isinstance(data, int | float) and not isinstance(data, bool) else None
+
+
+def compare(current: dict, baseline: dict, tolerance: float = DEFAULT_TOLERANCE) -> dict:
+    """Each figure's change from ``baseline`` to ``current`` and a verdict.
+
+    Returns ``{"figures": [{name, unit, baseline, current, ratio, percent,
+    change}], "regressions": [...names], "verdict": text}``; ``change`` is
+    "better", "worse" or "same" (within 1 %), a regression is a gated figure
+    worse by more than ``tolerance`` percent.
+    """
+    figures = list(FIGURES)
+    nodes = set((current.get("device_time") or {}).get("ms_per_request", {})) | set(
+        (baseline.get("device_time") or {}).get("ms_per_request", {}))
+    for node in sorted(nodes):
+        figures.append((f"device {node}", "ms/request", ("device_time", "ms_per_request", node), -1, False))
+    rows, regressions = [], []
+    for name, unit, path, sign, gated in figures:
+        old, new = _get(baseline, path), _get(current, path)
+        if old is None or new is None:
+            continue
+        ratio = new / old if old else (1.0 if new == old else float("inf"))
+        percent = (ratio - 1.0) * 100.0
+        if abs(percent) < 1.0:
+            change = "same"
+        else:
+            change = "better" if (percent > 0) == (sign > 0) else "worse"
+        if gated and change == "worse" and abs(percent) > tolerance:
+            regressions.append(f"{name} {percent:+.1f}%")
+        rows.append({"name": name, "unit": unit, "baseline": old, "current": new, "ratio": ratio,
+                     "percent": percent, "change": change})
+    if regressions:
+        verdict = f"REGRESSION beyond {tolerance:g}%: " + ", ".join(regressions)
+    else:
+        worse = sum(r["change"] == "worse" for r in rows)
+        better = sum(r["change"] == "better" for r in rows)
+        gated = ", ".join(name for name, _, _, _, g in FIGURES if g)
+        verdict = (f"no regression beyond {tolerance:g}% in {gated} "
+                   f"({better} figures better, {worse} worse)")
+    notes = []
+    old_cfg, new_cfg = baseline.get("config") or {}, current.get("config") or {}
+    for key in ("batch", "depth", "streams"):
+        if key in old_cfg and key in new_cfg and old_cfg[key] != new_cfg[key]:
+            notes.append(f"the baseline ran with {key} {old_cfg[key]}, this run with {new_cfg[key]}")
+    for key in ("backend", "target"):
+        if baseline.get(key) is not None and current.get(key) is not None and baseline[key] != current[key]:
+            notes.append(f"the baseline's {key} was {baseline[key]}, this run's is {current[key]}")
+    return {"figures": rows, "regressions": regressions, "verdict": verdict, "tolerance_percent": tolerance,
+            "notes": notes}
+
+
+def _fmt(value, unit):
+    if unit == "bytes":
+        return _bytes(value)
+    return f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
+
+
+def print_comparison(result, baseline_path, out=None):
+    """Print a :func:`compare` result as a table and a verdict line."""
+    out = out or sys.stdout
+    print(f"compare   : against {baseline_path}", file=out)
+    for note in result.get("notes", []):
+        print(f"  note: {note}", file=out)
+    for r in result["figures"]:
+        unit = "" if r["unit"] == "bytes" else f" {r['unit']}"
+        print(f"  {r['name']:<22} {_fmt(r['baseline'], r['unit']):>10} -> {_fmt(r['current'], r['unit']):>10}"
+              f"{unit:<12} x{r['ratio']:.3f} {r['percent']:+7.1f}%  {r['change']}", file=out)
+    print(f"verdict   : {result['verdict']}", file=out)
+
+
+def print_bench(fig, out=None):
+    """Print bench figures as text (the same figures ``--json`` writes)."""
+    out = out or sys.stdout
+    cfg, lat = fig["config"], fig["latency_ms"]
+    p = print
+    p(f"target    : {fig['target']} ({fig['kind']}) on {fig['backend']} device {fig['device']} "
+      f"({fig['soc'] or 'unknown SoC'})", file=out)
+    p(f"pipeline  : {len(fig['nodes'])} model(s) ({', '.join(fig['nodes'])}) on {fig['streams_used']} "
+      f"stream(s), depth {cfg['depth']}, batch {cfg['batch']}", file=out)
+    p(f"requests  : {fig['requests']} timed in {fig['wall_seconds']:.2f} s after 1 cold + "
+      f"{cfg['warmup']} warm-up", file=out)
+    p(f"throughput: {fig['throughput']['requests_per_s']:.1f} requests/s, "
+      f"{fig['throughput']['rows_per_s']:.1f} rows/s", file=out)
+    p(f"latency   : cold {lat['cold']:.2f} ms (first request); steady p50 {lat['p50']:.2f} ms, "
+      f"p90 {lat['p90']:.2f}, p99 {lat['p99']:.2f}, max {lat['max']:.2f}", file=out)
+    enq = fig["host"]["enqueue_ms_per_request"]
+    dev = fig["device_time"]["ms_per_request"]
+    p(f"host      : enqueue {enq:.3f} ms per request", file=out)
+    if dev:
+        slowest = fig["device_time"]["slowest_node"]
+        per_node = ", ".join(f"{n} {ms:.3f} ms" for n, ms in dev.items())
+        p(f"device    : {per_node} per request (slowest: {slowest})", file=out)
+        if fig["host_bound"]:
+            p(f"bound     : HOST-BOUND: host enqueue {enq:.3f} ms per request exceeds the slowest node "
+              f"({slowest}, {dev[slowest]:.3f} ms)", file=out)
+        else:
+            p(f"bound     : device-bound: host enqueue {enq:.3f} ms per request is below the slowest node "
+              f"({slowest}, {dev[slowest]:.3f} ms)", file=out)
+    mem = fig["memory"]
+    p(f"memory    : device arena {_bytes(mem['arena_bytes'])} ({mem['depth']} slots x "
+      f"{_bytes(mem['slot_bytes'])}), pinned host {_bytes(mem.get('host_pinned_bytes', 0))}, "
+      f"peak working set {_bytes(mem['peak_working_set'])}, recommended pool "
+      f"{_bytes(mem['recommended_pool_bytes'])}", file=out)
+
+
+def _read_baseline(path):
+    _existing_file(path, "baseline file")
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"baseline file {path} is not a bench JSON file: {exc}") from None
+    if not isinstance(data, dict) or "throughput" not in data:
+        raise UsageError(f"baseline file {path} is not a bench JSON file (no 'throughput' figures)")
+    return data
+
+
+def cmd_bench(args) -> int:
+    _existing_file(args.target, "spec or model file")
+    baseline = _read_baseline(args.compare) if args.compare else None
+    if args.json:
+        folder = os.path.dirname(os.path.abspath(args.json))
+        if not os.path.isdir(folder):
+            raise UsageError(f"cannot write {args.json}: no folder {folder}")
+
+    import ascend_engine as ae
+
+    pipe, kw, kind = _pipeline_for(args.target, args.device)
+    if args.depth is not None:
+        kw["depth"] = args.depth
+    if args.streams is not None:
+        kw["streams"] = args.streams
+    kw["profile"] = True   # per-node device time, for host vs device
+    plan = pipe.plan(**kw)
+    if args.batch is not None and plan.fixed_batch and args.batch != plan.fixed_batch:
+        raise UsageError(f"--batch {args.batch}: this pipeline takes a fixed batch of {plan.fixed_batch} "
+                         "(a static model or input)")
+    batch = args.batch or plan.fixed_batch or 1
+    requests = None if args.duration else (args.requests or DEFAULT_REQUESTS)
+    soc = next((d.soc for d in ae.devices() if d.id == plan.device), "")
+    progress = Progress(total=requests, duration=args.duration, enabled=not args.no_progress)
+
+    with pipe.compile(**kw) as engine:
+        fig = run_bench(engine, engine.plan, batch, requests=requests, duration=args.duration,
+                        warmup=args.warmup, progress=progress)
+        memory = engine.memory()
+    figures = {
+        "tool": f"{PROG} bench",
+        "version": ae.__version__,
+        "target": args.target,
+        "kind": kind,
+        "backend": ae.backend().name,
+        "device": plan.device,
+        "soc": soc,
+        "nodes": [n.name for n in plan.nodes],
+        "streams_used": plan.n_streams,
+        "config": {"batch": batch, "depth": plan.depth,
+                   "streams": "single" if plan.single_stream else "per-model",
+                   "requests": requests, "duration": args.duration, "warmup": args.warmup},
+        **fig,
+        "memory": memory,
+    }
+    print_bench(figures)
+    if baseline is not None:
+        result = compare(figures, baseline, args.tolerance)
+        print_comparison(result, args.compare)
+        figures["comparison"] = {"baseline": args.compare, **result}
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(figures, f, indent=2)
+            f.write("\n")
+        print(f"json      : {args.json}")
+    if baseline is not None and args.fail_on_regression and figures["comparison"]["regressions"]:
+        return 1
+    return 0
+
+
+# ---- trace ------------------------------------------------------------------------------------
+
+
+def summarize_trace(path) -> dict:
+    """Events, streams (pid/tid pairs) and span of a Chrome trace-event file."""
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    events = data["traceEvents"] if isinstance(data, dict) else data
+    spans = [e for e in events if e.get("ph") == "X"]
+    lanes = {(e.get("pid"), e.get("tid")) for e in spans}
+    if spans:
+        start = min(e["ts"] for e in spans)
+        end = max(e["ts"] + e.get("dur", 0) for e in spans)
+    else:
+        start = end = 0
+    return {"events": len(events), "spans": len(spans), "lanes": len(lanes), "span_ms": (end - start) / 1e3}
+
+
+def cmd_trace(args) -> int:
+    _existing_file(args.spec, "spec file")
+    folder = os.path.dirname(os.path.abspath(args.out))
+    if not os.path.isdir(folder):
+        raise UsageError(f"cannot write {args.out}: no folder {folder}")
+    from ascend_engine import Engine, spec
+
+    if not hasattr(Engine, "trace"):
+        raise RuntimeError("this build of ascend_engine has no Engine.trace (timelines); upgrade the package")
+    pipe, kw = spec.load(args.spec, device=args.device)
+    if args.depth is not None:
+        kw["depth"] = args.depth
+    kw["profile"] = True   # timelines come from the per-node timing events
+    with pipe.compile(**kw) as engine:
+        done = engine.trace(args.out, requests=args.requests, batch_size=args.batch)
+    s = summarize_trace(args.out)
+    requests = done.get("requests", args.requests) if isinstance(done, dict) else args.requests
+    print(f"trace     : {args.out}: {s['spans']} spans on {s['lanes']} lanes over {s['span_ms']:.2f} ms "
+          f"({requests} requests)")
+    print("open it in Perfetto or chrome://tracing")
+    return 0
+
+
+# ---- sim ----------------------------------------------------------------------------------------
+
+
+def sim_library_path() -> str:
+    """The simulator library this package loads (honours ASCEND_ENGINE_SIM_LIBRARY)."""
+    from ascend_engine._runtime import _sim_library_path
+
+    path = _sim_library_path()
+    if not os.path.isfile(path):
+        raise RuntimeError(f"the simulator library is missing: {path} (rebuild with pip install -e .)")
+    return path
+
+
+def cmd_sim_make_demo(args) -> int:
+    from ascend_engine.sim.demo_models import write_demo
+
+    if os.path.exists(args.dir) and not os.path.isdir(args.dir):
+        raise UsageError(f"not a folder: {args.dir}")
+    written = write_demo(args.dir)
+    for name, path in written["models"].items():
+        print(f"model     : {path}  ({name})")
+    print(f"spec      : {written['spec']}")
+    print(f"run it    : {PROG} bench {written['spec']}")
+    return 0
+
+
+def cmd_sim_lib_path(args) -> int:
+    print(sim_library_path())
+    return 0
+
+
+def env_lines() -> list:
+    """Shell lines that make an AscendCL program link and run against the simulator."""
+    import shlex
+
+    lib = sim_library_path()
+    libdir = os.path.dirname(lib)
+    q = shlex.quote(libdir)
+    lines = [
+        f"# AscendCL simulator: {lib}",
+        "export ASCEND_ENGINE_BACKEND=sim",
+        f'export LD_LIBRARY_PATH={q}"${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"',
+        "# Link an AscendCL C/C++ program (written against the CANN headers, acl/acl.h) to the simulator:",
+        f"#   cc app.c -I\"$CANN_INCLUDE\" -L{q} -lascendcl_sim -Wl,-rpath,{q} -o app",
+    ]
+    if _toolkit_module() is not None:
+        lines.append("# Or build against a folder laid out like a CANN toolkit (libascendcl.so, headers):")
+        lines.append(f"#   {PROG} sim toolkit DIR && cc app.c -IDIR/include -LDIR/lib64 -lascendcl")
+    return lines
+
+
+def cmd_sim_env(args) -> int:
+    print("\n".join(env_lines()))
+    return 0
+
+
+def cmd_sim_toolkit(args) -> int:
+    toolkit = _toolkit_module()
+    argv = [args.dir] + (["--headers", args.headers] if args.headers else [])
+    rc = toolkit.main(argv)
+    return 0 if rc is None else int(rc)
+
+
+# ---- the parser -------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of the ``ascend-engine`` command."""
+    common = argparse.ArgumentParser(add_help=False)
+    # SUPPRESS: a subcommand's --debug must not reset one given before the subcommand
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show the traceback of a failure")
+
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="Multi-model inference pipelines on Ascend NPUs (and the AscendCL simulator).",
+        epilog="Exit status: 0 success, 1 failure at run time, 2 usage error. See docs/cli.md.")
+    parser.add_argument("--debug", action="store_true", default=False, help="show the traceback of a failure")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser("info", parents=[common], help="backend, devices, memory and versions",
+                       description="Backend and library path, devices (SoC, free/total memory), versions.")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser("bench", parents=[common], help="benchmark a pipeline spec or a model file",
+                       description="Run a pipeline spec (.yaml/.yml/.json) or a single model file on random "
+                                   "inputs and report throughput, latency, host vs device time and memory.")
+    p.add_argument("target", metavar="SPEC_OR_MODEL", help="a pipeline spec file or a model file")
+    p.add_argument("--batch", type=_positive_int, help="rows per request (default: 1, or the fixed batch)")
+    p.add_argument("--depth", type=_positive_int, help="requests in flight (default: the spec's, else 4)")
+    how_long = p.add_mutually_exclusive_group()
+    how_long.add_argument("--requests", type=_positive_int,
+                          help=f"timed requests (default {DEFAULT_REQUESTS})")
+    how_long.add_argument("--duration", type=_positive_float, metavar="SECONDS",
+                          help="run for this many seconds instead of a number of requests")
+    p.add_argument("--warmup", type=_non_negative_int, default=DEFAULT_WARMUP,
+                   help=f"untimed requests after the cold one (default {DEFAULT_WARMUP})")
+    p.add_argument("--device", type=_non_negative_int, help="device id (overrides the spec)")
+    p.add_argument("--streams", choices=("per-model", "single"), help="one stream per model, or one in all")
+    p.add_argument("--json", metavar="OUT", help="also write the figures to this JSON file")
+    p.add_argument("--compare", metavar="BASELINE.json", help="show the change against a saved --json run")
+    p.add_argument("--tolerance", type=_positive_float, default=DEFAULT_TOLERANCE, metavar="PERCENT",
+                   help=f"how much worse a gated figure may get before the verdict flags it "
+                        f"(default {DEFAULT_TOLERANCE:g})")
+    p.add_argument("--fail-on-regression", action="store_true",
+                   help="exit with status 1 when --compare finds a regression")
+    p.add_argument("--no-progress", action="store_true", help="no progress output on stderr")
+    p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("trace", parents=[common], help="record a Chrome trace-event timeline of a spec",
+                       description="Run requests through a pipeline spec and write every stream's copies, "
+                                   "executions and waits as Chrome trace events (Perfetto, chrome://tracing).")
+    p.add_argument("spec", metavar="SPEC", help="a pipeline spec file")
+    p.add_argument("--out", required=True, metavar="TRACE.json", help="the trace file to write")
+    p.add_argument("--requests", type=_positive_int, default=16, help="requests to record (default 16)")
+    p.add_argument("--batch", type=_positive_int, help="rows per request (default: the largest batch)")
+    p.add_argument("--depth", type=_positive_int, help="requests in flight (default: the spec's)")
+    p.add_argument("--device", type=_non_negative_int, help="device id (overrides the spec)")
+    p.set_defaults(func=cmd_trace)
+
+    p = sub.add_parser("sim", parents=[common],
+                       help="the AscendCL simulator: demo models, library, environment",
+                       description="The AscendCL simulator that runs on any CPU.")
+    simsub = p.add_subparsers(dest="sim_command", metavar="SIM_COMMAND", required=True)
+    q = simsub.add_parser("make-demo", parents=[common], help="write the demo models and pipeline.yaml",
+                          description="Write three demo simulator models and a pipeline.yaml "
+                                      "that chains them.")
+    q.add_argument("dir", metavar="DIR", help="folder to write into (created if needed)")
+    q.set_defaults(func=cmd_sim_make_demo)
+    q = simsub.add_parser("lib-path", parents=[common], help="print the simulator library's path")
+    q.set_defaults(func=cmd_sim_lib_path)
+    q = simsub.add_parser("env", parents=[common],
+                          help="shell lines to run and link AscendCL programs against the simulator")
+    q.set_defaults(func=cmd_sim_env)
+    if _toolkit_module() is not None:
+        q = simsub.add_parser("toolkit", parents=[common],
+                              help="lay out a CANN-like toolkit folder backed by the simulator")
+        q.add_argument("dir", metavar="DIR")
+        q.add_argument("--headers", metavar="PATH", help="CANN include folder to copy in")
+        q.set_defaults(func=cmd_sim_toolkit)
+    return parser
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("ascend-engine")
+    except Exception:   # not installed as a distribution: say so rather than fail --version
+        return "unknown"
+
+
+def _one_line(exc) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    first, _, rest = text.partition("\n")
+    more = " (more with --debug)" if rest.strip() else ""
+    return f"{type(exc).__name__}: {first}{more}"
+
+
+def main(argv=None) -> int:
+    """Run the command; returns the exit status (0 ok, 1 run-time failure, 2 usage error)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    debug = getattr(args, "debug", False)
+    try:
+        return args.func(args)
+    except UsageError as exc:
+        if debug:
+            traceback.print_exc()
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"\n{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:   # every run-time failure becomes one line (and status 1)
+        if debug:
+            traceback.print_exc()
+        print(f"{PROG}: error: {_one_line(exc)}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

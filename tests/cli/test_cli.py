@@ -1,0 +1,393 @@
+"""The ``ascend-engine`` command, run in a child process as a user would run it."""
+
+import json
+import os
+import platform
+import pty
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from cli_run import CHILD_ENV, error_line, ok, run_cli
+
+import ascend_engine as ae
+from ascend_engine import cli, sim, spec
+
+LIB = os.path.join(os.path.dirname(ae.__file__), "_lib", "libascendcl_sim.so")
+
+
+# ---- info --------------------------------------------------------------------------------------
+
+
+def test_info_text_lists_backend_devices_and_versions():
+    proc = ok(run_cli("info", env={"ASCEND_SIM_DEVICE_COUNT": "2", "ASCEND_SIM_DEVICE_MEMORY": "2GiB"}))
+    lines = proc.stdout.splitlines()
+    assert lines[0] == (f"ascend-engine {ae.__version__}  (Python {platform.python_version()}, "
+                        f"numpy {np.__version__})")
+    assert lines[1] == f"backend : sim  {LIB}"
+    assert lines[2] == "devices : 2"
+    assert re.fullmatch(r"\s+id\s+soc\s+free\s+total", lines[3])
+    for i, line in enumerate(lines[4:6]):
+        assert re.fullmatch(rf"\s+{i}\s+Ascend910B-sim\s+2\.0 GiB\s+2\.0 GiB", line), line
+    assert len(lines) == 6
+
+
+def test_info_json_parses_with_devices():
+    proc = ok(run_cli("info", "--json", env={"ASCEND_SIM_DEVICE_COUNT": "3"}))
+    data = json.loads(proc.stdout)
+    assert data["package"] == {"name": "ascend-engine", "version": ae.__version__}
+    assert data["python"] == platform.python_version()
+    assert data["numpy"] == np.__version__
+    assert data["backend"] == {"name": "sim", "library": LIB}
+    assert data["device_count"] == 3
+    assert [d["id"] for d in data["devices"]] == [0, 1, 2]
+    for d in data["devices"]:
+        assert d["soc"] == "Ascend910B-sim"
+        assert 0 < d["memory_free"] <= d["memory_total"]
+
+
+def test_installed_script_runs():
+    proc = ok(run_cli("info", "--json", script=True))
+    assert json.loads(proc.stdout)["backend"]["name"] == "sim"
+    assert ok(run_cli("--version", script=True)).stdout.strip() == f"ascend-engine {ae.__version__}"
+
+
+# ---- sim ---------------------------------------------------------------------------------------
+
+
+def test_make_demo_writes_models_and_a_spec(demo):
+    folder = demo["dir"]
+    assert demo["stdout"].splitlines() == [
+        f"model     : {folder / 'encoder.om'}  (encoder)",
+        f"model     : {folder / 'mixer.om'}  (mixer)",
+        f"model     : {folder / 'head.om'}  (head)",
+        f"spec      : {folder / 'pipeline.yaml'}",
+        f"run it    : ascend-engine bench {folder / 'pipeline.yaml'}",
+    ]
+    pipe, kw = spec.load(demo["spec"])
+    assert kw == {"depth": 8, "streams": "per-model"}
+    assert [n.name for n in pipe.plan().nodes] == ["encoder", "mixer", "head"]
+
+
+def test_lib_path_prints_the_simulator_library():
+    proc = ok(run_cli("sim", "lib-path"))
+    assert proc.stdout == LIB + "\n"
+    assert os.path.isfile(proc.stdout.strip())
+    missing = run_cli("sim", "lib-path", env={"ASCEND_ENGINE_SIM_LIBRARY": "/nonexistent/libsim.so"})
+    assert missing.returncode == 1
+    assert error_line(missing) == ("ascend-engine: error: RuntimeError: the simulator library is missing: "
+                                   "/nonexistent/libsim.so (rebuild with pip install -e .)")
+
+
+def test_env_lines_set_up_a_shell(tmp_path):
+    proc = ok(run_cli("sim", "env"))
+    libdir = os.path.dirname(LIB)
+    lines = proc.stdout.splitlines()
+    assert lines[0] == f"# AscendCL simulator: {LIB}"
+    assert "export ASCEND_ENGINE_BACKEND=sim" in lines
+    assert any(f"-L{libdir} -lascendcl_sim -Wl,-rpath,{libdir}" in ln for ln in lines)
+    # the lines work when a shell evaluates them
+    script = tmp_path / "env.sh"
+    script.write_text(proc.stdout)
+    shell = subprocess.run(["bash", "-c", f'LD_LIBRARY_PATH=/opt/x; . {script}; echo "$LD_LIBRARY_PATH"; '
+                                          'echo "$ASCEND_ENGINE_BACKEND"'],
+                           capture_output=True, text=True, check=True)
+    assert shell.stdout.splitlines() == [f"{libdir}:/opt/x", "sim"]
+
+
+# ---- bench -------------------------------------------------------------------------------------
+
+
+def test_bench_spec_prints_and_saves_the_figures(bench_json, demo):
+    proc, data, _path = bench_json
+    out = proc.stdout
+    assert f"target    : {demo['spec']} (spec) on sim device 0 (Ascend910B-sim)" in out
+    assert "pipeline  : 3 model(s) (encoder, mixer, head) on 3 stream(s), depth 8, batch 2" in out
+    assert "requests  : 24 timed in " in out and "after 1 cold + 2 warm-up" in out
+    tput = re.search(r"throughput: ([\d.]+) requests/s, ([\d.]+) rows/s", out)
+    assert float(tput.group(2)) == pytest.approx(2 * float(tput.group(1)), rel=0.01)
+    assert re.search(r"latency   : cold [\d.]+ ms \(first request\); steady p50 [\d.]+ ms, p90 [\d.]+, "
+                     r"p99 [\d.]+, max [\d.]+", out)
+    assert re.search(r"device    : encoder [\d.]+ ms, mixer [\d.]+ ms, head [\d.]+ ms per request "
+                     r"\(slowest: mixer\)", out)
+    assert re.search(r"bound     : device-bound: host enqueue [\d.]+ ms per request is below the slowest "
+                     r"node \(mixer, [\d.]+ ms\)", out)
+    assert "memory    : device arena " in out
+
+    assert data["kind"] == "spec" and data["backend"] == "sim" and data["device"] == 0
+    assert data["nodes"] == ["encoder", "mixer", "head"]
+    assert data["config"] == {"batch": 2, "depth": 8, "streams": "per-model", "requests": 24,
+                              "duration": None, "warmup": 2}
+    assert data["requests"] == 24 and data["rows"] == 48
+    t = data["throughput"]
+    assert t["requests_per_s"] == pytest.approx(24 / data["wall_seconds"])
+    assert t["rows_per_s"] == pytest.approx(2 * t["requests_per_s"])
+    # a 3 ms stage bounds a pipelined run at ~333 requests/s
+    assert 50 < t["requests_per_s"] < 345
+    lat = data["latency_ms"]
+    assert lat["min"] <= lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["max"]
+    assert lat["cold"] >= 6.0 * 0.95       # one request crosses 2 + 3 + 1 ms of device time
+    assert lat["min"] >= 6.0 * 0.95
+    dev = data["device_time"]["ms_per_request"]
+    assert set(dev) == {"encoder", "mixer", "head"}
+    for name, ms in (("encoder", 2.0), ("mixer", 3.0), ("head", 1.0)):
+        assert ms * 0.95 <= dev[name] <= ms * 2
+    assert data["device_time"]["slowest_node"] == "mixer"
+    assert 0 < data["host"]["enqueue_ms_per_request"] < dev["mixer"]
+    assert data["host_bound"] is False
+    mem = data["memory"]
+    assert mem["depth"] == 8
+    assert mem["arena_bytes"] == mem["slot_bytes"] * 8 > 0
+    assert mem["recommended_pool_bytes"] >= mem["peak_working_set"] > 0
+    assert set(mem["per_node_bytes"]) == {"encoder", "mixer", "head"}
+    # not a terminal: plain progress lines, never a carriage return
+    assert "\r" not in proc.stderr
+    assert proc.stderr.splitlines()[-1].startswith("progress: done, 24 requests in ")
+
+
+def test_bench_a_single_model_file(demo, tmp_path):
+    out = tmp_path / "one.json"
+    proc = ok(run_cli("bench", str(demo["dir"] / "head.om"), "--requests", "10", "--warmup", "1",
+                      "--depth", "2", "--streams", "single", "--json", str(out), "--no-progress"))
+    assert proc.stderr == ""
+    data = json.loads(out.read_text())
+    assert data["kind"] == "model" and data["nodes"] == ["head"]
+    assert data["config"]["batch"] == 1 and data["config"]["depth"] == 2
+    assert data["config"]["streams"] == "single"
+    assert data["requests"] == 10
+    assert 0.95 <= data["device_time"]["ms_per_request"]["head"] <= 2.0
+    assert "pipeline  : 1 model(s) (head) on 1 stream(s), depth 2, batch 1" in proc.stdout
+    assert proc.stdout.splitlines()[-1] == f"json      : {out}"
+
+
+def test_bench_for_a_duration(demo, tmp_path):
+    out = tmp_path / "d.json"
+    ok(run_cli("bench", str(demo["spec"]), "--duration", "0.25", "--warmup", "0", "--json", str(out)))
+    data = json.loads(out.read_text())
+    assert data["config"]["duration"] == 0.25 and data["config"]["requests"] is None
+    assert data["wall_seconds"] >= 0.25
+    assert data["requests"] >= 10
+
+
+def test_bench_compare_prints_changes_and_a_verdict(bench_json, demo, tmp_path):
+    _, base, base_path = bench_json
+    proc = ok(run_cli("bench", str(demo["spec"]), "--requests", "24", "--warmup", "2", "--batch", "2",
+                      "--compare", str(base_path)))
+    lines = proc.stdout.splitlines()
+    start = lines.index(f"compare   : against {base_path}")
+    table = lines[start + 1:]
+    names = [re.match(r"  (\S.*?)\s{2,}", ln).group(1) for ln in table[:-1]]
+    assert names == ["throughput", "throughput (rows)", "cold latency", "p50 latency", "p90 latency",
+                     "p99 latency", "max latency", "host enqueue", "device arena", "device encoder",
+                     "device head", "device mixer"]
+    arena = next(ln for ln in table if ln.startswith("  device arena"))
+    assert re.search(r"x1\.000\s+\+0\.0%\s+same$", arena), arena
+    for ln in table[:-1]:
+        assert re.search(r" -> .* x\d+\.\d{3}\s+[+-]\d+\.\d%\s+(better|worse|same)$", ln), ln
+    assert table[-1].startswith("verdict   : ")
+
+    # a baseline twice as fast as anything possible here: a throughput regression
+    fast = dict(base, throughput={"requests_per_s": base["throughput"]["requests_per_s"] * 10,
+                                  "rows_per_s": base["throughput"]["rows_per_s"] * 10})
+    fast_path = tmp_path / "fast.json"
+    fast_path.write_text(json.dumps(fast))
+    args = ("bench", str(demo["spec"]), "--requests", "12", "--warmup", "0", "--batch", "2",
+            "--compare", str(fast_path))
+    proc = ok(run_cli(*args))
+    verdict = proc.stdout.splitlines()[-1]
+    assert re.fullmatch(r"verdict   : REGRESSION beyond 10%: throughput -\d\d\.\d%.*", verdict), verdict
+    gated = run_cli(*args, "--fail-on-regression", "--json", str(tmp_path / "cmp.json"))
+    assert gated.returncode == 1
+    cmp = json.loads((tmp_path / "cmp.json").read_text())["comparison"]
+    assert cmp["baseline"] == str(fast_path)
+    assert cmp["regressions"][0].startswith("throughput -")
+    row = cmp["figures"][0]
+    assert row["name"] == "throughput" and row["change"] == "worse"
+    assert row["ratio"] == pytest.approx(row["current"] / row["baseline"])
+    assert row["percent"] == pytest.approx((row["ratio"] - 1) * 100)
+
+
+def test_bench_progress_redraws_one_line_on_a_terminal(demo):
+    parent, child = pty.openpty()
+    env = dict(os.environ, **CHILD_ENV)
+    proc = subprocess.Popen([sys.executable, "-m", "ascend_engine", "bench", str(demo["spec"]),
+                             "--duration", "0.4", "--warmup", "0"],
+                            stdout=subprocess.PIPE, stderr=child, env=env)
+    os.close(child)
+    chunks = []
+    while True:
+        try:
+            data = os.read(parent, 4096)
+        except OSError:      # the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.stdout.read()
+    assert proc.wait(timeout=60) == 0
+    os.close(parent)
+    tty = b"".join(chunks).decode()
+    assert re.search(r"\r\[#*\s*\] \d+ requests, [\d.]+/0\.4 s, [\d.]+ requests/s", tty), repr(tty)
+    assert "\n" not in tty.replace("\r\n", "")  # redrawn in place, no scrolling lines
+    assert "progress:" not in tty
+
+
+def test_host_bound_is_reported(tmp_path):
+    # zero device time: the host's enqueue is the slower side
+    g = sim.Graph("tiny")
+    g.output("y", g.relu(g.input("x", "float32", (-1, 4))))
+    path = g.save(str(tmp_path / "tiny.om"), batch_sizes=(1, 2))
+    out = tmp_path / "tiny.json"
+    proc = ok(run_cli("bench", path, "--requests", "30", "--json", str(out), "--no-progress"))
+    data = json.loads(out.read_text())
+    assert data["host_bound"] is True
+    assert data["host"]["enqueue_ms_per_request"] > data["device_time"]["ms_per_request"]["tiny"]
+    assert "bound     : HOST-BOUND: host enqueue " in proc.stdout
+
+
+# ---- trace -------------------------------------------------------------------------------------
+
+
+def test_trace_writes_chrome_trace_events_that_overlap_across_streams(demo, tmp_path):
+    if not hasattr(ae.Engine, "trace"):
+        pytest.skip("Engine.trace is not in this build yet (the executor's timeline API)")
+    out = tmp_path / "trace.json"
+    proc = ok(run_cli("trace", str(demo["spec"]), "--out", str(out), "--requests", "12"))
+    assert re.match(rf"trace     : {re.escape(str(out))}: \d+ spans on \d+ lanes over [\d.]+ ms "
+                    r"\(12 requests\)", proc.stdout)
+    data = json.loads(out.read_text())
+    events = data["traceEvents"] if isinstance(data, dict) else data
+    spans = [e for e in events if e.get("ph") == "X"]
+    assert spans
+    for e in spans:
+        assert {"ph", "ts", "dur", "pid", "tid", "name"} <= set(e)
+        assert e["dur"] >= 0 and e["ts"] >= 0
+    lanes = {}
+    for e in spans:
+        lanes.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
+    assert len(lanes) >= 3
+    overlaps = 0
+    keys = sorted(lanes)
+    for i, a in enumerate(keys):
+        for b in keys[i + 1:]:
+            overlaps += sum(1 for s1, e1 in lanes[a] for s2, e2 in lanes[b] if s1 < e2 and s2 < e1)
+    assert overlaps > 0, "a pipelined run shows work on different streams at the same time"
+
+
+# ---- usage errors (2) and run-time failures (1) -----------------------------------------------------
+
+
+def test_no_command_and_unknown_command_are_usage_errors():
+    proc = run_cli()
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[-1] == ("ascend-engine: error: the following arguments are required: "
+                                            "COMMAND")
+    proc = run_cli("frobnicate")
+    assert proc.returncode == 2
+    assert "ascend-engine: error: argument COMMAND: invalid choice: 'frobnicate'" in proc.stderr
+    proc = run_cli("sim", "nope")
+    assert proc.returncode == 2
+    assert "invalid choice: 'nope'" in proc.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (("bench", "SPEC", "--requests", "0"), "argument --requests: expected a positive integer, got '0'"),
+    (("bench", "SPEC", "--requests", "3", "--duration", "1"),
+     "argument --duration: not allowed with argument --requests"),
+    (("bench", "SPEC", "--streams", "many"), "argument --streams: invalid choice: 'many'"),
+    (("trace", "SPEC"), "the following arguments are required: --out"),
+])
+def test_bad_options_are_usage_errors(demo, args, message):
+    proc = run_cli(*[str(demo["spec"]) if a == "SPEC" else a for a in args])
+    assert proc.returncode == 2
+    assert message in proc.stderr.splitlines()[-1]
+
+
+def test_missing_files_are_usage_errors_naming_the_path(demo, tmp_path):
+    missing = tmp_path / "nowhere" / "pipe.yaml"
+    proc = run_cli("bench", str(missing))
+    assert proc.returncode == 2
+    assert error_line(proc) == f"ascend-engine: error: spec or model file not found: {missing}"
+    proc = run_cli("trace", str(missing), "--out", str(tmp_path / "t.json"))
+    assert proc.returncode == 2
+    assert error_line(proc) == f"ascend-engine: error: spec file not found: {missing}"
+    proc = run_cli("bench", str(demo["spec"]), "--compare", str(tmp_path / "base.json"))
+    assert proc.returncode == 2
+    assert error_line(proc) == f"ascend-engine: error: baseline file not found: {tmp_path / 'base.json'}"
+    proc = run_cli("bench", str(demo["spec"]), "--json", str(tmp_path / "no" / "out.json"))
+    assert proc.returncode == 2
+    assert error_line(proc) == (f"ascend-engine: error: cannot write {tmp_path / 'no' / 'out.json'}: "
+                                f"no folder {tmp_path / 'no'}")
+
+
+def test_a_bad_spec_fails_naming_the_key_path(demo, tmp_path):
+    text = demo["spec"].read_text().replace("inputs: [encoder]", "inputs: [encoderr]")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text.replace("encoder.om", str(demo["dir"] / "encoder.om"))
+                   .replace("mixer.om", str(demo["dir"] / "mixer.om"))
+                   .replace("head.om", str(demo["dir"] / "head.om")))
+    proc = run_cli("bench", str(bad))
+    assert proc.returncode == 1
+    assert error_line(proc) == (f"ascend-engine: error: SpecError: {bad}: models[1].inputs[0]: unknown "
+                                "tensor 'encoderr': expected an input (x), a model (encoder, mixer, head) or "
+                                "model.output")
+
+
+def test_a_runtime_failure_is_one_line_and_debug_shows_the_traceback(demo):
+    faults = {"ASCEND_SIM_FAULTS": "task:execute@5=507011"}
+    proc = run_cli("bench", str(demo["spec"]), "--requests", "10", "--no-progress", env=faults)
+    assert proc.returncode == 1
+    line = error_line(proc)
+    assert line.startswith("ascend-engine: error: DeviceError: aclrtSynchronizeEvent failed: "
+                           "ACL_ERROR_RT_MODEL_EXECUTE (507011): node '")
+    assert "(injected fault)" in line
+    assert proc.stderr.strip() == line
+
+    proc = run_cli("bench", str(demo["spec"]), "--requests", "10", "--no-progress", "--debug", env=faults)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("Traceback (most recent call last):")
+    assert 'ascend_engine/cli.py", line' in proc.stderr
+    assert proc.stderr.splitlines()[-1] == line
+
+
+def test_a_backend_failure_is_one_line():
+    proc = run_cli("info", env={"ASCEND_ENGINE_BACKEND": "acl", "ASCEND_HOME_PATH": "/nonexistent",
+                                "LD_LIBRARY_PATH": ""})
+    if proc.returncode == 0:
+        pytest.skip("a real libascendcl.so is installed here")
+    assert proc.returncode == 1
+    assert error_line(proc).startswith("ascend-engine: error: BackendError: ASCEND_ENGINE_BACKEND=acl: "
+                                       "no usable libascendcl.so")
+    assert error_line(proc).endswith("(more with --debug)")
+
+
+# ---- in-process: the comparison arithmetic --------------------------------------------------------
+
+
+def test_compare_arithmetic_and_verdict():
+    base = {"throughput": {"requests_per_s": 100.0, "rows_per_s": 400.0},
+            "latency_ms": {"cold": 10.0, "p50": 5.0, "p90": 6.0, "p99": 8.0, "max": 9.0},
+            "host": {"enqueue_ms_per_request": 0.1}, "memory": {"arena_bytes": 1000},
+            "device_time": {"ms_per_request": {"a": 2.0}}, "config": {"batch": 4, "depth": 8}}
+    same = cli.compare(base, base)
+    assert same["regressions"] == [] and all(r["change"] == "same" for r in same["figures"])
+    assert same["verdict"].startswith("no regression beyond 10% in throughput, p50 latency, p90 latency, "
+                                      "p99 latency, device arena (0 figures better, 0 worse)")
+    cur = json.loads(json.dumps(base))
+    cur["throughput"]["requests_per_s"] = 80.0
+    cur["latency_ms"]["p99"] = 8.4          # 5 % worse: inside the tolerance
+    cur["latency_ms"]["cold"] = 20.0        # not gated
+    cur["config"]["batch"] = 2
+    res = cli.compare(cur, base, tolerance=10)
+    rows = {r["name"]: r for r in res["figures"]}
+    assert rows["throughput"]["ratio"] == pytest.approx(0.8)
+    assert rows["throughput"]["percent"] == pytest.approx(-20.0)
+    assert rows["throughput"]["change"] == "worse"
+    assert rows["p99 latency"]["percent"] == pytest.approx(5.0) and rows["p99 latency"]["change"] == "worse"
+    assert rows["cold latency"]["change"] == "worse"
+    assert rows["device a"]["change"] == "same"
+    assert res["regressions"] == ["throughput -20.0%"]
+    assert res["verdict"] == "REGRESSION beyond 10%: throughput -20.0%"
+    assert res["notes"] == ["the baseline ran with batch 4, this run with 2"]

@@ -5,6 +5,8 @@ Everything native is built here:
 * ``ascend_engine/_lib/libascendcl_sim.so`` -- the AscendCL simulator, a plain
   C shared library (no Python inside) exporting the AscendCL symbols, so that C
   programs can link against it as they would against ``libascendcl.so``;
+* ``ascend_engine/_lib/libacl_dvpp.so`` -- its companion for ``acldvppMalloc``
+  and ``acldvppFree``;
 * the Cython extension modules, which reach AscendCL only through the run-time
   function table filled by ``ascend_engine/csrc/loader.c``.
 
@@ -22,6 +24,9 @@ from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SIM_NAME = "ascend_engine._lib.libascendcl_sim"
+DVPP_NAME = "ascend_engine._lib.libacl_dvpp"
+# Plain C shared libraries (no Python inside): extension name -> file name.
+PLAIN_LIBRARIES = {SIM_NAME: "libascendcl_sim.so", DVPP_NAME: "libacl_dvpp.so"}
 # ascend_engine/_lib/ holds only build output (ignored by git), so a fresh
 # checkout lacks it; in-place and editable builds copy the simulator there.
 os.makedirs(os.path.join(HERE, "ascend_engine", "_lib"), exist_ok=True)
@@ -42,10 +47,11 @@ class BuildNative(build_ext):
     def get_ext_filename(self, fullname):
         # setuptools asks with the full dotted name in some places and with the
         # last component only in others; answer both without the ABI suffix.
-        if fullname == SIM_NAME:
-            return os.path.join("ascend_engine", "_lib", "libascendcl_sim.so")
-        if fullname == SIM_NAME.rsplit(".", 1)[1]:
-            return "libascendcl_sim.so"
+        for name, filename in PLAIN_LIBRARIES.items():
+            if fullname == name:
+                return os.path.join("ascend_engine", "_lib", filename)
+            if fullname == name.rsplit(".", 1)[1]:
+                return filename
         return super().get_ext_filename(fullname)
 
     def build_extension(self, ext):
@@ -62,6 +68,17 @@ sim_library = Extension(
     extra_compile_args=WARNINGS + ["-std=gnu11", "-O2", "-fvisibility=hidden", "-pthread"],
     extra_link_args=["-pthread", "-Wl,-soname,libascendcl_sim.so"],
     libraries=["m"],
+)
+
+# The simulator's companion to CANN's libacl_dvpp.so (acldvppMalloc/Free).  Its
+# aclrt* calls stay undefined and resolve from the AscendCL library the
+# program links, as with the real one (docs/toolkit.md).
+dvpp_library = Extension(
+    DVPP_NAME,
+    sources=rel("ascend_engine/sim/dvpp/*.c"),
+    include_dirs=["include"],
+    extra_compile_args=WARNINGS + ["-std=gnu11", "-O2", "-fvisibility=hidden"],
+    extra_link_args=["-Wl,-soname,libacl_dvpp.so"],
 )
 
 cython_modules = [
@@ -89,7 +106,7 @@ cython_modules = [
 cython_modules = [m for m in cython_modules if all(os.path.exists(os.path.join(HERE, s)) for s in m.sources)]
 
 setup(
-    ext_modules=[sim_library]
+    ext_modules=[sim_library, dvpp_library]
     + cythonize(cython_modules, language_level=3, compiler_directives={"embedsignature": True}),
     cmdclass={"build_ext": BuildNative},
 )

@@ -11,7 +11,7 @@ The members of ``ae_acl_api`` mirror include/ascend_engine/acl_functions.h
 one to one; tests/conformance checks that every entry is declared here.
 """
 
-from libc.stdint cimport int32_t, int64_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 
 cdef extern from "ascend_engine/acl.h" nogil:
@@ -27,6 +27,16 @@ cdef extern from "ascend_engine/acl.h" nogil:
         pass
     ctypedef struct aclmdlDataset:
         pass
+    ctypedef struct aclTensorDesc:
+        pass
+    ctypedef struct aclmdlAIPP:
+        pass
+    ctypedef struct aclrtExceptionInfo:
+        pass
+    ctypedef void (*aclrtExceptionInfoCallback)(aclrtExceptionInfo *exceptionInfo) noexcept
+    ctypedef int aclAippInputFormat
+    ctypedef int aclmdlInputAippType
+    ctypedef int aclrtFloatOverflowMode
 
     # Error codes: declared as plain ints here; in CANN's own headers some are
     # static const objects, so they are usable as values, not as case labels.
@@ -206,6 +216,46 @@ cdef extern from "ascend_engine/loader.h" nogil:
         aclError (*aclmdlGetOutputIndexByName)(const aclmdlDesc *modelDesc, const char *name, size_t *index) noexcept nogil
         aclError (*aclmdlGetDynamicBatch)(const aclmdlDesc *modelDesc, aclmdlBatch *batch) noexcept nogil
         aclError (*aclmdlSetDynamicBatchSize)(uint32_t modelId, aclmdlDataset *dataset, size_t index, uint64_t batchSize) noexcept nogil
+        aclTensorDesc *(*aclCreateTensorDesc)(aclDataType dataType, int numDims, const int64_t *dims, aclFormat format) noexcept nogil
+        void (*aclDestroyTensorDesc)(const aclTensorDesc *desc) noexcept nogil
+        aclDataType (*aclGetTensorDescType)(const aclTensorDesc *desc) noexcept nogil
+        aclFormat (*aclGetTensorDescFormat)(const aclTensorDesc *desc) noexcept nogil
+        size_t (*aclGetTensorDescSize)(const aclTensorDesc *desc) noexcept nogil
+        size_t (*aclGetTensorDescElementCount)(const aclTensorDesc *desc) noexcept nogil
+        size_t (*aclGetTensorDescNumDims)(const aclTensorDesc *desc) noexcept nogil
+        aclError (*aclGetTensorDescDimV2)(const aclTensorDesc *desc, size_t index, int64_t *dimSize) noexcept nogil
+        void *(*aclGetTensorDescAddress)(const aclTensorDesc *desc) noexcept nogil
+        aclTensorDesc *(*aclGetTensorDescByIndex)(aclTensorDesc *desc, size_t index) noexcept nogil
+        aclError (*aclmdlSetDatasetTensorDesc)(aclmdlDataset *dataset, aclTensorDesc *tensorDesc, size_t index) noexcept nogil
+        aclTensorDesc *(*aclmdlGetDatasetTensorDesc)(const aclmdlDataset *dataset, size_t index) noexcept nogil
+        aclError (*aclmdlGetDynamicHW)(const aclmdlDesc *modelDesc, size_t index, aclmdlHW *hw) noexcept nogil
+        aclError (*aclmdlSetDynamicHWSize)(uint32_t modelId, aclmdlDataset *dataset, size_t index, uint64_t height, uint64_t width) noexcept nogil
+        aclError (*aclmdlGetInputDynamicGearCount)(const aclmdlDesc *modelDesc, size_t index, size_t *gearCount) noexcept nogil
+        aclError (*aclmdlGetInputDynamicDims)(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims, size_t gearCount) noexcept nogil
+        aclError (*aclmdlSetInputDynamicDims)(uint32_t modelId, aclmdlDataset *dataset, size_t index, const aclmdlIODims *dims) noexcept nogil
+        aclmdlAIPP *(*aclmdlCreateAIPP)(uint64_t batchSize) noexcept nogil
+        aclError (*aclmdlDestroyAIPP)(const aclmdlAIPP *aippParmsSet) noexcept nogil
+        aclError (*aclmdlSetAIPPInputFormat)(aclmdlAIPP *aippParmsSet, aclAippInputFormat inputFormat) noexcept nogil
+        aclError (*aclmdlSetAIPPCscParams)(aclmdlAIPP *aippParmsSet, int8_t cscSwitch, int16_t cscMatrixR0C0, int16_t cscMatrixR0C1, int16_t cscMatrixR0C2, int16_t cscMatrixR1C0, int16_t cscMatrixR1C1, int16_t cscMatrixR1C2, int16_t cscMatrixR2C0, int16_t cscMatrixR2C1, int16_t cscMatrixR2C2, uint8_t cscOutputBiasR0, uint8_t cscOutputBiasR1, uint8_t cscOutputBiasR2, uint8_t cscInputBiasR0, uint8_t cscInputBiasR1, uint8_t cscInputBiasR2) noexcept nogil
+        aclError (*aclmdlSetAIPPRbuvSwapSwitch)(aclmdlAIPP *aippParmsSet, int8_t rbuvSwapSwitch) noexcept nogil
+        aclError (*aclmdlSetAIPPAxSwapSwitch)(aclmdlAIPP *aippParmsSet, int8_t axSwapSwitch) noexcept nogil
+        aclError (*aclmdlSetAIPPSrcImageSize)(aclmdlAIPP *aippParmsSet, int32_t srcImageSizeW, int32_t srcImageSizeH) noexcept nogil
+        aclError (*aclmdlSetAIPPCropParams)(aclmdlAIPP *aippParmsSet, int8_t cropSwitch, int32_t cropStartPosW, int32_t cropStartPosH, int32_t cropSizeW, int32_t cropSizeH, uint64_t batchIndex) noexcept nogil
+        aclError (*aclmdlSetAIPPPaddingParams)(aclmdlAIPP *aippParmsSet, int8_t paddingSwitch, int32_t paddingSizeTop, int32_t paddingSizeBottom, int32_t paddingSizeLeft, int32_t paddingSizeRight, uint64_t batchIndex) noexcept nogil
+        aclError (*aclmdlSetAIPPDtcPixelMean)(aclmdlAIPP *aippParmsSet, int16_t dtcPixelMeanChn0, int16_t dtcPixelMeanChn1, int16_t dtcPixelMeanChn2, int16_t dtcPixelMeanChn3, uint64_t batchIndex) noexcept nogil
+        aclError (*aclmdlSetAIPPDtcPixelMin)(aclmdlAIPP *aippParmsSet, float dtcPixelMinChn0, float dtcPixelMinChn1, float dtcPixelMinChn2, float dtcPixelMinChn3, uint64_t batchIndex) noexcept nogil
+        aclError (*aclmdlSetAIPPPixelVarReci)(aclmdlAIPP *aippParmsSet, float dtcPixelVarReciChn0, float dtcPixelVarReciChn1, float dtcPixelVarReciChn2, float dtcPixelVarReciChn3, uint64_t batchIndex) noexcept nogil
+        aclError (*aclmdlSetInputAIPP)(uint32_t modelId, aclmdlDataset *dataset, size_t index, const aclmdlAIPP *aippParmsSet) noexcept nogil
+        aclError (*aclmdlGetAippType)(uint32_t modelId, size_t index, aclmdlInputAippType *type, size_t *dynamicAttachedDataIndex) noexcept nogil
+        aclError (*aclrtSetExceptionInfoCallback)(aclrtExceptionInfoCallback callback) noexcept nogil
+        uint32_t (*aclrtGetTaskIdFromExceptionInfo)(const aclrtExceptionInfo *info) noexcept nogil
+        uint32_t (*aclrtGetStreamIdFromExceptionInfo)(const aclrtExceptionInfo *info) noexcept nogil
+        uint32_t (*aclrtGetThreadIdFromExceptionInfo)(const aclrtExceptionInfo *info) noexcept nogil
+        uint32_t (*aclrtGetDeviceIdFromExceptionInfo)(const aclrtExceptionInfo *info) noexcept nogil
+        uint32_t (*aclrtGetErrorCodeFromExceptionInfo)(const aclrtExceptionInfo *info) noexcept nogil
+        aclError (*aclmdlCreateAndGetOpDesc)(uint32_t deviceId, uint32_t streamId, uint32_t taskId, char *opName, size_t opNameLen, aclTensorDesc **inputDesc, size_t *numInputs, aclTensorDesc **outputDesc, size_t *numOutputs) noexcept nogil
+        aclError (*aclrtSetDeviceSatMode)(aclrtFloatOverflowMode mode) noexcept nogil
+        aclError (*aclrtGetDeviceSatMode)(aclrtFloatOverflowMode *mode) noexcept nogil
 
     ctypedef enum ae_backend_kind:
         AE_BACKEND_NONE

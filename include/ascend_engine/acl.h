@@ -34,7 +34,11 @@ typedef void *aclrtEvent;
 typedef struct aclDataBuffer aclDataBuffer;
 typedef struct aclmdlDesc aclmdlDesc;
 typedef struct aclmdlDataset aclmdlDataset;
+typedef struct aclTensorDesc aclTensorDesc;
+typedef struct aclmdlAIPP aclmdlAIPP;
+typedef struct rtExceptionInfo aclrtExceptionInfo;
 typedef void (*aclrtCallback)(void *userData);
+typedef void (*aclrtExceptionInfoCallback)(aclrtExceptionInfo *exceptionInfo);
 
 /* ---- error codes (the ones this project produces or reacts to) -------- */
 #define ACL_SUCCESS 0
@@ -112,6 +116,7 @@ typedef void (*aclrtCallback)(void *userData);
 #define ACL_ERROR_GE_PARAM_INVALID 145000
 #define ACL_ERROR_GE_EXEC_MODEL_ID_INVALID 145003
 #define ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID 145013
+#define ACL_ERROR_GE_AIPP_NOT_EXIST 145015
 #define ACL_ERROR_GE_SHAPE_INVALID 145021
 #define ACL_ERROR_GE_DATATYPE_INVALID 145022
 #define ACL_ERROR_GE_MEMORY_ALLOCATION 245000
@@ -202,6 +207,12 @@ typedef enum aclrtCallbackBlockType {
     ACL_CALLBACK_BLOCK = 1
 } aclrtCallbackBlockType;
 
+typedef enum aclrtFloatOverflowMode {
+    ACL_RT_OVERFLOW_MODE_SATURATION = 0,
+    ACL_RT_OVERFLOW_MODE_INFNAN = 1,
+    ACL_RT_OVERFLOW_MODE_UNDEF = 2
+} aclrtFloatOverflowMode;
+
 typedef enum aclrtMemAttr {
     ACL_DDR_MEM = 0,
     ACL_HBM_MEM = 1,
@@ -236,6 +247,34 @@ typedef enum aclrtMemAttr {
 #define ACL_MAX_SHAPE_COUNT 128
 #define ACL_DYNAMIC_TENSOR_NAME "ascend_mbatch_shape_data"
 #define ACL_DYNAMIC_AIPP_NAME "ascend_dynamic_aipp_data"
+
+#define ACL_INVALID_NODE_INDEX 0xFFFFFFFF
+#define ACL_UNKNOWN_RANK 0xFFFFFFFFFFFFFFFE
+
+typedef enum {
+    ACL_YUV420SP_U8 = 1,
+    ACL_XRGB8888_U8 = 2,
+    ACL_RGB888_U8 = 3,
+    ACL_YUV400_U8 = 4,
+    ACL_NC1HWC0DI_FP16 = 5,
+    ACL_NC1HWC0DI_S8 = 6,
+    ACL_ARGB8888_U8 = 7,
+    ACL_YUYV_U8 = 8,
+    ACL_YUV422SP_U8 = 9,
+    ACL_AYUV444_U8 = 10,
+    ACL_RAW10 = 11,
+    ACL_RAW12 = 12,
+    ACL_RAW16 = 13,
+    ACL_RAW24 = 14,
+    ACL_AIPP_RESERVED = 0xFFFF
+} aclAippInputFormat;
+
+typedef enum {
+    ACL_DATA_WITHOUT_AIPP = 0,
+    ACL_DATA_WITH_STATIC_AIPP = 1,
+    ACL_DATA_WITH_DYNAMIC_AIPP = 2,
+    ACL_DYNAMIC_AIPP_NODE = 3
+} aclmdlInputAippType;
 
 typedef struct aclmdlIODims {
     char name[ACL_MAX_TENSOR_NAME_LEN];

@@ -106,6 +106,7 @@ SIM_EXPORT aclError aclmdlDestroyDataset(const aclmdlDataset *dataset)
     aclmdlDataset *d = (aclmdlDataset *)dataset;
     SIM_LOG_VAL(aclmdlDestroyDataset, ACL_SUCCESS, "%p", (void *)d);
     d->magic = 0;
+    sim_dataset_free_descs(d);   /* copies made by aclmdlSetDatasetTensorDesc */
     free(d->buffers);   /* the buffers belong to the caller, as in AscendCL */
     free(d);
     return ACL_SUCCESS;

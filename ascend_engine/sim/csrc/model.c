@@ -489,8 +489,10 @@ static aclError exec_task_run(void *arg, sim_stream *stream)
     exec_task *t = arg;
     char err[512];
     aclError rc = run_plan(t->model, t->plan, err, sizeof err);
-    if (rc != ACL_SUCCESS)
+    if (rc != ACL_SUCCESS) {
         sim_task_error(stream, rc, "aclmdlExecuteAsync: %s", err);
+        sim_exception_note_model(t->model->meta->info, t->plan->in, t->plan->out, t->plan->gear);
+    }
     free(t->plan);
     sim_model_unref(t->model);
     return rc;

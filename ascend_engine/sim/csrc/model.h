@@ -45,10 +45,41 @@ struct aclmdlDataset {
     size_t count, cap;
     aclDataBuffer **buffers;
     uint64_t dyn_batch;          /* gear set by aclmdlSetDynamicBatchSize, 0 = none */
+    aclTensorDesc **descs;       /* aclmdlSetDatasetTensorDesc copies, n_descs slots */
+    size_t n_descs;
 };
 
 int sim_databuf_ok(const aclDataBuffer *b);
 int sim_dataset_ok(const aclmdlDataset *d);
+
+/* ---- tensor_desc.c ---------------------------------------------------------
+ * Tensor descriptors come singly (aclCreateTensorDesc) or as arrays
+ * (aclmdlCreateAndGetOpDesc, walked with aclGetTensorDescByIndex); either way
+ * aclDestroyTensorDesc on the first element frees the whole allocation. */
+#define SIM_TDESC_MAGIC 0x43534454u     /* "TDSC" */
+
+struct aclTensorDesc {
+    uint32_t magic;
+    uint32_t pos;                /* index of this element in its array */
+    size_t count;                /* elements in the array */
+    aclDataType dtype;
+    aclFormat format;
+    int unknown_rank;            /* created with a single dim of -2 */
+    size_t num_dims;
+    int64_t dims[ACL_MAX_DIM_CNT];
+    void *address;               /* the tensor's device address, when known */
+};
+
+/* n zeroed, live descriptors in one allocation (NULL on OOM). */
+aclTensorDesc *sim_tensor_desc_array(size_t n);
+int sim_tensor_desc_ok(const aclTensorDesc *d);
+/* Frees the dataset's descriptor copies (aclmdlDestroyDataset). */
+void sim_dataset_free_descs(aclmdlDataset *d);
+
+/* exception.c: on a worker thread, describe the model execution that is
+ * about to fail, for aclmdlCreateAndGetOpDesc (consumed by the next
+ * sim_exception_report on the same thread). */
+void sim_exception_note_model(const sim_model_info *info, void *const *in, void *const *out, uint64_t gear);
 
 /* Parsed model description shared by a loaded model and its descriptors. */
 typedef struct sim_meta {

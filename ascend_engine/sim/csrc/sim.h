@@ -16,6 +16,9 @@
  *   format.c    the simulator model file parser (bounds-checked)
  *   kernels.c   the C kernels the model ops run
  *   model.c     aclmdl*: load, describe, execute, dynamic batch
+ *   tensor_desc.c, aipp.c, dynamic.c, exception.c, satmode.c: the wider API
+ *               (tensor descriptions, AIPP sets, dynamic HW/dims, device
+ *               exceptions, saturation mode)
  *
  * Conventions every exported function follows:
  *   - It starts with SIM_ENTER(name): counts the call for fault injection and
@@ -174,6 +177,12 @@ aclError sim_mem_check_device(const char *fn, const char *arg_name,
 
 /* Device-time model for copies: nanoseconds a copy of `bytes` should take. */
 uint64_t sim_copy_time_ns(aclrtMemcpyKind kind, size_t bytes);
+
+/* ---- exception.c: device exceptions -------------------------------------------- */
+
+/* A task failed on a stream: remember it for aclmdlCreateAndGetOpDesc and
+ * call the aclrtSetExceptionInfoCallback callback (on the calling thread). */
+void sim_exception_report(int32_t device_id, uint32_t stream_id, uint32_t task_id, aclError code);
 
 /* ---- dtype.c ---------------------------------------------------------------- */
 float sim_half_to_float(uint16_t h);

@@ -60,6 +60,8 @@ static void *worker_main(void *arg)
         aclError rc = t.run(t.arg, s);
         if (rc != ACL_SUCCESS && s->task_msg[0] == '\0')
             snprintf(s->task_msg, sizeof s->task_msg, "failed with %d %s", rc, sim_code_name(rc));
+        if (rc != ACL_SUCCESS)   /* task id: its 0-based position on this stream (only we write completed) */
+            sim_exception_report(s->device_id, s->id, (uint32_t)s->completed, rc);
 
         pthread_mutex_lock(&s->mu);
         s->head = (s->head + 1) % s->cap;

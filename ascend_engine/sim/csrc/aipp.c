@@ -1,0 +1,330 @@
+/*
+ * aipp.c -- aclmdlAIPP: dynamic AIPP parameter sets (image pre-processing
+ * done by the NPU's AIPP unit before the first layer).
+ *
+ * The parameter set is a real object: each setter validates its arguments
+ * (switches are 0/1, per-batch setters need batchIndex < the set's batch
+ * size, sizes are positive) and stores them.  aclmdlSetInputAIPP checks the
+ * stored set for consistency (input format and source size set, every crop
+ * window inside the source image) before looking at the model.  Simulator
+ * models never have a dynamic AIPP input (ACL_DYNAMIC_AIPP_NAME), so applying
+ * a valid set then fails with ACL_ERROR_GE_AIPP_NOT_EXIST, and
+ * aclmdlGetAippType reports ACL_DATA_WITHOUT_AIPP for every input: what the
+ * NPU says for a model converted without AIPP.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+#define SIM_AIPP_MAGIC 0x50504941u   /* "AIPP" */
+
+typedef struct aipp_batch {
+    int8_t crop_switch;
+    int32_t crop_x, crop_y, crop_w, crop_h;
+    int8_t pad_switch;
+    int32_t pad_top, pad_bottom, pad_left, pad_right;
+    int16_t mean[4];
+    float min[4], var_reci[4];
+} aipp_batch;
+
+struct aclmdlAIPP {
+    uint32_t magic;
+    uint64_t batch_size;
+    aclAippInputFormat input_format;   /* 0 until set */
+    int8_t csc_switch;
+    int16_t csc_matrix[9];
+    uint8_t csc_out_bias[3], csc_in_bias[3];
+    int8_t rbuv_swap, ax_swap;
+    int32_t src_w, src_h;              /* 0 until set */
+    aipp_batch *batches;               /* batch_size entries */
+};
+
+static int aipp_ok(const aclmdlAIPP *a)
+{
+    return a && a->magic == SIM_AIPP_MAGIC;
+}
+
+/* Common checks: a live set, an optional 0/1 switch, an optional batch index. */
+static aclError check(const char *fn, const aclmdlAIPP *a, int sw, int check_sw, uint64_t batch, int check_batch)
+{
+    if (!aipp_ok(a))
+        return sim_error(ACL_ERROR_INVALID_PARAM, fn, "aippParmsSet %p is NULL or not from aclmdlCreateAIPP",
+                         (const void *)a);
+    if (check_sw && sw != 0 && sw != 1)
+        return sim_error(ACL_ERROR_INVALID_PARAM, fn, "switch %d: expected 0 (off) or 1 (on)", sw);
+    if (check_batch && batch >= a->batch_size)
+        return sim_error(ACL_ERROR_INVALID_PARAM, fn, "batchIndex %" PRIu64 " out of range: the AIPP set was created "
+                         "for %" PRIu64 " batches", batch, a->batch_size);
+    return ACL_SUCCESS;
+}
+
+SIM_EXPORT aclmdlAIPP *aclmdlCreateAIPP(uint64_t batchSize)
+{
+    SIM_ENTER_OR(aclmdlCreateAIPP, NULL);
+    const char *fn = "aclmdlCreateAIPP";
+    if (batchSize == 0 || batchSize > ACL_MAX_BATCH_NUM) {
+        sim_error(ACL_ERROR_INVALID_PARAM, fn, "batchSize %" PRIu64 " out of range 1..%d", batchSize,
+                  ACL_MAX_BATCH_NUM);
+        return NULL;
+    }
+    aclmdlAIPP *a = calloc(1, sizeof *a);
+    aipp_batch *b = calloc((size_t)batchSize, sizeof *b);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        sim_error(ACL_ERROR_BAD_ALLOC, fn, "out of host memory");
+        return NULL;
+    }
+    for (uint64_t i = 0; i < batchSize; i++)
+        for (int c = 0; c < 4; c++)
+            b[i].var_reci[c] = 1.0f;   /* identity scaling until set */
+    a->magic = SIM_AIPP_MAGIC;
+    a->batch_size = batchSize;
+    a->batches = b;
+    SIM_LOG_VAL(aclmdlCreateAIPP, ACL_SUCCESS, "batch %" PRIu64 " -> %p", batchSize, (void *)a);
+    return a;
+}
+
+SIM_EXPORT aclError aclmdlDestroyAIPP(const aclmdlAIPP *aippParmsSet)
+{
+    SIM_ENTER(aclmdlDestroyAIPP);
+    aclError rc = check("aclmdlDestroyAIPP", aippParmsSet, 0, 0, 0, 0);
+    if (rc == ACL_SUCCESS) {
+        aclmdlAIPP *a = (aclmdlAIPP *)aippParmsSet;
+        a->magic = 0;
+        free(a->batches);
+        free(a);
+    }
+    SIM_RETURN(aclmdlDestroyAIPP, rc, "%p", (const void *)aippParmsSet);
+}
+
+SIM_EXPORT aclError aclmdlSetAIPPInputFormat(aclmdlAIPP *aippParmsSet, aclAippInputFormat inputFormat)
+{
+    SIM_ENTER(aclmdlSetAIPPInputFormat);
+    const char *fn = "aclmdlSetAIPPInputFormat";
+    aclError rc = check(fn, aippParmsSet, 0, 0, 0, 0);
+    if (rc == ACL_SUCCESS && ((int)inputFormat < ACL_YUV420SP_U8 || (int)inputFormat > ACL_RAW24))
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "inputFormat %d: expected an aclAippInputFormat from "
+                       "ACL_YUV420SP_U8 (1) to ACL_RAW24 (14)", (int)inputFormat);
+    if (rc == ACL_SUCCESS)
+        aippParmsSet->input_format = inputFormat;
+    SIM_RETURN(aclmdlSetAIPPInputFormat, rc, "%p format %d", (void *)aippParmsSet, (int)inputFormat);
+}
+
+SIM_EXPORT aclError aclmdlSetAIPPCscParams(aclmdlAIPP *aippParmsSet, int8_t cscSwitch, int16_t cscMatrixR0C0,
+                                           int16_t cscMatrixR0C1, int16_t cscMatrixR0C2, int16_t cscMatrixR1C0,
+                                           int16_t cscMatrixR1C1, int16_t cscMatrixR1C2, int16_t cscMatrixR2C0,
+                                           int16_t cscMatrixR2C1, int16_t cscMatrixR2C2, uint8_t cscOutputBiasR0,
+                                           uint8_t cscOutputBiasR1, uint8_t cscOutputBiasR2, uint8_t cscInputBiasR0,
+                                           uint8_t cscInputBiasR1, uint8_t cscInputBiasR2)
+{
+    SIM_ENTER(aclmdlSetAIPPCscParams);
+    aclError rc = check("aclmdlSetAIPPCscParams", aippParmsSet, cscSwitch, 1, 0, 0);
+    if (rc == ACL_SUCCESS) {
+        const int16_t m[9] = {cscMatrixR0C0, cscMatrixR0C1, cscMatrixR0C2, cscMatrixR1C0, cscMatrixR1C1,
+                              cscMatrixR1C2, cscMatrixR2C0, cscMatrixR2C1, cscMatrixR2C2};
+        aippParmsSet->csc_switch = cscSwitch;
+        memcpy(aippParmsSet->csc_matrix, m, sizeof m);
+        aippParmsSet->csc_out_bias[0] = cscOutputBiasR0;
+        aippParmsSet->csc_out_bias[1] = cscOutputBiasR1;
+        aippParmsSet->csc_out_bias[2] = cscOutputBiasR2;
+        aippParmsSet->csc_in_bias[0] = cscInputBiasR0;
+        aippParmsSet->csc_in_bias[1] = cscInputBiasR1;
+        aippParmsSet->csc_in_bias[2] = cscInputBiasR2;
+    }
+    SIM_RETURN(aclmdlSetAIPPCscParams, rc, "%p switch %d", (void *)aippParmsSet, cscSwitch);
+}
+
+SIM_EXPORT aclError aclmdlSetAIPPRbuvSwapSwitch(aclmdlAIPP *aippParmsSet, int8_t rbuvSwapSwitch)
+{
+    SIM_ENTER(aclmdlSetAIPPRbuvSwapSwitch);
+    aclError rc = check("aclmdlSetAIPPRbuvSwapSwitch", aippParmsSet, rbuvSwapSwitch, 1, 0, 0);
+    if (rc == ACL_SUCCESS)
+        aippParmsSet->rbuv_swap = rbuvSwapSwitch;
+    SIM_RETURN(aclmdlSetAIPPRbuvSwapSwitch, rc, "%p %d", (void *)aippParmsSet, rbuvSwapSwitch);
+}
+
+SIM_EXPORT aclError aclmdlSetAIPPAxSwapSwitch(aclmdlAIPP *aippParmsSet, int8_t axSwapSwitch)
+{
+    SIM_ENTER(aclmdlSetAIPPAxSwapSwitch);
+    aclError rc = check("aclmdlSetAIPPAxSwapSwitch", aippParmsSet, axSwapSwitch, 1, 0, 0);
+    if (rc == ACL_SUCCESS)
+        aippParmsSet->ax_swap = axSwapSwitch;
+    SIM_RETURN(aclmdlSetAIPPAxSwapSwitch, rc, "%p %d", (void *)aippParmsSet, axSwapSwitch);
+}
+
+SIM_EXPORT aclError aclmdlSetAIPPSrcImageSize(aclmdlAIPP *aippParmsSet, int32_t srcImageSizeW, int32_t srcImageSizeH)
+{
+    SIM_ENTER(aclmdlSetAIPPSrcImageSize);
+    const char *fn = "aclmdlSetAIPPSrcImageSize";
+    aclError rc = check(fn, aippParmsSet, 0, 0, 0, 0);
+    if (rc == ACL_SUCCESS && (srcImageSizeW <= 0 || srcImageSizeH <= 0))
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "source image %d x %d: width and height must be > 0",
+                       srcImageSizeW, srcImageSizeH);
+    if (rc == ACL_SUCCESS) {
+        aippParmsSet->src_w = srcImageSizeW;
+        aippParmsSet->src_h = srcImageSizeH;
+    }
+    SIM_RETURN(aclmdlSetAIPPSrcImageSize, rc, "%p %dx%d", (void *)aippParmsSet, srcImageSizeW, srcImageSizeH);
+}
+
+SIM_EXPORT aclError aclmdlSetAIPPCropParams(aclmdlAIPP *aippParmsSet, int8_t cropSwitch, int32_t cropStartPosW,
+                                            int32_t cropStartPosH, int32_t cropSizeW, int32_t cropSizeH,
+                                            uint64_t batchIndex)
+{
+    SIM_ENTER(aclmdlSetAIPPCropParams);
+    const char *fn = "aclmdlSetAIPPCropParams";
+    aclError rc = check(fn, aippParmsSet, cropSwitch, 1, batchIndex, 1);
+    if (rc == ACL_SUCCESS && cropSwitch &&
+        (cropStartPosW < 0 || cropStartPosH < 0 || cropSizeW <= 0 || cropSizeH <= 0))
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "crop at (%d, %d) size %d x %d: start must be >= 0 and size > 0",
+                       cropStartPosW, cropStartPosH, cropSizeW, cropSizeH);
+    if (rc == ACL_SUCCESS) {
+        aipp_batch *b = &aippParmsSet->batches[batchIndex];
+        b->crop_switch = cropSwitch;
+        b->crop_x = cropStartPosW;
+        b->crop_y = cropStartPosH;
+        b->crop_w = cropSizeW;
+        b->crop_h = cropSizeH;
+    }
+    SIM_RETURN(aclmdlSetAIPPCropParams, rc, "%p batch %" PRIu64, (void *)aippParmsSet, batchIndex);
+}
+
+SIM_EXPORT aclError aclmdlSetAIPPPaddingParams(aclmdlAIPP *aippParmsSet, int8_t paddingSwitch,
+                                               int32_t paddingSizeTop, int32_t paddingSizeBottom,
+                                               int32_t paddingSizeLeft, int32_t paddingSizeRight,
+                                               uint64_t batchIndex)
+{
+    SIM_ENTER(aclmdlSetAIPPPaddingParams);
+    const char *fn = "aclmdlSetAIPPPaddingParams";
+    aclError rc = check(fn, aippParmsSet, paddingSwitch, 1, batchIndex, 1);
+    if (rc == ACL_SUCCESS && (paddingSizeTop < 0 || paddingSizeBottom < 0 || paddingSizeLeft < 0 ||
+                              paddingSizeRight < 0))
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "padding top %d bottom %d left %d right %d: must be >= 0",
+                       paddingSizeTop, paddingSizeBottom, paddingSizeLeft, paddingSizeRight);
+    if (rc == ACL_SUCCESS) {
+        aipp_batch *b = &aippParmsSet->batches[batchIndex];
+        b->pad_switch = paddingSwitch;
+        b->pad_top = paddingSizeTop;
+        b->pad_bottom = paddingSizeBottom;
+        b->pad_left = paddingSizeLeft;
+        b->pad_right = paddingSizeRight;
+    }
+    SIM_RETURN(aclmdlSetAIPPPaddingParams, rc, "%p batch %" PRIu64, (void *)aippParmsSet, batchIndex);
+}
+
+SIM_EXPORT aclError aclmdlSetAIPPDtcPixelMean(aclmdlAIPP *aippParmsSet, int16_t dtcPixelMeanChn0,
+                                              int16_t dtcPixelMeanChn1, int16_t dtcPixelMeanChn2,
+                                              int16_t dtcPixelMeanChn3, uint64_t batchIndex)
+{
+    SIM_ENTER(aclmdlSetAIPPDtcPixelMean);
+    aclError rc = check("aclmdlSetAIPPDtcPixelMean", aippParmsSet, 0, 0, batchIndex, 1);
+    if (rc == ACL_SUCCESS) {
+        int16_t *m = aippParmsSet->batches[batchIndex].mean;
+        m[0] = dtcPixelMeanChn0;
+        m[1] = dtcPixelMeanChn1;
+        m[2] = dtcPixelMeanChn2;
+        m[3] = dtcPixelMeanChn3;
+    }
+    SIM_RETURN(aclmdlSetAIPPDtcPixelMean, rc, "%p batch %" PRIu64, (void *)aippParmsSet, batchIndex);
+}
+
+SIM_EXPORT aclError aclmdlSetAIPPDtcPixelMin(aclmdlAIPP *aippParmsSet, float dtcPixelMinChn0, float dtcPixelMinChn1,
+                                             float dtcPixelMinChn2, float dtcPixelMinChn3, uint64_t batchIndex)
+{
+    SIM_ENTER(aclmdlSetAIPPDtcPixelMin);
+    aclError rc = check("aclmdlSetAIPPDtcPixelMin", aippParmsSet, 0, 0, batchIndex, 1);
+    if (rc == ACL_SUCCESS) {
+        float *m = aippParmsSet->batches[batchIndex].min;
+        m[0] = dtcPixelMinChn0;
+        m[1] = dtcPixelMinChn1;
+        m[2] = dtcPixelMinChn2;
+        m[3] = dtcPixelMinChn3;
+    }
+    SIM_RETURN(aclmdlSetAIPPDtcPixelMin, rc, "%p batch %" PRIu64, (void *)aippParmsSet, batchIndex);
+}
+
+SIM_EXPORT aclError aclmdlSetAIPPPixelVarReci(aclmdlAIPP *aippParmsSet, float dtcPixelVarReciChn0,
+                                              float dtcPixelVarReciChn1, float dtcPixelVarReciChn2,
+                                              float dtcPixelVarReciChn3, uint64_t batchIndex)
+{
+    SIM_ENTER(aclmdlSetAIPPPixelVarReci);
+    aclError rc = check("aclmdlSetAIPPPixelVarReci", aippParmsSet, 0, 0, batchIndex, 1);
+    if (rc == ACL_SUCCESS) {
+        float *v = aippParmsSet->batches[batchIndex].var_reci;
+        v[0] = dtcPixelVarReciChn0;
+        v[1] = dtcPixelVarReciChn1;
+        v[2] = dtcPixelVarReciChn2;
+        v[3] = dtcPixelVarReciChn3;
+    }
+    SIM_RETURN(aclmdlSetAIPPPixelVarReci, rc, "%p batch %" PRIu64, (void *)aippParmsSet, batchIndex);
+}
+
+/* The stored set must describe a complete, consistent pre-processing. */
+static aclError check_complete(const char *fn, const aclmdlAIPP *a)
+{
+    if (a->input_format == 0)
+        return sim_error(ACL_ERROR_INVALID_PARAM, fn, "the AIPP set has no input format: call "
+                         "aclmdlSetAIPPInputFormat first");
+    if (a->src_w == 0)
+        return sim_error(ACL_ERROR_INVALID_PARAM, fn, "the AIPP set has no source image size: call "
+                         "aclmdlSetAIPPSrcImageSize first");
+    for (uint64_t i = 0; i < a->batch_size; i++) {
+        const aipp_batch *b = &a->batches[i];
+        if (b->crop_switch && ((int64_t)b->crop_x + b->crop_w > a->src_w || (int64_t)b->crop_y + b->crop_h > a->src_h))
+            return sim_error(ACL_ERROR_INVALID_PARAM, fn, "batch %" PRIu64 ": crop window (%d, %d) size %d x %d "
+                             "exceeds the %d x %d source image", i, b->crop_x, b->crop_y, b->crop_w, b->crop_h,
+                             a->src_w, a->src_h);
+    }
+    return ACL_SUCCESS;
+}
+
+SIM_EXPORT aclError aclmdlSetInputAIPP(uint32_t modelId, aclmdlDataset *dataset, size_t index,
+                                       const aclmdlAIPP *aippParmsSet)
+{
+    SIM_ENTER(aclmdlSetInputAIPP);
+    const char *fn = "aclmdlSetInputAIPP";
+    sim_model *m = NULL;
+    aclError rc = sim_check_init(fn);
+    if (rc == ACL_SUCCESS)
+        rc = check(fn, aippParmsSet, 0, 0, 0, 0);
+    if (rc == ACL_SUCCESS && !sim_dataset_ok(dataset))
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "dataset %p is NULL or not a live dataset", (void *)dataset);
+    if (rc == ACL_SUCCESS && !(m = sim_model_get(modelId)))
+        rc = sim_error(ACL_ERROR_INVALID_MODEL_ID, fn, "modelId %u is not a loaded model", modelId);
+    if (rc == ACL_SUCCESS && index >= m->meta->info->n_inputs)
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "index %zu out of range: model %u has %u inputs", index, modelId,
+                       m->meta->info->n_inputs);
+    if (rc == ACL_SUCCESS)
+        rc = check_complete(fn, aippParmsSet);
+    if (rc == ACL_SUCCESS)
+        rc = sim_error(ACL_ERROR_GE_AIPP_NOT_EXIST, fn, "model %u ('%s') has no dynamic AIPP input (%s): input %zu "
+                       "is plain data (aclmdlGetAippType says ACL_DATA_WITHOUT_AIPP)", modelId, m->meta->info->name,
+                       ACL_DYNAMIC_AIPP_NAME, index);
+    sim_model_unref(m);
+    SIM_RETURN(aclmdlSetInputAIPP, rc, "id %u index %zu", modelId, index);
+}
+
+SIM_EXPORT aclError aclmdlGetAippType(uint32_t modelId, size_t index, aclmdlInputAippType *type,
+                                      size_t *dynamicAttachedDataIndex)
+{
+    SIM_ENTER(aclmdlGetAippType);
+    const char *fn = "aclmdlGetAippType";
+    sim_model *m = NULL;
+    aclError rc = sim_check_init(fn);
+    if (rc == ACL_SUCCESS && (!type || !dynamicAttachedDataIndex))
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "type or dynamicAttachedDataIndex is NULL");
+    if (rc == ACL_SUCCESS && !(m = sim_model_get(modelId)))
+        rc = sim_error(ACL_ERROR_INVALID_MODEL_ID, fn, "modelId %u is not a loaded model", modelId);
+    if (rc == ACL_SUCCESS && index >= m->meta->info->n_inputs)
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "index %zu out of range: model %u has %u inputs", index, modelId,
+                       m->meta->info->n_inputs);
+    if (rc == ACL_SUCCESS) {
+        *type = ACL_DATA_WITHOUT_AIPP;
+        *dynamicAttachedDataIndex = (size_t)ACL_INVALID_NODE_INDEX;
+    }
+    sim_model_unref(m);
+    SIM_RETURN(aclmdlGetAippType, rc, "id %u index %zu", modelId, index);
+}

@@ -207,6 +207,15 @@ static void *open_real(ae_acl_api *t, char *chosen, size_t chosen_cap, char *rep
             dlclose(h);   /* none of its functions has run yet */
             continue;
         }
+        /* A simulator toolkit folder (ascend-engine sim toolkit) installs the
+         * simulator as libascendcl.so; it is not the real library.  Only the
+         * simulator exports aeSimSetFaults. */
+        if (dlsym(h, "aeSimSetFaults") != NULL) {
+            appendf(report, report_cap,
+                    "  %s: the ascend-engine AscendCL simulator (a toolkit folder), not CANN's library\n", p);
+            dlclose(h);
+            continue;
+        }
         library_of(t, p, chosen, chosen_cap);
         found = h;
     }

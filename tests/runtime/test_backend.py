@@ -141,3 +141,26 @@ def test_shutdown_closes_objects_and_finalizes():
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("\n")[:3] == ["True True True", "100001", "refused: True"]
+
+
+def test_simulator_toolkit_copy_is_not_taken_for_real_cann(tmp_path):
+    # a toolkit folder holds the simulator under CANN's library name
+    import shutil
+
+    from helpers import simlib
+
+    lib64 = tmp_path / "lib64"
+    lib64.mkdir()
+    shutil.copy(simlib.library_path(), lib64 / "libascendcl.so")
+    code = """
+        import ascend_engine as ae
+        info = ae.backend()
+        print("BACKEND", info.name, info.library.endswith("_lib/libascendcl_sim.so"))
+    """
+    env = {"ASCEND_HOME_PATH": str(tmp_path), "ASCEND_ENGINE_BACKEND": "auto"}
+    proc = simlib.run_python(code, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "BACKEND sim True" in proc.stdout
+    proc = simlib.run_python(code, env={**env, "ASCEND_ENGINE_BACKEND": "acl"})
+    assert proc.returncode != 0
+    assert f"{lib64 / 'libascendcl.so'}: the ascend-engine AscendCL simulator" in proc.stderr

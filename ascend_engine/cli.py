@@ -710,7 +710,13 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     debug = getattr(args, "debug", False)
     try:
-        return args.func(args)
+        rc = args.func(args)
+        sys.stdout.flush()   # a closed pipe shows up here, not at exit
+        return rc
+    except BrokenPipeError:
+        # the reader went away (`| head`): no message, and no second error when Python flushes at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except UsageError as exc:
         if debug:
             traceback.print_exc()

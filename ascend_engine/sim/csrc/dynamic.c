@@ -14,26 +14,11 @@
 
 #include "model.h"
 
-/* The model info behind a filled descriptor, or NULL after recording why. */
-static const sim_model_info *desc_info(const char *fn, const aclmdlDesc *d)
-{
-    if (!d || d->magic != SIM_DESC_MAGIC) {
-        sim_error(ACL_ERROR_INVALID_PARAM, fn, "modelDesc %p is NULL or not a live model description",
-                  (const void *)d);
-        return NULL;
-    }
-    if (!d->meta) {
-        sim_error(ACL_ERROR_INVALID_PARAM, fn, "modelDesc %p is empty: call aclmdlGetDesc first", (const void *)d);
-        return NULL;
-    }
-    return d->meta->info;
-}
-
 SIM_EXPORT aclError aclmdlGetDynamicHW(const aclmdlDesc *modelDesc, size_t index, aclmdlHW *hw)
 {
     SIM_ENTER(aclmdlGetDynamicHW);
     const char *fn = "aclmdlGetDynamicHW";
-    const sim_model_info *info = desc_info(fn, modelDesc);
+    const sim_model_info *info = sim_desc_info(fn, modelDesc);
     aclError rc = ACL_SUCCESS;
     if (!info)
         rc = ACL_ERROR_INVALID_PARAM;
@@ -51,7 +36,7 @@ SIM_EXPORT aclError aclmdlGetInputDynamicGearCount(const aclmdlDesc *modelDesc, 
 {
     SIM_ENTER(aclmdlGetInputDynamicGearCount);
     const char *fn = "aclmdlGetInputDynamicGearCount";
-    const sim_model_info *info = desc_info(fn, modelDesc);
+    const sim_model_info *info = sim_desc_info(fn, modelDesc);
     aclError rc = ACL_SUCCESS;
     if (!info)
         rc = ACL_ERROR_INVALID_PARAM;
@@ -69,7 +54,7 @@ SIM_EXPORT aclError aclmdlGetInputDynamicDims(const aclmdlDesc *modelDesc, size_
 {
     SIM_ENTER(aclmdlGetInputDynamicDims);
     const char *fn = "aclmdlGetInputDynamicDims";
-    const sim_model_info *info = desc_info(fn, modelDesc);
+    const sim_model_info *info = sim_desc_info(fn, modelDesc);
     aclError rc = ACL_SUCCESS;
     if (!info)
         rc = ACL_ERROR_INVALID_PARAM;

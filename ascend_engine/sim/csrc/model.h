@@ -111,4 +111,8 @@ struct aclmdlDesc {
     sim_meta *meta;              /* NULL until aclmdlGetDesc */
 };
 
+/* The model info behind a filled descriptor (aclmdlGetDesc), or NULL after
+ * recording an error naming fn. */
+const sim_model_info *sim_desc_info(const char *fn, const aclmdlDesc *d);
+
 #endif /* ASCEND_SIM_MODEL_H */

@@ -60,7 +60,7 @@ SIM_EXPORT aclError aclmdlGetDesc(aclmdlDesc *modelDesc, uint32_t modelId)
 }
 
 /* The filled descriptor's model info, or NULL after recording an error. */
-static const sim_model_info *desc_info(const char *fn, const aclmdlDesc *d)
+const sim_model_info *sim_desc_info(const char *fn, const aclmdlDesc *d)
 {
     if (!d || d->magic != SIM_DESC_MAGIC) {
         sim_error(ACL_ERROR_INVALID_PARAM, fn, "modelDesc %p is NULL or not a live model description",
@@ -77,7 +77,7 @@ static const sim_model_info *desc_info(const char *fn, const aclmdlDesc *d)
 /* The input (is_in) or output `index`, or NULL after recording an error. */
 static const sim_io *desc_io(const char *fn, const aclmdlDesc *d, size_t index, int is_in)
 {
-    const sim_model_info *info = desc_info(fn, d);
+    const sim_model_info *info = sim_desc_info(fn, d);
     if (!info)
         return NULL;
     uint32_t n = is_in ? info->n_inputs : info->n_outputs;
@@ -92,14 +92,14 @@ static const sim_io *desc_io(const char *fn, const aclmdlDesc *d, size_t index, 
 SIM_EXPORT size_t aclmdlGetNumInputs(aclmdlDesc *modelDesc)
 {
     SIM_ENTER_OR(aclmdlGetNumInputs, 0);
-    const sim_model_info *info = desc_info("aclmdlGetNumInputs", modelDesc);
+    const sim_model_info *info = sim_desc_info("aclmdlGetNumInputs", modelDesc);
     return info ? info->n_inputs : 0;
 }
 
 SIM_EXPORT size_t aclmdlGetNumOutputs(aclmdlDesc *modelDesc)
 {
     SIM_ENTER_OR(aclmdlGetNumOutputs, 0);
-    const sim_model_info *info = desc_info("aclmdlGetNumOutputs", modelDesc);
+    const sim_model_info *info = sim_desc_info("aclmdlGetNumOutputs", modelDesc);
     return info ? info->n_outputs : 0;
 }
 
@@ -210,7 +210,7 @@ SIM_EXPORT const char *aclmdlGetOutputNameByIndex(const aclmdlDesc *modelDesc, s
 
 static aclError index_by_name(const char *fn, const aclmdlDesc *d, const char *name, size_t *index, int is_in)
 {
-    const sim_model_info *info = desc_info(fn, d);
+    const sim_model_info *info = sim_desc_info(fn, d);
     if (!info)
         return ACL_ERROR_INVALID_PARAM;
     if (!name || !index)
@@ -248,7 +248,7 @@ SIM_EXPORT aclError aclmdlGetOutputIndexByName(const aclmdlDesc *modelDesc, cons
 SIM_EXPORT aclError aclmdlGetDynamicBatch(const aclmdlDesc *modelDesc, aclmdlBatch *batch)
 {
     SIM_ENTER(aclmdlGetDynamicBatch);
-    const sim_model_info *info = desc_info("aclmdlGetDynamicBatch", modelDesc);
+    const sim_model_info *info = sim_desc_info("aclmdlGetDynamicBatch", modelDesc);
     aclError rc = ACL_SUCCESS;
     if (!info)
         rc = ACL_ERROR_INVALID_PARAM;

@@ -131,6 +131,14 @@ cdef object _raise_error(ae_error *err):
     raise EngineError(where + message)
 
 
+cdef int _put_ints(int *dst, int at, values) except -1:
+    """Write `values` into dst from index `at`; returns the index after them."""
+    for v in values:
+        dst[at] = v
+        at += 1
+    return at
+
+
 cdef class _Arrays:
     """Raw pointers of a list of numpy arrays (kept alive with it)."""
     cdef const void **ptrs
@@ -217,13 +225,9 @@ cdef class Engine:
             self._tensors[i].capacity = tp.capacity
         cdef int k = 0, g = 0
         p.input_tensors = &self._ints[k]
-        for _, t_ in plan.inputs:
-            self._ints[k] = t_
-            k += 1
+        k = _put_ints(self._ints, k, [t_ for _, t_ in plan.inputs])
         p.output_tensors = &self._ints[k]
-        for _, t_ in plan.outputs:
-            self._ints[k] = t_
-            k += 1
+        k = _put_ints(self._ints, k, [t_ for _, t_ in plan.outputs])
         for i, node in enumerate(plan.nodes):
             name = node.name.encode()[:AE_NAME_MAX - 1]
             strncpy(self._nodes[i].name, name, AE_NAME_MAX - 1)
@@ -231,14 +235,10 @@ cdef class Engine:
             self._nodes[i].stream = node.stream
             self._nodes[i].n_inputs = len(node.inputs)
             self._nodes[i].inputs = &self._ints[k]
-            for v in node.inputs:
-                self._ints[k] = v
-                k += 1
+            k = _put_ints(self._ints, k, node.inputs)
             self._nodes[i].n_outputs = len(node.outputs)
             self._nodes[i].outputs = &self._ints[k]
-            for v in node.outputs:
-                self._ints[k] = v
-                k += 1
+            k = _put_ints(self._ints, k, node.outputs)
             self._nodes[i].dyn_index = node.dyn_index
             self._nodes[i].dyn_offset = node.dyn_offset
             self._nodes[i].dyn_size = node.dyn_size

@@ -499,6 +499,20 @@ failed:
     return -1;
 }
 
+/* Wait for every stream the engine created.  The codes are ignored on
+ * purpose: this also clears the streams' sticky errors after a failure. */
+static void sync_all_streams(ae_engine *e)
+{
+    for (int s = 0; s < e->n_created_streams; s++)
+        e->acl->aclrtSynchronizeStream(e->streams[s]);
+    if (!e->plan.single_stream) {
+        if (e->copy_in)
+            e->acl->aclrtSynchronizeStream(e->copy_in);
+        if (e->copy_out)
+            e->acl->aclrtSynchronizeStream(e->copy_out);
+    }
+}
+
 void ae_engine_destroy(ae_engine *e)
 {
     if (!e)
@@ -508,14 +522,7 @@ void ae_engine_destroy(ae_engine *e)
     if (acl->aclrtGetCurrentContext(&current) != ACL_SUCCESS || current != e->plan.context)
         acl->aclrtSetCurrentContext(e->plan.context);
     /* wait for everything enqueued before releasing what it uses */
-    for (int s = 0; s < e->n_created_streams; s++)
-        acl->aclrtSynchronizeStream(e->streams[s]);
-    if (!e->plan.single_stream) {
-        if (e->copy_in)
-            acl->aclrtSynchronizeStream(e->copy_in);
-        if (e->copy_out)
-            acl->aclrtSynchronizeStream(e->copy_out);
-    }
+    sync_all_streams(e);
     if (e->slots) {
         for (int s = 0; s < e->plan.depth; s++) {
             slot *sl = &e->slots[s];
@@ -589,13 +596,7 @@ void ae_engine_destroy(ae_engine *e)
  * cancelled requests are lost; the engine is usable again afterwards. */
 static void drain(ae_engine *e)
 {
-    const ae_acl_api *acl = e->acl;
-    for (int s = 0; s < e->n_created_streams; s++)
-        acl->aclrtSynchronizeStream(e->streams[s]);
-    if (!e->plan.single_stream) {
-        acl->aclrtSynchronizeStream(e->copy_in);
-        acl->aclrtSynchronizeStream(e->copy_out);
-    }
+    sync_all_streams(e);
     for (int s = 0; s < e->plan.depth; s++) {
         if (e->slots[s].busy)
             e->stats.failures++;

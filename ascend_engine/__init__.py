@@ -11,6 +11,8 @@ from ascend_engine.errors import (
     AclTimeoutError,
     BackendError,
     DeviceError,
+    EngineError,
+    ForkedProcessError,
     InternalError,
     InvalidParamError,
     ModelError,
@@ -21,7 +23,7 @@ from ascend_engine.errors import (
 )
 
 try:
-    from ascend_engine._executor import Engine, EngineError
+    from ascend_engine._executor import Engine
     from ascend_engine._model import Model, TensorSpec
     from ascend_engine._runtime import (
         BackendInfo,
@@ -68,6 +70,7 @@ __all__ = [
     "Engine",
     "EngineError",
     "Event",
+    "ForkedProcessError",
     "HostBuffer",
     "InternalError",
     "InvalidParamError",

@@ -13,10 +13,25 @@ work.  Requests are numbered; a caller waits until its own request is done,
 whoever completes it, so run(), run_batch() and run_many() from different
 threads interleave safely.  For parallel throughput, compile the pipeline
 into several engines (on several devices, for data parallelism).
+
+Requests and failures: every request submitted by run() or run_many() has a
+record (:class:`_Request`) that the engine keeps until the executor is done
+with it.  The record owns the output arrays the executor writes into, so a
+caller that abandons a run_many() generator (break, an exception, Ctrl-C)
+never leaves the executor writing into freed memory; and the record carries
+the request's own outcome, so each caller gets its own result or error:
+the request that failed raises the AscendCL error (naming the node), the
+others in flight at that moment raise EngineError saying they were
+cancelled and why.
 """
 
+import collections
 import json
+import math
+import operator
 import threading
+
+import logging
 
 import numpy as np
 
@@ -25,21 +40,27 @@ from libc.stdint cimport int32_t, uint32_t, uint64_t, uintptr_t
 from libc.string cimport strncpy
 
 from ascend_engine._acl cimport *
-from ascend_engine._runtime cimport api, Resource, Device
+from ascend_engine._runtime cimport api, check_not_forked, Resource, Device
 
+from ascend_engine import _runtime
 from ascend_engine import errors as _errors
+from ascend_engine.errors import EngineError
+
+_log = logging.getLogger("ascend_engine")
 
 
 cdef extern from "ascend_engine/executor.h" nogil:
     enum:
         AE_NAME_MAX
         AE_MAX_IO
+    const uint64_t AE_NO_REQUEST
 
     ctypedef struct ae_error:
         aclError code
         char function[64]
         char node[64]
         char message[1024]
+        uint64_t request
 
     ctypedef struct ae_tensor_plan:
         size_t row_bytes
@@ -95,6 +116,7 @@ cdef extern from "ascend_engine/executor.h" nogil:
 
     int ae_engine_create(const ae_acl_api *api, const ae_plan *plan, ae_engine **out, ae_error *err)
     void ae_engine_destroy(ae_engine *engine)
+    int ae_engine_close(ae_engine *engine, ae_error *err)
     int ae_engine_submit(ae_engine *engine, const void *const *inputs, uint64_t rows,
                          void *const *outputs, ae_error *err)
     int ae_engine_complete_one(ae_engine *engine, ae_error *err)
@@ -114,12 +136,8 @@ cdef extern from "ascend_engine/executor.h" nogil:
     size_t ae_engine_trace_end(ae_engine *engine, const double **rows, const uint64_t **requests)
 
 
-class EngineError(RuntimeError):
-    """The engine could not do what was asked (closed, cancelled request, plan problem)."""
-
-
-cdef object _raise_error(ae_error *err):
-    """Turn an executor error into an exception (AclError subclass when AscendCL failed)."""
+cdef object _error_of(ae_error *err):
+    """The exception for an executor error (an AclError subclass when AscendCL failed)."""
     function = err.function.decode("utf-8", "replace")
     node = err.node.decode("utf-8", "replace")
     message = err.message.decode("utf-8", "replace")
@@ -127,8 +145,36 @@ cdef object _raise_error(ae_error *err):
     if err.code != 0:
         exc = _errors.error_class(err.code)(function, err.code, where + message)
         exc.node = node or None
-        raise exc
-    raise EngineError(where + message)
+        return exc
+    return EngineError(where + message)
+
+
+cdef object _raise_error(ae_error *err):
+    raise _error_of(err)
+
+
+def _positive_int(value, what, limit=2**62):
+    """``value`` as an int in [1, limit], or a TypeError/ValueError naming ``what``."""
+    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
+        raise TypeError(f"{what} must be an integer, got {value!r} ({type(value).__name__})")
+    value = operator.index(value)
+    if value < 1 or value > limit:
+        raise ValueError(f"{what} must be between 1 and {limit}, got {value}")
+    return value
+
+
+class _Request:
+    """One submitted request: its number, the arrays its outputs are written
+    into (owned here, so they outlive any caller that gives up on them), and
+    its outcome once the executor is done with it."""
+
+    __slots__ = ("ticket", "outputs", "done", "error")
+
+    def __init__(self, outputs):
+        self.ticket = None
+        self.outputs = outputs
+        self.done = False
+        self.error = None
 
 
 cdef int _put_ints(int *dst, int at, values) except -1:
@@ -156,6 +202,57 @@ cdef class _Arrays:
         PyMem_Free(self.ptrs)
 
 
+cdef class _Remains:
+    """What a closed engine could not release yet: its executor, while the
+    device still runs requests abandoned after a timeout, with the models and
+    device reference it uses.  A child of the device: released (waiting for
+    the device as long as it takes) when the device is closed or at exit."""
+    cdef ae_engine *_engine
+    cdef void *_plan_arrays[4]
+    cdef list _models
+    cdef Device _device
+    cdef object _serial
+    cdef object __weakref__
+
+    @staticmethod
+    cdef keep(ae_engine *engine, list models, Device device, void *a, void *b, void *c, void *d):
+        cdef _Remains r = _Remains.__new__(_Remains)
+        r._engine = engine
+        r._plan_arrays[0] = a
+        r._plan_arrays[1] = b
+        r._plan_arrays[2] = c
+        r._plan_arrays[3] = d
+        r._models = list(models)
+        r._device = device
+        r._serial = _runtime._adopt(r, device)
+        _REMAINS.add(r)
+
+    def close(self):
+        """Wait for the device, then release everything. Idempotent."""
+        cdef ae_engine *engine = self._engine
+        if engine is NULL:
+            return
+        self._engine = NULL
+        _REMAINS.discard(self)
+        _runtime._disown(self._serial, self._device)
+        (<Resource>self._device)._activate()
+        with nogil:
+            ae_engine_destroy(engine)
+        for k in range(4):
+            PyMem_Free(self._plan_arrays[k])
+            self._plan_arrays[k] = NULL
+        for m in self._models:
+            m.close()
+        self._models = []
+        self._device.close()
+
+    def _forget_after_fork(self):
+        self._engine = NULL
+
+
+_REMAINS = set()   # keeps _Remains alive until released (they are only weakly in the tree)
+
+
 cdef class Engine:
     """A compiled pipeline (see :meth:`ascend_engine.Pipeline.compile`).
 
@@ -169,7 +266,9 @@ cdef class Engine:
     cdef readonly object plan
     cdef Device _device
     cdef object _lock
-    cdef list _cancelled       # (begin, end, message) of requests lost to failures
+    cdef dict _pending         # ticket -> _Request, in submission order, until the executor is done
+    cdef object _serial        # place in the device's ownership tree (see _runtime._adopt)
+    cdef object __weakref__
     cdef object _input_specs   # [(name, dtype, trailing shape)]
     cdef object _output_specs
     cdef list _owned_models    # models loaded for this engine, unloaded by close()
@@ -191,7 +290,7 @@ cdef class Engine:
         self.plan = plan
         self._owned_models = list(owned_models)
         self._lock = threading.Lock()
-        self._cancelled = []
+        self._pending = {}
         self._device = Device(plan.device)
         self._input_specs = [(name, plan.tensors[t_].dtype, tuple(plan.tensors[t_].shape[1:]))
                              for name, t_ in plan.inputs]
@@ -207,6 +306,9 @@ cdef class Engine:
             self._device.close()
             _raise_error(&err)
         self._engine = engine
+        # A child of its device: Device.close() and the exit hook close the
+        # engine before the device is reset and AscendCL finalized.
+        self._serial = _runtime._adopt(self, self._device)
 
     cdef _fill_plan(self, ae_plan *p):
         plan = self.plan
@@ -276,25 +378,85 @@ cdef class Engine:
         self._gears = NULL
 
     def close(self):
-        """Wait for the work in flight, then release every stream, event and buffer. Idempotent."""
+        """Wait for the work in flight, deliver it, then release every stream,
+        event, buffer and model of the engine.  Idempotent.
+
+        Everything that can be released is released even when some release
+        fails; the failures are then reported in one EngineError.  If the
+        device is still running requests abandoned after a timeout, the
+        engine is closed at once but its device memory, streams and models
+        are released only when the device is done with them (at the latest
+        when the device is closed or the process exits): until then the
+        device may still write into that memory.
+        """
         cdef ae_engine *engine
+        cdef ae_error err
+        cdef int rc
+        problems = []
         with self._lock:
+            if self._engine is NULL:
+                return
+            check_not_forked()
+            (<Resource>self._device)._activate()
+            # deliver what is in flight to its requests (their owners may still collect)
+            with nogil:
+                rc = ae_engine_flush(self._engine, &err)
+            self._settle(rc, &err)
             engine = self._engine
+            with nogil:
+                rc = ae_engine_close(engine, &err)
             self._engine = NULL
-            if engine is not NULL:
-                (<Resource>self._device)._activate()
-                with nogil:
-                    ae_engine_destroy(engine)
-                self._free_plan()
-                for m in self._owned_models:
-                    m.close()
+            self._cancel_pending("the engine was closed before the request completed")
+            _runtime._disown(self._serial, self._device)
+            if rc == 1:
+                _log.warning("ascend_engine: %s; its memory is released once the device finishes "
+                             "(at the latest when the device is closed)", _error_of(&err).message)
+                _Remains.keep(engine, self._owned_models, self._device, self._tensors, self._nodes,
+                              self._ints, self._gears)
+                self._tensors = self._nodes = NULL
+                self._ints = NULL
+                self._gears = NULL
                 self._owned_models = []
+                return
+            if rc != 0:
+                problems.append(_error_of(&err))
+            self._free_plan()
+            for m in self._owned_models:
+                try:
+                    m.close()
+                except Exception as exc:
+                    problems.append(exc)
+            self._owned_models = []
+            try:
                 self._device.close()
+            except Exception as exc:
+                problems.append(exc)
+        if problems:
+            text = "; ".join(f"{type(p).__name__}: {p}" for p in problems)
+            raise EngineError(f"close() released everything it could, but {len(problems)} release(s) "
+                              f"failed: {text}") from problems[0]
+
+    def _forget_after_fork(self):
+        # In a forked child: the executor's handles belong to the parent.
+        self._engine = NULL
 
     def __dealloc__(self):
-        if self._engine is not NULL:
+        # Dropped without close().  After shutdown or in a forked child the
+        # runtime is gone: nothing may be called, the process owns nothing.
+        if self._engine is not NULL and not _runtime.in_forked_child() and not _runtime._shut_down:
             ae_engine_destroy(self._engine)
             self._engine = NULL
+            for m in self._owned_models or ():
+                try:
+                    m.close()
+                except Exception:
+                    pass
+            if self._device is not None:
+                try:
+                    _runtime._disown(self._serial, self._device)
+                    self._device.close()
+                except Exception:
+                    pass
         self._free_plan()
 
     def __enter__(self):
@@ -372,29 +534,100 @@ cdef class Engine:
 
     cdef int _ensure_open(self) except -1:
         if self._engine is NULL:
+            check_not_forked()
             raise EngineError("the engine is closed")
         return 0
 
-    cdef _note_failure(self, ae_error *err):
-        cdef uint64_t begin = 0, end = 0
-        ae_engine_last_cancelled(self._engine, &begin, &end)
-        if end > begin:
-            self._cancelled.append((begin, end, err.message.decode("utf-8", "replace")))
-            del self._cancelled[:-16]   # keep the recent failures only
-        _raise_error(err)
+    cdef object _settle(self, int rc, ae_error *err):
+        """Bring the request records up to date after an executor call (lock held).
 
-    cdef _wait_for(self, uint64_t ticket):
-        """Complete requests until `ticket` is over (lock held by the caller)."""
+        Every record below the executor's completion mark is done: cancelled
+        if the call failed and cancelled it (the one that failed gets the
+        call's own error), else delivered.  Returns the call's error as an
+        exception (None when it succeeded).
+        """
+        cdef uint64_t begin = 0, end = 0
+        cdef uint64_t completed = ae_engine_completed(self._engine) if self._engine is not NULL else 2**64 - 1
+        failure = None
+        failed = None
+        if rc != 0:
+            failure = _error_of(err)
+            failed = None if err.request == AE_NO_REQUEST else int(err.request)
+            failure.request = failed
+            ae_engine_last_cancelled(self._engine, &begin, &end)
+        pending = self._pending
+        while pending:
+            ticket = next(iter(pending))
+            if ticket >= completed:
+                break
+            record = pending.pop(ticket)
+            record.done = True
+            if rc != 0 and begin <= ticket < end:
+                if ticket == failed:
+                    record.error = failure
+                else:
+                    cause = "timed out" if isinstance(failure, _errors.AclTimeoutError) else "failed"
+                    record.error = EngineError(
+                        f"request {ticket} was cancelled because request {failed} {cause} while it was "
+                        f"in flight: {failure}")
+        return failure
+
+    cdef _cancel_pending(self, str why):
+        for ticket, record in self._pending.items():
+            record.done = True
+            record.error = EngineError(f"request {ticket}: {why}")
+        self._pending.clear()
+
+    cdef _submit(self, record, _Arrays ins, uint64_t n_rows):
+        """Enqueue one request for ``record`` (lock held).
+
+        If completing an older request fails on the way (to free a slot),
+        that failure belongs to the older request's caller and this request
+        was not enqueued: try again (the engine has drained, so it goes in).
+        """
         cdef ae_error err
         cdef int rc
-        while ae_engine_completed(self._engine) <= ticket:
+        cdef _Arrays outp = _Arrays(record.outputs)
+        while True:
+            self._ensure_open()
+            ticket = ae_engine_submitted(self._engine)
+            with nogil:
+                rc = ae_engine_submit(self._engine, ins.ptrs, n_rows, <void *const *>outp.ptrs, &err)
+            failure = self._settle(rc, &err)
+            if rc == 0:
+                record.ticket = ticket
+                self._pending[ticket] = record
+                return
+            if err.request == AE_NO_REQUEST or err.request == ticket:
+                raise failure
+
+    cdef _wait_for(self, record):
+        """Complete requests until ``record`` is done (lock held); raise its own error."""
+        cdef ae_error err
+        cdef int rc
+        while not record.done:
+            self._ensure_open()
             with nogil:
                 rc = ae_engine_complete_one(self._engine, &err)
-            if rc != 0:
-                self._note_failure(&err)
-        for begin, end, message in self._cancelled:
-            if begin <= ticket < end:
-                raise EngineError(f"request {ticket} was cancelled because another request failed: {message}")
+            failure = self._settle(rc, &err)
+            if rc != 0 and not record.done:
+                raise failure
+        if record.error is not None:
+            raise record.error
+
+    cdef _flush_others(self):
+        """Complete every request in flight (lock held).  Their failures go to
+        their own records; only a failure that belongs to no request raises."""
+        cdef ae_error err
+        cdef int rc
+        with nogil:
+            rc = ae_engine_flush(self._engine, &err)
+        failure = self._settle(rc, &err)
+        if rc != 0 and err.request == AE_NO_REQUEST:
+            raise failure
+
+    def _result(self, record):
+        return {name: o for (name, _, _), o in zip(self._output_specs, record.outputs)}
 
     # ---- running -----------------------------------------------------------------
 
@@ -407,22 +640,12 @@ cdef class Engine:
         if rows > self.plan.max_batch:
             return self.run_batch(feeds, batch_size=rows)
         self._check_fixed(rows, rows)
-        outs = self._outputs_for(rows)
+        record = _Request(self._outputs_for(rows))
         cdef _Arrays ins = _Arrays(arrays)
-        cdef _Arrays outp = _Arrays(outs)
-        cdef ae_error err
-        cdef int rc
-        cdef uint64_t ticket
-        cdef uint64_t n_rows = rows
         with self._lock:
-            self._ensure_open()
-            ticket = ae_engine_submitted(self._engine)
-            with nogil:
-                rc = ae_engine_submit(self._engine, ins.ptrs, n_rows, <void *const *>outp.ptrs, &err)
-            if rc != 0:
-                self._note_failure(&err)
-            self._wait_for(ticket)
-        return {name: o for (name, _, _), o in zip(self._output_specs, outs)}
+            self._submit(record, ins, rows)
+            self._wait_for(record)
+        return self._result(record)
 
     def run_batch(self, feeds, batch_size=None):
         """Split the feeds along their first axis into requests of ``batch_size``
@@ -433,9 +656,7 @@ cdef class Engine:
         in order.
         """
         arrays, rows = self._prepare(feeds)
-        batch = self.plan.max_batch if batch_size is None else int(batch_size)
-        if batch < 1:
-            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        batch = self.plan.max_batch if batch_size is None else _positive_int(batch_size, "batch_size")
         self._check_fixed(rows, min(batch, self.plan.max_batch))
         outs = self._outputs_for(rows)
         cdef _Arrays ins = _Arrays(arrays)
@@ -443,61 +664,55 @@ cdef class Engine:
         cdef ae_error err
         cdef int rc
         cdef uint64_t total = rows, b = batch
-        cdef uint64_t ticket
         with self._lock:
             self._ensure_open()
-            # earlier requests of other callers must finish first: the C call
-            # flushes everything in flight, so their results are delivered too
-            ticket = ae_engine_submitted(self._engine)
+            # other callers' requests first, so that a failure of theirs is
+            # theirs, and every failure inside the call below is ours
+            self._flush_others()
             with nogil:
                 rc = ae_engine_run_batch(self._engine, ins.ptrs, total, b, <void *const *>outp.ptrs, &err)
+            failure = self._settle(rc, &err)
             if rc != 0:
-                self._note_failure(&err)
+                raise failure
         return {name: o for (name, _, _), o in zip(self._output_specs, outs)}
 
     def run_many(self, feeds_iterable):
         """Yield the outputs of each feeds dict in order, keeping up to ``depth``
         requests in flight.  Each feeds dict is one request (split if above
-        ``max_batch``)."""
-        pending = []   # (ticket, outputs)
+        ``max_batch``).
+
+        The generator may be abandoned at any point (break, an exception in
+        the loop or in the iterable, close()): requests already submitted
+        complete in the background and their results are dropped.
+        """
+        mine = collections.deque()   # this generator's records, oldest first
         cdef _Arrays ins
-        cdef _Arrays outp
-        cdef ae_error err
-        cdef int rc
-        cdef uint64_t ticket
-        cdef uint64_t n_rows
         for feeds in feeds_iterable:
             arrays, rows = self._prepare(feeds)
             if rows > self.plan.max_batch:
-                # rare: drain ours, then run this one split
-                while pending:
-                    yield self._collect(pending.pop(0))
+                # rare: deliver ours, then run this one split
+                while mine:
+                    yield self._collect(mine.popleft())
                 yield self.run_batch(feeds, batch_size=rows)
                 continue
             self._check_fixed(rows, rows)
-            outs = self._outputs_for(rows)
+            record = _Request(self._outputs_for(rows))
             ins = _Arrays(arrays)
-            outp = _Arrays(outs)
-            if len(pending) >= self.plan.depth:
-                yield self._collect(pending.pop(0))
-            n_rows = rows
+            if len(mine) >= self.plan.depth:
+                yield self._collect(mine.popleft())
             with self._lock:
-                self._ensure_open()
-                ticket = ae_engine_submitted(self._engine)
-                with nogil:
-                    rc = ae_engine_submit(self._engine, ins.ptrs, n_rows, <void *const *>outp.ptrs, &err)
-                if rc != 0:
-                    self._note_failure(&err)
-            pending.append((ticket, outs))
-        while pending:
-            yield self._collect(pending.pop(0))
+                self._submit(record, ins, rows)
+            mine.append(record)
+        while mine:
+            yield self._collect(mine.popleft())
 
-    def _collect(self, entry):
-        ticket, outs = entry
-        with self._lock:
-            self._ensure_open()
-            self._wait_for(ticket)
-        return {name: o for (name, _, _), o in zip(self._output_specs, outs)}
+    def _collect(self, record):
+        if not record.done:
+            with self._lock:
+                self._wait_for(record)
+        elif record.error is not None:
+            raise record.error
+        return self._result(record)
 
     # ---- reporting -----------------------------------------------------------------
 
@@ -551,12 +766,14 @@ cdef class Engine:
         cdef int rc
         cdef const double *rows_ptr
         cdef const uint64_t *ids_ptr
-        cdef size_t n_rows, cap = int(requests)
+        cdef size_t n_rows, cap
+        with self._lock:
+            self._ensure_open()
         if not self.plan.profile:
             raise EngineError("timelines need timing events: compile the pipeline with profile=True")
-        if requests < 1:
-            raise ValueError(f"requests must be at least 1, got {requests}")
-        batch = self.plan.max_batch if batch_size is None else int(batch_size)
+        requests = _positive_int(requests, "requests", 1 << 20)
+        cap = requests
+        batch = self.plan.max_batch if batch_size is None else _positive_int(batch_size, "batch_size")
         batch = min(batch, self.plan.max_batch)
         if self.plan.fixed_batch:
             batch = self.plan.fixed_batch
@@ -576,13 +793,15 @@ cdef class Engine:
         cdef uint64_t c_total = total, c_batch = batch
         with self._lock:
             self._ensure_open()
+            self._flush_others()
             if ae_engine_trace_begin(self._engine, cap, &err) != 0:
                 _raise_error(&err)
             with nogil:
                 rc = ae_engine_run_batch(self._engine, ins.ptrs, c_total, c_batch, <void *const *>outp.ptrs, &err)
             n_rows = ae_engine_trace_end(self._engine, &rows_ptr, &ids_ptr)
+            failure = self._settle(rc, &err)
             if rc != 0:
-                self._note_failure(&err)
+                raise failure
             columns = AE_TRACE_COLUMNS(len(self.plan.nodes))
             table = [[rows_ptr[r * columns + c] for c in range(columns)] for r in range(n_rows)]
             request_ids = [int(ids_ptr[r]) for r in range(n_rows)]

@@ -22,6 +22,7 @@ cdef const ae_acl_api *api() except NULL
 cdef int check(aclError rc, const char *fn) except -1
 cdef int make_current(aclrtContext ctx) except -1
 cdef int require(const void *fn, const char *name) except -1
+cdef int check_not_forked() except -1
 
 
 cdef class Resource:

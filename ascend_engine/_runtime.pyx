@@ -60,6 +60,11 @@ _shut_down = False
 _live = {}              # serial -> weakref of every open Resource, in creation order
 _serial_counter = 0
 
+# Set in a child process forked after AscendCL was initialised: CANN state
+# (threads, device handles) does not survive fork(), so every call there
+# raises ForkedProcessError and nothing is released at exit.
+cdef bint _forked = False
+
 DEF MAX_DEVICES = 1024
 cdef int _dev_refs[MAX_DEVICES]          # open Device objects per id
 cdef aclrtContext _dev_ctx[MAX_DEVICES]  # the device's default context while refs > 0
@@ -85,7 +90,7 @@ def _requested_backend():
 
 def _load_and_init():
     """Load the backend and call aclInit once per process (thread-safe)."""
-    global _api_ptr, _owns_init
+    global _api_ptr, _owns_init, _init_pid
     cdef char err[16384]
     cdef bytes req
     cdef bytes sim
@@ -123,11 +128,82 @@ def _load_and_init():
             else:
                 _raise(t, rc, b"aclInit")
         atexit.register(shutdown)
+        _init_pid = os.getpid()
         _api_ptr = t
+
+
+cdef int check_not_forked() except -1:
+    """Raise ForkedProcessError in a child forked after AscendCL was initialised."""
+    if _forked:
+        raise _errors.ForkedProcessError(
+            f"this process (pid {os.getpid()}) was forked from pid {_init_pid} after AscendCL was "
+            "initialised there: CANN does not support using devices, streams, models or engines across "
+            "fork(). Use the 'spawn' or 'forkserver' start method, or fork before the first AscendCL call"
+        )
+    return 0
+
+
+_init_pid = None   # the process that initialised AscendCL
+
+
+def _after_fork_in_child():
+    """os.register_at_fork hook: forget the parent's AscendCL state in the child.
+
+    Objects inherited from the parent are marked unusable without touching
+    AscendCL (their handles belong to the parent), so the child neither uses
+    them nor releases them at exit.
+    """
+    global _forked, _api_ptr, _shut_down
+    if _api_ptr is NULL:
+        return   # nothing was initialised before the fork: the child may start afresh
+    _forked = True
+    _shut_down = True
+    _api_ptr = NULL
+    for ref in list(_live.values()):
+        obj = ref()
+        if obj is None:
+            continue
+        if isinstance(obj, Resource):
+            (<Resource>obj)._closed = True
+        else:
+            obj._forget_after_fork()
+    _live.clear()
+    for i in range(MAX_DEVICES):
+        _dev_refs[i] = 0
+        _dev_ctx[i] = NULL
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _adopt(obj, Resource owner not None):
+    """Make ``obj`` (a native owner that is not a Resource, e.g. an Engine) a
+    child of ``owner``: closing the owner, or the process exit, closes it
+    first.  ``obj`` needs ``close()`` and ``_forget_after_fork()``.  Returns
+    the serial to pass to :func:`_disown`."""
+    global _serial_counter
+    _serial_counter += 1
+    ref = weakref.ref(obj)
+    _live[_serial_counter] = ref
+    owner._children[_serial_counter] = ref
+    return _serial_counter
+
+
+def _disown(serial, Resource owner not None):
+    """Remove an object adopted with :func:`_adopt` from the ownership tree."""
+    _live.pop(serial, None)
+    owner._children.pop(serial, None)
+
+
+def in_forked_child():
+    """True in a child process forked after AscendCL was initialised."""
+    return bool(_forked)
 
 
 cdef const ae_acl_api *api() except NULL:
     """The AscendCL function table; loads and initialises on first use."""
+    if _forked:
+        check_not_forked()
     if _api_ptr is NULL:
         _load_and_init()
     return _api_ptr
@@ -287,11 +363,13 @@ cdef class Resource:
 
     cdef int _ensure_open(self) except -1:
         if self._closed:
+            check_not_forked()
             raise _errors.ObjectClosedError(f"{type(self).__name__} is closed")
         return 0
 
     cdef int _activate(self) except -1:
         if self._closed:
+            check_not_forked()
             raise _errors.ObjectClosedError(f"{type(self).__name__} is closed")
         make_current(self._ctx)
         return 0

@@ -35,6 +35,8 @@ __all__ = [
     "ModelError",
     "BackendError",
     "ObjectClosedError",
+    "EngineError",
+    "ForkedProcessError",
     "ERROR_CODES",
     "TROUBLESHOOTING",
     "error_name",
@@ -444,6 +446,20 @@ class ObjectClosedError(ValueError):
     """A Device, Stream, Event or buffer was used after close()."""
 
 
+class EngineError(RuntimeError):
+    """The engine could not do what was asked: it is closed, a request was
+    cancelled because another one failed, or the plan cannot run."""
+
+
+class ForkedProcessError(RuntimeError):
+    """AscendCL was used in a process forked from the one that initialised it.
+
+    CANN does not support using a device across ``fork()``: the child must
+    not touch the parent's devices, streams, models or engines.  Start worker
+    processes with the ``spawn`` (or ``forkserver``) start method, or fork
+    before the first AscendCL call."""
+
+
 _TIMEOUT_CODES = frozenset({100036, 107019, 107020, 207020, 507012, 507046, 507047, 545601})
 _OOM_CODES = frozenset({200000, 207001, 207018, 245000})
 _NOT_INIT_CODES = frozenset({100001})
@@ -619,8 +635,19 @@ TROUBLESHOOTING: tuple[tuple[str, str, str], ...] = (
 )
 
 
+# Functions whose failures are host allocations: a code-based hint about
+# device memory would send the reader the wrong way.
+_HOST_ALLOCATION_HINT = ("this allocates host memory (a descriptor, not device memory): the process is out of "
+                         "host memory, or the runtime's handle limit was reached; release unused datasets "
+                         "and data buffers")
+_HOST_ALLOCATORS = frozenset({"aclCreateDataBuffer", "aclmdlCreateDataset", "aclmdlCreateDesc",
+                              "aclCreateTensorDesc"})
+
+
 def hint_for(code: int, function: str | None = None) -> str:
     """The troubleshooting hint for ``code`` (raised by ``function``), or ''."""
+    if function in _HOST_ALLOCATORS:
+        return _HOST_ALLOCATION_HINT
     hint = _HINTS.get(int(code))
     if hint is None and function:
         hint = _FUNCTION_HINTS.get(function)

@@ -75,6 +75,10 @@ struct ae_engine {
     uint64_t next_request;        /* sequence number of the next submission */
     uint64_t cancel_begin, cancel_end;  /* requests the last failure cancelled */
     int in_flight;
+    /* A wait timed out and the requests in flight were abandoned while the
+     * device may still be running them: no slot may be reused (and nothing
+     * released) until every stream is idle again. */
+    int wedged;
     ae_stats stats;
     double *node_ms;
     /* timeline recording (profile plans): one row of AE_TRACE_COLUMNS(n)
@@ -112,6 +116,7 @@ static int fail(ae_engine *e, ae_error *err, aclError code, const char *function
     if (!err)
         return -1;
     err->code = code;
+    err->request = AE_NO_REQUEST;
     copy_name(err->function, function);
     copy_name(err->node, node);
     char what[AE_MESSAGE_MAX / 2];
@@ -499,38 +504,84 @@ failed:
     return -1;
 }
 
-/* Wait for every stream the engine created.  The codes are ignored on
- * purpose: this also clears the streams' sticky errors after a failure. */
-static void sync_all_streams(ae_engine *e)
+/* The engine's streams: the compute streams, then the copy streams (which
+ * are compute stream 0 in a single-stream plan).  Returns how many. */
+static int engine_streams(const ae_engine *e, aclrtStream *out)
 {
+    int n = 0;
     for (int s = 0; s < e->n_created_streams; s++)
-        e->acl->aclrtSynchronizeStream(e->streams[s]);
+        out[n++] = e->streams[s];
     if (!e->plan.single_stream) {
         if (e->copy_in)
-            e->acl->aclrtSynchronizeStream(e->copy_in);
+            out[n++] = e->copy_in;
         if (e->copy_out)
-            e->acl->aclrtSynchronizeStream(e->copy_out);
+            out[n++] = e->copy_out;
     }
+    return n;
 }
 
-void ae_engine_destroy(ae_engine *e)
+/* Milliseconds left until `deadline` (at least 1: some runtimes read 0 as
+ * "do not wait"), or -1 for no deadline. */
+static int32_t ms_left(uint64_t deadline)
 {
-    if (!e)
-        return;
+    if (!deadline)
+        return -1;
+    uint64_t now = now_ns();
+    if (now >= deadline)
+        return 1;
+    uint64_t ms = (deadline - now + 999999u) / 1000000u;
+    return ms > INT32_MAX ? INT32_MAX : (int32_t)ms;
+}
+
+/* The deadline for a wait starting now: the plan's timeout, 0 for none. */
+static uint64_t deadline_from_now(const ae_engine *e)
+{
+    return e->plan.timeout_ms >= 0 ? now_ns() + (uint64_t)e->plan.timeout_ms * 1000000u : 0;
+}
+
+/* Synchronize one stream, giving up at `deadline` (0: never). */
+static aclError sync_stream(ae_engine *e, aclrtStream st, uint64_t deadline)
+{
+    if (deadline && e->acl->aclrtSynchronizeStreamWithTimeout)
+        return e->acl->aclrtSynchronizeStreamWithTimeout(st, ms_left(deadline));
+    return e->acl->aclrtSynchronizeStream(st);
+}
+
+/* Wait for every stream of the engine, all within one timeout (the plan's,
+ * or none when `bounded` is 0).  Device errors are ignored on purpose: the
+ * wait also clears the streams' sticky errors after a failure.  Returns 0
+ * when every stream is idle, -1 when one is still busy at the deadline. */
+static int settle(ae_engine *e, int bounded)
+{
+    aclrtStream all[e->n_created_streams + 2];
+    int n = engine_streams(e, all), busy = 0;
+    uint64_t deadline = bounded ? deadline_from_now(e) : 0;
+    for (int k = 0; k < n; k++)
+        if (sync_stream(e, all[k], deadline) == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT)
+            busy = 1;
+    return busy ? -1 : 0;
+}
+
+/* Tear down everything but the engine struct's plan copies.  Returns how
+ * many AscendCL releases failed; the first one is described in err. */
+static int release_all(ae_engine *e, ae_error *err)
+{
     const ae_acl_api *acl = e->acl;
-    aclrtContext current = NULL;
-    if (acl->aclrtGetCurrentContext(&current) != ACL_SUCCESS || current != e->plan.context)
-        acl->aclrtSetCurrentContext(e->plan.context);
-    /* wait for everything enqueued before releasing what it uses */
-    sync_all_streams(e);
+    int failed = 0;
+#define RELEASE(call, ...)                                                          \
+    do {                                                                            \
+        aclError rc_ = acl->call(__VA_ARGS__);                                      \
+        if (rc_ != ACL_SUCCESS && failed++ == 0)                                    \
+            fail(e, err, rc_, #call, NULL, "%s failed while closing the engine", #call); \
+    } while (0)
     if (e->slots) {
         for (int s = 0; s < e->plan.depth; s++) {
             slot *sl = &e->slots[s];
             for (int n = 0; n < e->plan.n_nodes && sl->in_sets; n++) {
                 if (sl->in_sets[n])
-                    acl->aclmdlDestroyDataset(sl->in_sets[n]);
+                    RELEASE(aclmdlDestroyDataset, sl->in_sets[n]);
                 if (sl->out_sets[n])
-                    acl->aclmdlDestroyDataset(sl->out_sets[n]);
+                    RELEASE(aclmdlDestroyDataset, sl->out_sets[n]);
             }
             free(sl->in_sets);
             free(sl->out_sets);
@@ -540,23 +591,37 @@ void ae_engine_destroy(ae_engine *e)
             free(sl->user_out);
         }
         free(e->slots);
+        e->slots = NULL;
     }
     for (int i = 0; i < e->n_buffers; i++)
-        acl->aclDestroyDataBuffer(e->buffers[i]);
+        RELEASE(aclDestroyDataBuffer, e->buffers[i]);
+    e->n_buffers = 0;
     for (int i = 0; i < e->n_events; i++)
-        acl->aclrtDestroyEvent(e->events[i]);
+        RELEASE(aclrtDestroyEvent, e->events[i]);
+    e->n_events = 0;
     if (!e->plan.single_stream) {
         if (e->copy_in)
-            acl->aclrtDestroyStream(e->copy_in);
+            RELEASE(aclrtDestroyStream, e->copy_in);
         if (e->copy_out)
-            acl->aclrtDestroyStream(e->copy_out);
+            RELEASE(aclrtDestroyStream, e->copy_out);
     }
+    e->copy_in = e->copy_out = NULL;
     for (int s = 0; s < e->n_created_streams; s++)
-        acl->aclrtDestroyStream(e->streams[s]);
+        RELEASE(aclrtDestroyStream, e->streams[s]);
+    e->n_created_streams = 0;
     if (e->arena)
-        acl->aclrtFree(e->arena);
+        RELEASE(aclrtFree, e->arena);
+    e->arena = NULL;
     if (e->host_arena)
-        acl->aclrtFreeHost(e->host_arena);
+        RELEASE(aclrtFreeHost, e->host_arena);
+    e->host_arena = NULL;
+#undef RELEASE
+    return failed;
+}
+
+/* Free the engine's host memory (after release_all). */
+static void free_engine(ae_engine *e)
+{
     for (int n = 0; e->nodes && n < e->plan.n_nodes; n++) {
         if (e->node_inputs)
             free(e->node_inputs[n]);
@@ -589,14 +654,63 @@ void ae_engine_destroy(ae_engine *e)
     free(e);
 }
 
+static void make_context_current(ae_engine *e)
+{
+    aclrtContext current = NULL;
+    if (e->acl->aclrtGetCurrentContext(&current) != ACL_SUCCESS || current != e->plan.context)
+        e->acl->aclrtSetCurrentContext(e->plan.context);
+}
+
+void ae_engine_destroy(ae_engine *e)
+{
+    if (!e)
+        return;
+    make_context_current(e);
+    /* wait for everything enqueued before releasing what it uses */
+    settle(e, 0);
+    release_all(e, NULL);
+    free_engine(e);
+}
+
+int ae_engine_close(ae_engine *e, ae_error *err)
+{
+    if (!e)
+        return 0;
+    make_context_current(e);
+    /* Nothing may be released while the device still uses it.  Normally the
+     * streams are idle within the timeout; after an abandoned wait they may
+     * not be, and then the caller is told to try again later. */
+    if (settle(e, 1)) {
+        fail(e, err, ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, "aclrtSynchronizeStreamWithTimeout", NULL,
+             "the device is still running work abandoned after a timeout (waited %d ms): nothing "
+             "was released; close the engine again once the device is idle",
+             (int)e->plan.timeout_ms);
+        return 1;
+    }
+    ae_error first;
+    int failed = release_all(e, &first);
+    if (failed && err) {
+        *err = first;
+        size_t used = strlen(err->message);
+        if (failed > 1 && used < AE_MESSAGE_MAX - 1)
+            snprintf(err->message + used, AE_MESSAGE_MAX - used, " (and %d more releases failed)",
+                     failed - 1);
+    }
+    free_engine(e);
+    return failed ? -1 : 0;
+}
+
 /* ---- running -------------------------------------------------------------- */
 
-/* Cancel everything in flight after a failure: wait for every stream (which
- * also clears their sticky errors) and free all slots.  The results of the
- * cancelled requests are lost; the engine is usable again afterwards. */
-static void drain(ae_engine *e)
+/* Cancel everything in flight after a failure.  After a device error, wait
+ * for every stream (within the timeout; this also clears their sticky
+ * errors); after a timed-out wait, do not wait again: the requests are
+ * abandoned and the engine is wedged until its streams are idle.  The
+ * results of the cancelled requests are lost. */
+static void drain(ae_engine *e, int timed_out)
 {
-    sync_all_streams(e);
+    if (timed_out || settle(e, 1))
+        e->wedged = 1;
     for (int s = 0; s < e->plan.depth; s++) {
         if (e->slots[s].busy)
             e->stats.failures++;
@@ -607,20 +721,64 @@ static void drain(ae_engine *e)
     e->in_flight = 0;
 }
 
-/* After a request failed on the device, name the node whose stream holds the
- * error (the first one in topological order is where it started). */
-static void blame_node(ae_engine *e, ae_error *err)
+/* Before reusing a slot after abandoned work: wait (within the timeout) until
+ * the device is idle again. */
+static int recover(ae_engine *e, ae_error *err)
 {
-    for (int n = 0; n < e->plan.n_nodes; n++) {
-        aclrtStream st = e->streams[e->nodes[n].stream];
-        aclError rc = e->acl->aclrtSynchronizeStream(st);
-        if (rc != ACL_SUCCESS) {
-            const char *recent = e->acl->aclGetRecentErrMsg ? e->acl->aclGetRecentErrMsg() : NULL;
-            copy_name(err->node, e->nodes[n].name);
-            err->code = rc;
-            snprintf(err->message, AE_MESSAGE_MAX, "model '%s' failed on the device: %s",
-                     e->nodes[n].name, recent && recent[0] ? recent : "no message");
+    if (!e->wedged)
+        return 0;
+    if (settle(e, 1))
+        return fail(e, err, ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, "aclrtSynchronizeStreamWithTimeout", NULL,
+                    "the device is still running requests abandoned after a timeout (waited %d ms "
+                    "more): the engine accepts requests again once they finish, or close() it",
+                    (int)e->plan.timeout_ms);
+    e->wedged = 0;
+    return 0;
+}
+
+/* Note a failed stream in err (the first one found is to blame). */
+static void blame(ae_engine *e, ae_error *err, aclError rc, const char *node, const char *what)
+{
+    const char *recent = e->acl->aclGetRecentErrMsg ? e->acl->aclGetRecentErrMsg() : NULL;
+    copy_name(err->node, node);
+    err->code = rc;
+    snprintf(err->message, AE_MESSAGE_MAX, "%s failed on the device: %s", what,
+             recent && recent[0] ? recent : "no message");
+}
+
+/* After a request failed on the device, find the stream that holds the
+ * error, in the order work flows: the copy-in stream, the compute streams in
+ * topological order of their nodes (the first failure is where it started;
+ * later streams only inherited it through event waits), then copy-out. */
+static void blame_stream(ae_engine *e, ae_error *err)
+{
+    if (!err)
+        return;
+    uint64_t deadline = deadline_from_now(e);
+    aclError rc;
+    if (!e->plan.single_stream) {
+        rc = sync_stream(e, e->copy_in, deadline);
+        if (rc != ACL_SUCCESS && rc != ACL_ERROR_RT_STREAM_SYNC_TIMEOUT) {
+            copy_name(err->function, "aclrtMemcpyAsync");
+            blame(e, err, rc, NULL, "the copy of the request's inputs to the device");
             return;
+        }
+    }
+    for (int n = 0; n < e->plan.n_nodes; n++) {
+        rc = sync_stream(e, e->streams[e->nodes[n].stream], deadline);
+        if (rc != ACL_SUCCESS && rc != ACL_ERROR_RT_STREAM_SYNC_TIMEOUT) {
+            char what[AE_NAME_MAX + 16];
+            snprintf(what, sizeof what, "model '%s'", e->nodes[n].name);
+            copy_name(err->function, "aclmdlExecuteAsync");
+            blame(e, err, rc, e->nodes[n].name, what);
+            return;
+        }
+    }
+    if (!e->plan.single_stream) {
+        rc = sync_stream(e, e->copy_out, deadline);
+        if (rc != ACL_SUCCESS && rc != ACL_ERROR_RT_STREAM_SYNC_TIMEOUT) {
+            copy_name(err->function, "aclrtMemcpyAsync");
+            blame(e, err, rc, NULL, "the copy of the request's outputs to the host");
         }
     }
 }
@@ -769,7 +927,7 @@ int ae_engine_trace_begin(ae_engine *e, size_t max_requests, ae_error *err)
     if (!e->plan.profile)
         return fail(e, err, 0, "ae_engine_trace_begin", NULL,
                     "timelines need timing events: compile the pipeline with profile=True");
-    if (ae_engine_flush(e, err) || make_current(e, err))
+    if (ae_engine_flush(e, err) || make_current(e, err) || recover(e, err))
         return -1;
     size_t columns = (size_t)AE_TRACE_COLUMNS(e->plan.n_nodes);
     double *rows = realloc(e->trace_rows, (max_requests ? max_requests : 1) * columns * sizeof(double));
@@ -805,13 +963,16 @@ int ae_engine_complete_one(ae_engine *e, ae_error *err)
     if (make_current(e, err))
         return -1;
     const ae_plan *p = &e->plan;
-    int s = (int)((e->next_request - (uint64_t)e->in_flight) % (uint64_t)p->depth);
-    slot *sl = &e->slots[s];
+    uint64_t request = e->next_request - (uint64_t)e->in_flight;
+    slot *sl = &e->slots[request % (uint64_t)p->depth];
     uint64_t t0 = now_ns();
     if (wait_event(e, sl->done, err)) {
-        if (err && err->code != ACL_ERROR_RT_EVENT_SYNC_TIMEOUT)
-            blame_node(e, err);
-        drain(e);
+        int timed_out = err && err->code == ACL_ERROR_RT_EVENT_SYNC_TIMEOUT;
+        if (!timed_out)
+            blame_stream(e, err);
+        if (err)
+            err->request = request;
+        drain(e, timed_out);
         return -1;
     }
     if (p->profile) {
@@ -820,7 +981,7 @@ int ae_engine_complete_one(ae_engine *e, ae_error *err)
             if (e->acl->aclrtEventElapsedTime(&ms, sl->node_start[n], sl->node_done[n]) == ACL_SUCCESS)
                 e->node_ms[n] += ms;
         }
-        record_timeline(e, sl, e->next_request - (uint64_t)e->in_flight);
+        record_timeline(e, sl, request);
     }
     for (int o = 0; o < p->n_outputs; o++) {
         const ae_tensor_plan *tp = &e->tensors[p->output_tensors[o]];
@@ -854,10 +1015,14 @@ static int make_room(ae_engine *e, ae_error *err)
         slot *sl = &e->slots[target % (uint64_t)e->plan.depth];
         uint64_t t0 = now_ns();
         if (wait_event(e, sl->done, err)) {
-            if (err && err->code != ACL_ERROR_RT_EVENT_SYNC_TIMEOUT)
-                blame_node(e, err);
-            drain(e);
-            return -1;
+            if (err && err->code == ACL_ERROR_RT_EVENT_SYNC_TIMEOUT) {
+                err->request = target;
+                drain(e, 1);
+                return -1;
+            }
+            /* Some request up to `target` failed: complete them one by one,
+             * so the older ones are delivered and the failure is pinned on
+             * the request it belongs to (complete_one then drains). */
         }
         e->stats.wait_ns += now_ns() - t0;
     }
@@ -875,7 +1040,7 @@ int ae_engine_submit(ae_engine *e, const void *const *inputs, uint64_t rows, voi
         return fail(e, err, 0, "ae_engine_submit", NULL,
                     "a request carries 1 to %llu rows, got %llu", (unsigned long long)p->max_batch,
                     (unsigned long long)rows);
-    if (make_current(e, err))
+    if (make_current(e, err) || recover(e, err))
         return -1;
     int s = (int)(e->next_request % (uint64_t)p->depth);
     slot *sl = &e->slots[s];
@@ -883,8 +1048,12 @@ int ae_engine_submit(ae_engine *e, const void *const *inputs, uint64_t rows, voi
         return -1;
     uint64_t t0 = now_ns();
     if (enqueue(e, sl, inputs, rows, err)) {
+        /* this request never ran; the ones in flight may have been given
+         * part of its work on some stream, so they are cancelled too */
         e->stats.failures++;
-        drain(e);
+        if (err)
+            err->request = e->next_request;
+        drain(e, 0);
         return -1;
     }
     sl->busy = 1;

@@ -34,6 +34,7 @@ extern "C" {
 #define AE_NAME_MAX 64
 #define AE_MESSAGE_MAX 1024
 #define AE_MAX_IO 64          /* pipeline inputs or outputs at most */
+#define AE_NO_REQUEST UINT64_MAX  /* ae_error.request when no request is to blame */
 
 /* What went wrong, for the Python layer to turn into an exception. */
 typedef struct ae_error {
@@ -41,6 +42,7 @@ typedef struct ae_error {
     char function[AE_NAME_MAX];    /* the AscendCL call that failed */
     char node[AE_NAME_MAX];        /* the pipeline node it was for, "" if none */
     char message[AE_MESSAGE_MAX];  /* what the engine and AscendCL said */
+    uint64_t request;              /* the request that failed, or AE_NO_REQUEST */
 } ae_error;
 
 /* A tensor of the pipeline (a pipeline input or a node output). */
@@ -100,12 +102,28 @@ typedef struct ae_stats {
 } ae_stats;
 
 int ae_engine_create(const ae_acl_api *api, const ae_plan *plan, ae_engine **out, ae_error *err);
+/* Release everything, waiting for the device without a bound first (for a
+ * collector that cannot report anything). */
 void ae_engine_destroy(ae_engine *engine);
+/* Release everything the engine holds.  Returns 0 and frees the engine;
+ * 1 when the device is still running work abandoned after a timeout (nothing
+ * was released: call again later); or -1 when some releases failed (the
+ * engine is freed all the same; err names the first failure and the count). */
+int ae_engine_close(ae_engine *engine, ae_error *err);
 
 /* Enqueue one request of `rows` rows.  inputs[i] holds rows x row_bytes of
  * pipeline input i; outputs[j] receives rows x row_bytes of output j when the
- * request completes.  Blocks (completing the oldest request) when all slots
- * are busy.  Returns 0, or -1 with err filled and the engine drained. */
+ * request completes.  Blocks (completing the oldest requests) when all slots
+ * are busy.  Returns 0, or -1 with err filled and the engine drained.
+ *
+ * Failures: err->request names the request that failed (this one when it
+ * could not be enqueued, an older one when completing it failed, or
+ * AE_NO_REQUEST); every request in flight at that moment is cancelled
+ * (ae_engine_last_cancelled).  A wait that times out abandons the requests in
+ * flight: the device may still be running them, so the engine accepts new
+ * requests only once its streams are idle again (each entry point checks,
+ * within the plan's timeout, and fails with ACL_ERROR_RT_STREAM_SYNC_TIMEOUT
+ * while they are not). */
 int ae_engine_submit(ae_engine *engine, const void *const *inputs, uint64_t rows,
                      void *const *outputs, ae_error *err);
 /* Wait for the oldest request in flight and deliver its outputs. */

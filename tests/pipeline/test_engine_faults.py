@@ -143,14 +143,27 @@ def test_event_budget_is_checked_at_compile(models):
     assert "BUDGET 207007 True" in proc.stdout and "OK" in proc.stdout
 
 
-def test_a_stalled_device_times_out_instead_of_hanging(models, sim_faults):
+def test_a_stalled_device_times_out_on_time_and_the_engine_recovers(models, sim_faults):
     with compile_chain(models, depth=2, timeout=0.3) as engine:
-        sim_faults("stall:execute@1=1500")
+        sim_faults("stall:execute@1=3000")
         with pytest.raises(ae.AclTimeoutError) as info:
             engine.run({"x": np.ones((2, WIDTH), np.float32)})
         assert "did not complete within 300 ms" in str(info.value)
+        # The error came on time, while the device is still stalled: the
+        # abandoned work still owns the slots, and the engine says so rather
+        # than waiting for the stall (or reusing memory the device writes).
+        with pytest.raises(ae.AclTimeoutError, match="still running requests abandoned after a timeout"):
+            engine.run({"x": np.ones((2, WIDTH), np.float32)})
         sim_faults(None)
-        check_works(engine, models)
+        for _attempt in range(100):   # usable again once the stall is over
+            try:
+                check_works(engine, models)
+                break
+            except ae.AclTimeoutError as exc:
+                assert "abandoned after a timeout" in str(exc)
+        else:
+            pytest.fail("the engine did not recover after the stall ended")
+        assert engine.stats()["failures"] == 1
 
 
 def test_closed_engine_refuses_work(models):

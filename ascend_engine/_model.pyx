@@ -258,6 +258,16 @@ cdef class Model(Resource):
             return self.batch_sizes[-1]
         return int(self.inputs[0].shape[0]) if self.inputs else 1
 
+    def output_has_batch(self, index):
+        """Whether output ``index`` carries one row per batch item.
+
+        In a dynamic-batch model the batch dimension is reported as -1; an
+        output without it (a class table, an anchor grid) has a fixed shape
+        and is returned whole.  In a static model every output is whole.
+        """
+        return self.dynamic_index >= 0 and len(self.outputs[index].shape) > 0 \
+            and self.outputs[index].shape[0] == -1
+
     def gear_for(self, rows):
         """The smallest gear holding ``rows`` rows (ValueError above the largest)."""
         for g in self.batch_sizes:
@@ -338,7 +348,9 @@ cdef class Model(Resource):
         cdef aclmdlDataset *ins
         cdef aclmdlDataset *outs
         arrays, rows = self._check_feeds(feeds)
-        results = [np.empty((rows,) + tuple(s.shape[1:]), dtype=s.dtype) for s in self.outputs]
+        per_row = [self.output_has_batch(k) for k in range(len(self.outputs))]
+        results = [np.empty((rows,) + tuple(s.shape[1:]) if batched else tuple(s.shape), dtype=s.dtype)
+                   for s, batched in zip(self.outputs, per_row)]
         with self._lock:
             self._activate()
             if self._sync is None:
@@ -364,9 +376,23 @@ cdef class Model(Resource):
                 with nogil:
                     rc = t.aclmdlExecute(mid, ins, outs)
                 check(rc, b"aclmdlExecute")
-                for r, buf in zip(results, out_bufs):
-                    part = r[start:stop]
-                    buf.copy_to(part, nbytes=part.nbytes)
+                for spec, r, buf, batched in zip(self.outputs, results, out_bufs, per_row):
+                    if batched:
+                        part = r[start:stop]
+                        buf.copy_to(part, nbytes=part.nbytes)
+                    elif start == 0:
+                        buf.copy_to(r, nbytes=r.nbytes)
+                    else:
+                        # A fixed-shape output (no batch dimension) is whole in
+                        # every execution: keep it only if all agree.
+                        again = np.empty_like(r)
+                        buf.copy_to(again, nbytes=again.nbytes)
+                        if again.tobytes() != r.tobytes():
+                            raise ValueError(
+                                f"output {spec.name!r} of {self.path!r} has the fixed shape "
+                                f"{_shape_text(spec.shape)} and differs between the executions a batch of "
+                                f"{rows} rows was split into (largest gear {self.max_batch}): call with at "
+                                f"most {self.max_batch} rows to read it")
         return {s.name: r for s, r in zip(self.outputs, results)}
 
     def execute_async(self, inputs, outputs, Stream stream not None, batch=None):

@@ -637,9 +637,10 @@ TROUBLESHOOTING: tuple[tuple[str, str, str], ...] = (
 
 # Functions whose failures are host allocations: a code-based hint about
 # device memory would send the reader the wrong way.
-_HOST_ALLOCATION_HINT = ("this allocates host memory (a descriptor, not device memory): the process is out of "
-                         "host memory, or the runtime's handle limit was reached; release unused datasets "
-                         "and data buffers")
+_HOST_ALLOCATION_HINT = (
+    "this allocates host memory (a descriptor, not device memory): the process is out of host memory, "
+    "or the runtime's handle limit was reached; release unused datasets and data buffers"
+)
 _HOST_ALLOCATORS = frozenset({"aclCreateDataBuffer", "aclmdlCreateDataset", "aclmdlCreateDesc",
                               "aclCreateTensorDesc"})
 

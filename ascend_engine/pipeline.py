@@ -160,6 +160,9 @@ class Pipeline:
         self._outputs: list[tuple[str, TensorHandle]] = []
         self._tensors: list[TensorHandle] = []
         self._names: set[str] = set()
+        # tensor index -> (node name, output name) for outputs without a batch
+        # dimension in dynamic-batch models (see _check_fixed_outputs)
+        self._fixed_outputs: dict[int, tuple[str, str]] = {}
 
     def __repr__(self) -> str:
         return (
@@ -238,7 +241,10 @@ class Pipeline:
             node.model = _describe_file(node.path, self.device if node.device is None else node.device,
                                         node.name)
         for spec in node.model.outputs:
-            node.outputs.append(self._new_tensor(f"{node.name}.{spec.name}", spec.dtype, spec.shape))
+            handle = self._new_tensor(f"{node.name}.{spec.name}", spec.dtype, spec.shape)
+            if node.model.batch_sizes and (not spec.shape or spec.shape[0] != -1):
+                self._fixed_outputs[handle.index] = (node.name, spec.name)
+            node.outputs.append(handle)
 
     def output(self, name: str, handle: TensorHandle) -> None:
         """Mark ``handle`` as a pipeline output called ``name``."""
@@ -268,6 +274,7 @@ class Pipeline:
         if not self._outputs:
             raise PipelineError("the pipeline has no outputs: call pipe.output(name, handle)")
         self._check_devices(device)
+        self._check_fixed_outputs()
         order = self._topological_order()
         tensors = self._plan_tensors()
         max_batch, fixed = self._check_bindings(order, tensors)
@@ -473,6 +480,22 @@ class Pipeline:
                 gears=gears, static_batch=0 if gears else _static_batch(model),
             ))
         return nodes
+
+    def _check_fixed_outputs(self):
+        """A pipeline carries rows of requests: an output without a batch
+        dimension (a class table, an anchor grid) can be neither a pipeline
+        output nor another model's input; unused, it is harmless."""
+        uses = [(f"pipeline output {name!r}", h) for name, h in self._outputs]
+        uses += [(f"the input of model node {n.name!r}", h) for n in self._nodes for h in n.inputs]
+        for where, h in uses:
+            if h.index in self._fixed_outputs:
+                node, output = self._fixed_outputs[h.index]
+                raise PipelineError(
+                    f"{where}: output {output!r} of model node {node!r} has the fixed shape "
+                    f"{_shape_str(h.shape)} (no batch dimension) although the model takes a dynamic batch; "
+                    "a pipeline carries per-request rows, so it can only be left unused. Read it once with "
+                    "Model(...) outside the pipeline"
+                )
 
     def _check_unused(self, tensors):
         for h in self._inputs:

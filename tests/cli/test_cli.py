@@ -340,7 +340,7 @@ def test_a_runtime_failure_is_one_line_and_debug_shows_the_traceback(demo):
     proc = run_cli("bench", str(demo["spec"]), "--requests", "10", "--no-progress", env=faults)
     assert proc.returncode == 1
     line = error_line(proc)
-    assert line.startswith("ascend-engine: error: DeviceError: aclrtSynchronizeEvent failed: "
+    assert line.startswith("ascend-engine: error: DeviceError: aclmdlExecuteAsync failed: "
                            "ACL_ERROR_RT_MODEL_EXECUTE (507011): node '")
     assert "(injected fault)" in line
     assert proc.stderr.strip() == line

@@ -125,3 +125,29 @@ def test_static_model_and_close(tmp_path):
     assert m.closed and "closed" in repr(m)
     with pytest.raises(ae.ObjectClosedError):
         _ = m.model_id
+
+
+def table_model(tmp_path):
+    """A dynamic-batch model with a per-row output and a fixed-shape one (a
+    constant table, as class tables and anchor grids are)."""
+    g = sim.Graph("table")
+    x = g.input("x", "float32", (-1, 3))
+    g.output("y", g.relu(x))
+    table = np.arange(6, dtype=np.float32).reshape(2, 3) + 0.5
+    g.output("fixed", g.const(table))
+    path = tmp_path / "table.om"
+    g.save(str(path), batch_sizes=(1, 2, 4))
+    return g, path, table
+
+
+@pytest.mark.parametrize("rows", [1, 3, 4, 11])
+def test_fixed_shape_outputs_of_a_dynamic_model_come_back_whole(tmp_path, rows):
+    g, path, table = table_model(tmp_path)
+    x = np.random.default_rng(rows).standard_normal((rows, 3)).astype(np.float32)
+    with ae.Model.load(path, device=0) as m:
+        assert [m.output_has_batch(k) for k in range(2)] == [True, False]
+        out = m(x=x)
+    assert out["fixed"].shape == (2, 3)
+    np.testing.assert_array_equal(out["fixed"], table)          # no rows of garbage
+    np.testing.assert_allclose(out["y"], sim.reference(g, {"x": x})["y"])
+

@@ -96,7 +96,7 @@ def test_exception_in_the_loop_body_and_a_bad_feed_later_lose_nothing(slow):
     with compile_chain([slow], depth=4) as engine:
         feeds = [{"x": rows(i)} for i in range(10)]
         with pytest.raises(KeyError):
-            for k, out in enumerate(engine.run_many(iter(feeds))):
+            for k, _out in enumerate(engine.run_many(iter(feeds))):
                 if k == 2:
                     raise KeyError("the caller's own bug")
         bad = [{"x": rows(1)}, {"x": rows(2)}, {"x": rows(3).astype(np.float64)}]
@@ -124,7 +124,8 @@ def test_a_request_cancelled_long_ago_still_raises_instead_of_returning_garbage(
         for k in range(20):
             with pytest.raises(ae.AclError) as info:
                 engine.run({"x": rows(100 + k)})
-            assert info.value.function == "aclmdlExecuteAsync" and info.value.request == 4   # a request that never ran takes no number
+            # a request that never ran takes no number: each retry is request 4
+            assert info.value.function == "aclmdlExecuteAsync" and info.value.request == 4
         sim_faults(None)
         with pytest.raises(ae.EngineError, match=r"request 1 was cancelled because request 4 failed"):
             next(gen)                    # ... request 1 still knows it was cancelled

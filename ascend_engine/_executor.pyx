@@ -27,8 +27,6 @@ cancelled and why.
 
 import collections
 import json
-import math
-import operator
 import threading
 
 import logging
@@ -44,6 +42,7 @@ from ascend_engine._runtime cimport api, check_not_forked, Resource, Device
 
 from ascend_engine import _runtime
 from ascend_engine import errors as _errors
+from ascend_engine._checks import positive_int
 from ascend_engine.errors import EngineError
 
 _log = logging.getLogger("ascend_engine")
@@ -151,16 +150,6 @@ cdef object _error_of(ae_error *err):
 
 cdef object _raise_error(ae_error *err):
     raise _error_of(err)
-
-
-def _positive_int(value, what, limit=2**62):
-    """``value`` as an int in [1, limit], or a TypeError/ValueError naming ``what``."""
-    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
-        raise TypeError(f"{what} must be an integer, got {value!r} ({type(value).__name__})")
-    value = operator.index(value)
-    if value < 1 or value > limit:
-        raise ValueError(f"{what} must be between 1 and {limit}, got {value}")
-    return value
 
 
 class _Request:
@@ -656,7 +645,7 @@ cdef class Engine:
         in order.
         """
         arrays, rows = self._prepare(feeds)
-        batch = self.plan.max_batch if batch_size is None else _positive_int(batch_size, "batch_size")
+        batch = self.plan.max_batch if batch_size is None else positive_int(batch_size, "batch_size")
         self._check_fixed(rows, min(batch, self.plan.max_batch))
         outs = self._outputs_for(rows)
         cdef _Arrays ins = _Arrays(arrays)
@@ -771,9 +760,9 @@ cdef class Engine:
             self._ensure_open()
         if not self.plan.profile:
             raise EngineError("timelines need timing events: compile the pipeline with profile=True")
-        requests = _positive_int(requests, "requests", 1 << 20)
+        requests = positive_int(requests, "requests", 1 << 20)
         cap = requests
-        batch = self.plan.max_batch if batch_size is None else _positive_int(batch_size, "batch_size")
+        batch = self.plan.max_batch if batch_size is None else positive_int(batch_size, "batch_size")
         batch = min(batch, self.plan.max_batch)
         if self.plan.fixed_batch:
             batch = self.plan.fixed_batch

@@ -25,6 +25,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ascend_engine._checks import MAX_DEPTH, device_id, positive_int, timeout_ms
+from ascend_engine._checks import shape as check_shape
+from ascend_engine.toposort import CycleError, topological_order
+
 ALIGN = 128
 PADDING = 32
 POOL_HEADROOM = 1.15   # the seed article's "peak working set + 10-20 %", middle of the range
@@ -197,15 +201,10 @@ class Pipeline:
         return handle
 
     def input(self, name: str, dtype, shape) -> TensorHandle:
-        """Declare a pipeline input; a ``-1`` first dimension is the request batch."""
-        shape = tuple(int(d) for d in shape)
+        """Declare a pipeline input; a ``-1`` (or ``None``) first dimension is the request batch."""
+        shape = check_shape(shape, f"input {name!r}", error=PipelineError)
         if name in self._names:
             raise PipelineError(f"input {name!r}: the name is already used in this pipeline")
-        if not shape or any(d == 0 or d < -1 for d in shape) or -1 in shape[1:]:
-            raise PipelineError(
-                f"input {name!r}: shape must be (batch or N, d1, ...) with positive dims and -1 only "
-                f"first, got {shape}"
-            )
         self._names.add(name)
         handle = self._new_tensor(name, dtype, shape)
         self._inputs.append(handle)
@@ -262,9 +261,9 @@ class Pipeline:
         ``device`` places the plan on another device than the pipeline's
         (models given by path are loaded there; see :meth:`compile_replicas`).
         """
-        device = self.device if device is None else int(device)
-        if int(depth) < 1:
-            raise PipelineError(f"depth must be at least 1, got {depth}")
+        device = self.device if device is None else device_id(device, error=PipelineError)
+        depth = positive_int(depth, "depth", MAX_DEPTH, error=PipelineError)
+        timeout_in_ms = timeout_ms(timeout, error=PipelineError)
         if wait not in ("block", "spin"):
             raise PipelineError(f"wait must be 'block' or 'spin', got {wait!r}")
         if streams not in ("per-model", "single"):
@@ -285,8 +284,8 @@ class Pipeline:
         slot_bytes, working_set, unshared = _plan_memory(tensors, nodes, max_batch)
         n_streams = 1 if streams == "single" else max(n.stream for n in nodes) + 1
         return Plan(
-            device=device, depth=int(depth), n_streams=n_streams, single_stream=streams == "single",
-            profile=bool(profile), timeout_ms=-1 if timeout is None else int(timeout * 1000), wait=wait,
+            device=device, depth=depth, n_streams=n_streams, single_stream=streams == "single",
+            profile=bool(profile), timeout_ms=timeout_in_ms, wait=wait,
             tensors=tensors, nodes=nodes,
             inputs=[(h.name, h.index) for h in self._inputs],
             outputs=[(n, h.index) for n, h in self._outputs],
@@ -378,25 +377,12 @@ class Pipeline:
         for i, node in enumerate(self._nodes):
             for h in node.outputs:
                 producer[h.index] = i
-        state = [0] * len(self._nodes)   # 0 new, 1 visiting, 2 done
-        order: list[int] = []
-
-        def visit(i, path):
-            if state[i] == 2:
-                return
-            if state[i] == 1:
-                cycle = " -> ".join(self._nodes[j].name for j in path + [i])
-                raise PipelineError(f"the pipeline has a cycle: {cycle}")
-            state[i] = 1
-            for h in self._nodes[i].inputs:
-                if h.index in producer:
-                    visit(producer[h.index], path + [i])
-            state[i] = 2
-            order.append(i)
-
-        for i in range(len(self._nodes)):
-            visit(i, [])
-        return order
+        deps = [[producer[h.index] for h in node.inputs if h.index in producer] for node in self._nodes]
+        try:
+            return topological_order(deps)
+        except CycleError as exc:
+            cycle = " -> ".join(self._nodes[j].name for j in exc.cycle)
+            raise PipelineError(f"the pipeline has a cycle: {cycle}") from None
 
     def _plan_tensors(self) -> list[PlanTensor]:
         tensors = []

@@ -15,6 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ascend_engine._checks import positive_int
+
 
 class Replicas:
     """Engines compiled from one pipeline on several devices."""
@@ -42,11 +44,15 @@ class Replicas:
     def run_batch(self, feeds, batch_size=None) -> dict:
         """Split the rows across the engines (in whole requests of ``batch_size``
         rows), run the shares concurrently, and return the outputs in order."""
+        if not isinstance(feeds, dict) or not feeds:
+            raise TypeError(f"feeds must be a non-empty dict of input name -> array, got {feeds!r:.80}")
         rows = {len(np.asarray(a)) for a in feeds.values()}
         if len(rows) != 1:
             raise ValueError(f"inputs have different row counts: {sorted(rows)}")
         total = rows.pop()
-        batch = self.engines[0].max_batch if batch_size is None else int(batch_size)
+        if total == 0:
+            raise ValueError("the inputs have no rows")
+        batch = self.engines[0].max_batch if batch_size is None else positive_int(batch_size, "batch_size")
         requests = -(-total // batch)
         per_engine = -(-requests // len(self.engines))
         bounds = [min(total, k * per_engine * batch) for k in range(len(self.engines) + 1)]

@@ -24,12 +24,16 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import reprlib
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from ascend_engine._checks import MAX_DEPTH, MAX_TIMEOUT_MS, timeout_ms
+from ascend_engine._checks import shape as check_shape
 from ascend_engine.pipeline import Pipeline, PipelineError
+from ascend_engine.toposort import CycleError, topological_order
 
 TOP_KEYS = ("device", "inputs", "models", "outputs", "compile")
 INPUT_KEYS = ("dtype", "shape")
@@ -112,15 +116,21 @@ def read(path) -> dict:
         raise SpecError("", f"cannot read the spec file: {exc.strerror or exc}", path) from exc
     if path.lower().endswith(".json"):
         try:
-            data = json.loads(text)
+            data = json.loads(text, object_pairs_hook=_unique_json_keys)
         except json.JSONDecodeError as exc:
             raise SpecError("", f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
                             path) from exc
+        except RecursionError:
+            raise SpecError("", "nested too deeply to be a pipeline spec", path) from None
+        except _DuplicateKey as exc:
+            raise SpecError("", f"the key {exc.key!r} appears twice in one mapping", path) from None
     else:
         import yaml
 
         try:
-            data = yaml.safe_load(text)
+            data = yaml.load(text, Loader=_strict_yaml_loader())
+        except RecursionError:
+            raise SpecError("", "nested too deeply to be a pipeline spec", path) from None
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             at = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
@@ -129,14 +139,67 @@ def read(path) -> dict:
     return data
 
 
+class _DuplicateKey(ValueError):
+    def __init__(self, key):
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_json_keys(pairs):
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise _DuplicateKey(k)
+        out[k] = v
+    return out
+
+
+_LOADER = None
+
+
+def _strict_yaml_loader():
+    """yaml.SafeLoader that refuses a key repeated in one mapping (instead of last-wins)."""
+    global _LOADER
+    if _LOADER is None:
+        import yaml
+
+        class StrictLoader(yaml.SafeLoader):
+            def construct_mapping(self, node, deep=False):
+                seen = set()
+                for key_node, _value_node in node.value:
+                    key = self.construct_object(key_node, deep=deep)
+                    try:
+                        duplicate = key in seen
+                    except TypeError:
+                        duplicate = False   # unhashable keys fail below with yaml's own message
+                    if duplicate:
+                        raise yaml.constructor.ConstructorError(
+                            None, None, f"the key {key!r} appears twice in one mapping", key_node.start_mark)
+                    if not isinstance(key, list | dict):
+                        seen.add(key)
+                return super().construct_mapping(node, deep=deep)
+
+        _LOADER = StrictLoader
+    return _LOADER
+
+
 # ---- schema checks ----------------------------------------------------------------
+
+# Bounded: a value in an error message may be huge or self-referencing (YAML
+# aliases make a few hundred bytes into billions of elements).
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel = 2
+_SHORT.maxstring = 30
+_SHORT.maxother = 30
+for _attr in ("maxlist", "maxtuple", "maxdict", "maxset"):
+    setattr(_SHORT, _attr, 4)
 
 
 def _kind(value) -> str:
     """How a value reads in an error message: its type and (short) repr."""
     if value is None:
         return "null"
-    text = repr(value)
+    text = _SHORT.repr(value)
     if len(text) > 40:
         text = text[:37] + "..."
     return f"{type(value).__name__} {text}"
@@ -169,11 +232,13 @@ class _Checker:
             self.fail(key, f"expected {what} (a non-empty string), got {_kind(value)}")
         return value
 
-    def integer(self, key, value, what, minimum=None):
+    def integer(self, key, value, what, minimum=None, maximum=None):
         if isinstance(value, bool) or not isinstance(value, int):
             self.fail(key, f"expected {what} (an integer), got {_kind(value)}")
         if minimum is not None and value < minimum:
             self.fail(key, f"expected {what} of at least {minimum}, got {value}")
+        if maximum is not None and value > maximum:
+            self.fail(key, f"expected {what} of at most {maximum}, got {value}")
         return value
 
 
@@ -256,8 +321,8 @@ def _dtype(c, key, value) -> np.dtype:
         c.fail(key, f"expected a dtype name such as 'float32', got {_kind(value)}")
     try:
         dt = np.dtype(value)
-    except TypeError:
-        c.fail(key, f"expected a dtype name such as 'float32' or 'int8', got {value!r}")
+    except (TypeError, ValueError):
+        c.fail(key, f"expected a dtype name such as 'float32' or 'int8', got {_SHORT.repr(value)}")
     if dt.kind not in "biuf":
         c.fail(key, f"expected a numeric or bool dtype, got {value!r}")
     return dt
@@ -274,7 +339,10 @@ def _shape(c, key, value) -> tuple:
             c.fail(_join(key, j), "expected a positive dimension (or -1 / 'batch' as the first one), "
                                   f"got {_kind(value[j])}")
         dims.append(d)
-    return tuple(dims)
+    try:
+        return check_shape(dims, "shape")
+    except ValueError as exc:
+        c.fail(key, str(exc).removeprefix("shape: "))
 
 
 def _compile_options(c, value) -> dict:
@@ -283,7 +351,7 @@ def _compile_options(c, value) -> dict:
     c.mapping("compile", value, COMPILE_KEYS)
     out = {}
     if "depth" in value:
-        out["depth"] = c.integer("compile.depth", value["depth"], "a depth", minimum=1)
+        out["depth"] = c.integer("compile.depth", value["depth"], "a depth", minimum=1, maximum=MAX_DEPTH)
     if "streams" in value:
         if value["streams"] not in STREAM_MODES:
             c.fail("compile.streams",
@@ -295,8 +363,11 @@ def _compile_options(c, value) -> dict:
         out["profile"] = value["profile"]
     if "timeout" in value:
         t = value["timeout"]
-        if t is not None and (isinstance(t, bool) or not isinstance(t, int | float) or t <= 0):
-            c.fail("compile.timeout", f"expected seconds (a positive number) or null, got {_kind(t)}")
+        try:
+            timeout_ms(t)
+        except ValueError:
+            c.fail("compile.timeout", f"expected seconds (a finite number from 0.001 to "
+                                      f"{MAX_TIMEOUT_MS // 1000}) or null, got {_kind(t)}")
         out["timeout"] = None if t is None else float(t)
     return out
 
@@ -352,24 +423,15 @@ def _dependency_order(c, inputs, models, outputs) -> list:
         except KeyError:
             _ref_error(c, _join("outputs", name), ref, input_names, list(by_name))
 
-    order, state = [], {}
-
-    def visit(name, path):
-        if state.get(name) == 2:
-            return
-        if state.get(name) == 1:
-            cycle = path[path.index(name):] + [name]
-            c.fail("models", f"the models form a cycle: {' -> '.join(cycle)} (a model may only read "
-                             "pipeline inputs and the outputs of models before it in the graph)")
-        state[name] = 1
-        for dep in deps[name]:
-            visit(dep, path + [name])
-        state[name] = 2
-        order.append(by_name[name])
-
-    for m in models:      # listed order breaks ties, so independent models keep their order
-        visit(m.name, [])
-    return order
+    names = [m.name for m in models]
+    index = {name: k for k, name in enumerate(names)}
+    try:   # listed order breaks ties, so independent models keep their order
+        order = topological_order([[index[p] for p in deps[name]] for name in names])
+    except CycleError as exc:
+        cycle = [names[k] for k in exc.cycle]
+        c.fail("models", f"the models form a cycle: {' -> '.join(cycle)} (a model may only read "
+                         "pipeline inputs and the outputs of models before it in the graph)")
+    return [models[k] for k in order]
 
 
 # ---- building ---------------------------------------------------------------------

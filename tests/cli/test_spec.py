@@ -176,7 +176,7 @@ SCHEMA_ERRORS = [
      "expected one of per-model, single, got str 'multi'"),
     (("compile", "profile"), "yes", "compile.profile", "expected true or false, got str 'yes'"),
     (("compile", "timeout"), -1, "compile.timeout",
-     "expected seconds (a positive number) or null, got int -1"),
+     "expected seconds (a finite number from 0.001 to 2147483) or null, got int -1"),
     (("compile", "warmup"), 3, "compile.warmup",
      "unknown key; allowed keys: depth, streams, profile, timeout"),
 ]

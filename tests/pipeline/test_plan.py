@@ -184,7 +184,7 @@ def test_duplicate_names_and_bad_options():
     with pytest.raises(PipelineError, match="already used"):
         pipe.model(mlp(), x, name="n")
     pipe.output("y", h)
-    with pytest.raises(PipelineError, match="depth must be at least 1"):
+    with pytest.raises(PipelineError, match="depth must be between 1 and 4096, got 0"):
         pipe.plan(depth=0)
     with pytest.raises(PipelineError, match="streams must be"):
         pipe.plan(streams="many")

@@ -1,0 +1,84 @@
+"""Argument checks shared by the Python API (one home for each rule).
+
+Each names the argument, says what is allowed and shows what was given,
+instead of letting an OverflowError or a silent truncation through.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+MAX_DEPTH = 4096                 # request slots; the event budget runs out long before
+MAX_TIMEOUT_MS = 2**31 - 1       # AscendCL takes int32 milliseconds
+
+
+def positive_int(value, what: str, limit: int = 2**62, error: type[Exception] = ValueError) -> int:
+    """``value`` as an int in [1, limit]; a float, a bool or a string is refused, not truncated."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise error(f"{what} must be an integer, got {value!r} ({type(value).__name__})")
+    value = int(value)
+    if not 1 <= value <= limit:
+        raise error(f"{what} must be between 1 and {limit}, got {value}")
+    return value
+
+
+def device_id(value, what: str = "device", error: type[Exception] = ValueError) -> int:
+    """A device id: an int from 0 (whether the device exists is AscendCL's to say)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise error(f"{what} must be a device id (an integer), got {value!r} ({type(value).__name__})")
+    if not 0 <= int(value) < 1024:
+        raise error(f"{what} must be a device id between 0 and 1023, got {value}")
+    return int(value)
+
+
+def timeout_ms(value, what: str = "timeout", error: type[Exception] = ValueError) -> int:
+    """Seconds (or None: wait forever) as the int32 milliseconds AscendCL takes (-1 for forever)."""
+    if value is None:
+        return -1
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise error(f"{what} must be a number of seconds or None (wait forever), got {value!r} "
+                    f"({type(value).__name__})")
+    value = float(value)
+    if not math.isfinite(value):
+        raise error(f"{what} must be a finite number of seconds, or None to wait forever, got {value}")
+    if value < 0.001:
+        raise error(f"{what} must be at least 0.001 s (waits are counted in whole milliseconds), got {value} "
+                    "(use None to wait forever)")
+    if value * 1000 > MAX_TIMEOUT_MS:
+        raise error(f"{what} must be at most {MAX_TIMEOUT_MS // 1000} s, got {value}")
+    return int(round(value * 1000))
+
+
+MAX_DIM = 2**31 - 1              # AscendCL dims are int64, but no device holds more per axis
+MAX_ROW_ITEMS = 2**40            # items in one batch row
+
+
+def shape(value, what: str, error: type[Exception] = ValueError) -> tuple:
+    """A tensor shape: positive ints, with the batch dimension first as -1 (or None).
+
+    Floats are refused rather than truncated, and sizes no device could hold
+    are refused before anything overflows.
+    """
+    try:
+        dims = list(value)
+    except TypeError:
+        raise error(f"{what}: shape must be a sequence of dimensions such as (-1, 64), "
+                    f"got {value!r}") from None
+    if not dims:
+        raise error(f"{what}: shape must have at least one dimension (the batch), got {tuple(dims)}")
+    out = []
+    for k, d in enumerate(dims):
+        if d is None and k == 0:
+            d = -1
+        if isinstance(d, bool) or not isinstance(d, numbers.Integral):
+            raise error(f"{what}: dimension {k} must be an integer, got {d!r} ({type(d).__name__})")
+        d = int(d)
+        if d == -1 and k > 0 or d == 0 or d < -1 or d > MAX_DIM:
+            raise error(f"{what}: shape must be (batch or N, d1, ...) with dimensions from 1 to "
+                        f"{MAX_DIM} and -1 (or None) only first, got {tuple(dims)}")
+        out.append(d)
+    items = math.prod(out[1:])
+    if items > MAX_ROW_ITEMS:
+        raise error(f"{what}: one row of shape {tuple(out)} holds {items} items, more than {MAX_ROW_ITEMS}")
+    return tuple(out)

@@ -97,10 +97,12 @@ def test_the_topological_sort_keeps_listed_order_and_names_a_cycle():
 
 
 @pytest.mark.parametrize("kwargs, key, message", [
-    ({"dtype": "'1l toat32'"}, "inputs.x.dtype", "expected a dtype name such as 'float32' or 'int8', got '1l toat32'"),
+    ({"dtype": "'1l toat32'"}, "inputs.x.dtype",
+     "expected a dtype name such as 'float32' or 'int8', got '1l toat32'"),
     ({"shape": "[-1, 4611686018427387904]"}, "inputs.x.shape",
      "dimensions from 1 to 2147483647"),
-    ({"extra_compile": "depth: 100000000000"}, "compile.depth", "expected a depth of at most 4096, got 100000000000"),
+    ({"extra_compile": "depth: 100000000000"}, "compile.depth",
+     "expected a depth of at most 4096, got 100000000000"),
     ({"extra_compile": "timeout: .nan"}, "compile.timeout", "got float nan"),
     ({"extra_compile": "timeout: .inf"}, "compile.timeout", "got float inf"),
     ({"extra_compile": "timeout: 0.0001"}, "compile.timeout", "from 0.001 to 2147483"),

@@ -1,0 +1,68 @@
+"""Engines in the ownership tree: dropped without close() they give back
+everything, and at exit they are closed before AscendCL is finalized."""
+
+import gc
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from conftest import WIDTH, compile_chain, dense
+
+import ascend_engine as ae
+
+
+@pytest.fixture(scope="module")
+def chain(build):
+    return [build(dense(500 + i), f"life{i}") for i in range(2)]
+
+
+def free_bytes():
+    with ae.Device(0) as dev:
+        return dev.memory_info().free
+
+
+def test_engines_dropped_without_close_return_all_device_memory(chain):
+    before = free_bytes()
+    for _ in range(20):
+        engine = compile_chain(chain, depth=2)
+        engine.run({"x": np.ones((2, WIDTH), np.float32)})
+        del engine
+        gc.collect()
+    assert free_bytes() == before
+
+
+EXIT_SCRIPT = """
+import numpy as np
+import ascend_engine as ae
+pipe = ae.Pipeline(0)
+x = pipe.input("x", "float32", (-1, 16))
+pipe.output("y", pipe.model({path!r}, x, name="m"))
+engine = pipe.compile(depth=2)            # never closed: the exit hook must do it
+stream = ae.Stream(ae.Device(0))
+engine.run({{"x": np.ones((2, 16), np.float32)}})
+print("ran", flush=True)
+"""
+
+
+def test_at_exit_engines_are_closed_before_aclfinalize(chain, tmp_path):
+    log = tmp_path / "calls.log"
+    tests = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, ASCEND_ENGINE_BACKEND="sim", ASCEND_SIM_LOG=str(log),
+               PYTHONPATH=os.path.dirname(tests))
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(EXIT_SCRIPT.format(path=chain[0].path))],
+                            capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 0 and result.stdout == "ran\n", result.stderr[-2000:]
+    calls = [re.sub(r"^\[ascend-sim +[\d.]+ tid=\d+\] ", "", line) for line in log.read_text().splitlines()]
+    calls = [c for c in calls if not c.startswith("note:")]
+    final = max(i for i, c in enumerate(calls) if c.startswith("aclFinalize("))
+    assert calls[final].endswith("= 0")
+    assert calls[final + 1:] == [], calls[final + 1:final + 5]
+    # the engine's model was unloaded and its arena freed, before the device reset
+    unload = max(i for i, c in enumerate(calls) if c.startswith("aclmdlUnload("))
+    reset = max(i for i, c in enumerate(calls) if c.startswith("aclrtResetDevice("))
+    assert unload < reset < final
+    assert not any(" = 100001" in c or "finalized" in c for c in calls)

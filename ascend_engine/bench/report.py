@@ -57,7 +57,11 @@ def print_bench(fig, out=None):
                   f"depth {cfg['depth']}, batch {cfg['batch']}")
     p("inputs", fig["inputs"]["description"])
     rep = fig["repeat"]
-    passes = f" in each of {rep['count']} passes" if rep["count"] > 1 else ""
+    if rep["count"] > 1:
+        each = f"{cfg['requests']}" if cfg["requests"] else f"{cfg['duration']:g} s"
+        passes = f" in {rep['count']} passes of {each}"
+    else:
+        passes = ""
     p("requests", f"{fig['requests']} timed{passes} in {fig['wall_seconds']:.2f} s after 1 cold + "
                   f"{cfg['warmup']} warm-up")
     spread = (f" (median pass; spread {rep['spread_percent']['rows_per_s']:.1f}% across {rep['count']})"

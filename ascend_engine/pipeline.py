@@ -194,8 +194,8 @@ class Pipeline:
         return handle
 
     def input(self, name: str, dtype, shape) -> TensorHandle:
-        """Declare a pipeline input; a ``-1`` first dimension is the request batch."""
-        shape = tuple(int(d) for d in shape)
+        """Declare a pipeline input; a ``-1`` (or ``None``) first dimension is the request batch."""
+        shape = tuple(-1 if d is None else int(d) for d in shape)   # None: the batch, as in TF/ONNX
         if name in self._names:
             raise PipelineError(f"input {name!r}: the name is already used in this pipeline")
         if not shape or any(d == 0 or d < -1 for d in shape) or -1 in shape[1:]:

@@ -34,12 +34,13 @@ def _table(fig, nodes, title, out, with_end_to_end):
     rows.append(("D2H", fig.get("d2h")))
     if fig.get("device_span"):
         rows.append(("device span", fig["device_span"]))
-    print(f"  {title:<20} {'p50':>9} {'p90':>9} {'p99':>9} {'max':>9}   (ms)", file=out)
+    width = max(20, *(len(name) for name, _ in rows))
+    print(f"  {title:<{width}} {'p50':>9} {'p90':>9} {'p99':>9} {'max':>9}   (ms)", file=out)
     for name, s in rows:
         if s is None:
             continue
-        print(f"  {name:<20} {_ms(s['p50']):>9} {_ms(s['p90']):>9} {_ms(s['p99']):>9} {_ms(s['max']):>9}",
-              file=out)
+        cells = " ".join(f"{_ms(s[k]):>9}" for k in ("p50", "p90", "p99", "max"))
+        print(f"  {name:<{width}} {cells}", file=out)
 
 
 def print_bench(fig, out=None):

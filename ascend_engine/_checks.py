@@ -69,8 +69,8 @@ def shape(value, what: str, error: type[Exception] = ValueError) -> tuple:
         raise error(f"{what}: shape must have at least one dimension (the batch), got {tuple(dims)}")
     out = []
     for k, d in enumerate(dims):
-        if d is None and k == 0:
-            d = -1
+        if d is None:
+            d = -1   # the batch, as TF and ONNX write it
         if isinstance(d, bool) or not isinstance(d, numbers.Integral):
             raise error(f"{what}: dimension {k} must be an integer, got {d!r} ({type(d).__name__})")
         d = int(d)

@@ -753,9 +753,7 @@ cdef class Engine:
         """
         cdef ae_error err
         cdef int rc
-        cdef const double *rows_ptr
-        cdef const uint64_t *ids_ptr
-        cdef size_t n_rows, cap
+        cdef size_t cap
         with self._lock:
             self._ensure_open()
         if not self.plan.profile:
@@ -787,13 +785,10 @@ cdef class Engine:
                 _raise_error(&err)
             with nogil:
                 rc = ae_engine_run_batch(self._engine, ins.ptrs, c_total, c_batch, <void *const *>outp.ptrs, &err)
-            n_rows = ae_engine_trace_end(self._engine, &rows_ptr, &ids_ptr)
+            request_ids, table = self._take_timeline()
             failure = self._settle(rc, &err)
             if rc != 0:
                 raise failure
-            columns = AE_TRACE_COLUMNS(len(self.plan.nodes))
-            table = [[rows_ptr[r * columns + c] for c in range(columns)] for r in range(n_rows)]
-            request_ids = [int(ids_ptr[r]) for r in range(n_rows)]
         events = self._trace_events(table, request_ids)
         with open(path, "w") as f:
             json.dump({"traceEvents": events, "displayTimeUnit": "ms",
@@ -801,6 +796,40 @@ cdef class Engine:
         spans = [e for e in events if e["ph"] == "X"]
         return {"path": str(path), "requests": len(table), "events": len(spans),
                 "lanes": sorted({e["tid"] for e in spans})}
+
+    cdef tuple _take_timeline(self):
+        """Stop recording timeline rows; returns (request numbers, rows) (lock held by the caller)."""
+        cdef const double *rows_ptr
+        cdef const uint64_t *ids_ptr
+        cdef size_t n_rows = ae_engine_trace_end(self._engine, &rows_ptr, &ids_ptr)
+        columns = AE_TRACE_COLUMNS(len(self.plan.nodes))
+        table = [[rows_ptr[r * columns + c] for c in range(columns)] for r in range(n_rows)]
+        return [int(ids_ptr[r]) for r in range(n_rows)], table
+
+    def _timeline_begin(self, max_requests):
+        """Keep one timeline row for each of the next ``max_requests`` completed
+        requests, whichever call runs them (profile engines only; the rows are
+        the ones :meth:`trace` writes).  Completes what is in flight first.
+        Returns the number the next submitted request will get.  Used by the
+        ``bench`` command to time every step of the requests it measures."""
+        cdef ae_error err
+        cdef size_t cap = positive_int(max_requests, "max_requests", 1 << 24)
+        if not self.plan.profile:
+            raise EngineError("timelines need timing events: compile the pipeline with profile=True")
+        with self._lock:
+            self._ensure_open()
+            self._flush_others()
+            if ae_engine_trace_begin(self._engine, cap, &err) != 0:
+                _raise_error(&err)
+            return int(ae_engine_submitted(self._engine))
+
+    def _timeline_end(self):
+        """Stop recording; returns ``(request numbers, rows)``: one row of
+        millisecond offsets per completed request, laid out as
+        ``AE_TRACE_COLUMNS`` in executor.h (-1 where a time could not be read)."""
+        with self._lock:
+            self._ensure_open()
+            return self._take_timeline()
 
     def _trace_events(self, table, request_ids):
         """Chrome trace events (ph "X" spans in microseconds) from timeline rows."""

@@ -9,6 +9,7 @@ largest gear); ``execute_async`` queues an execution on device buffers.
 """
 
 from collections import namedtuple
+import os
 import threading
 
 import numpy as np
@@ -178,7 +179,10 @@ cdef class Model(Resource):
             text = msg.decode("utf-8", "replace") if msg is not NULL else ""
             if m._own_device is not None:
                 m._own_device.close()
-            raise _errors.error_class(rc)("aclmdlLoadFromFile", rc, f"model file {m.path!r}: {text}")
+            # a file that is not there is a wrong path, not a model of another kind
+            hint = None if os.path.exists(m.path) else (
+                "no file at this path (a relative path starts from the current folder)")
+            raise _errors.error_class(rc)("aclmdlLoadFromFile", rc, f"model file {m.path!r}: {text}", hint)
         m._id = model_id
         m._ctx = owner._ctx
         # A model that opened its own Device is a root object and closes that

@@ -2,7 +2,8 @@
 
 Subcommands: ``info`` (backend, devices, versions), ``bench`` (throughput,
 latency percentiles, host vs device time and memory of a pipeline spec or a
-single model on random inputs), ``trace`` (a Chrome trace-event timeline),
+single model on random or given inputs; outputs dumped and checked against
+references; comparison with a saved run), ``trace`` (a Chrome trace-event timeline),
 and ``sim`` (``make-demo``, ``lib-path``, ``env``: the AscendCL simulator).
 
 Exit status: 0 on success, 2 for usage errors (bad options, missing files),
@@ -22,10 +23,12 @@ import sys
 import time
 import traceback
 
+from ascend_engine.bench.compare import DEFAULT_TOLERANCE
+from ascend_engine.bench.report import human_bytes
+
 PROG = "ascend-engine"
 DEFAULT_REQUESTS = 200
 DEFAULT_WARMUP = 10
-DEFAULT_TOLERANCE = 10.0      # percent a gated figure may get worse before the verdict says so
 FEED_POOL = 4                 # distinct random feeds cycled through, so generating data costs nothing
 
 
@@ -66,22 +69,22 @@ def _positive_float(text):
     return value
 
 
+def _non_negative_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
+    return value
+
+
 def _existing_file(path, what):
     if not os.path.exists(path):
         raise UsageError(f"{what} not found: {path}")
     if not os.path.isfile(path):
         raise UsageError(f"{what} is not a file: {path}")
     return path
-
-
-def _bytes(n) -> str:
-    """Bytes for people: 1536 -> '1.5 KiB'."""
-    n = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} TiB"
 
 
 def _toolkit_module():
@@ -132,8 +135,8 @@ def cmd_info(args) -> int:
     if data["devices"]:
         print(f"  {'id':>3}  {'soc':<20} {'free':>12} {'total':>12}")
         for d in data["devices"]:
-            print(f"  {d['id']:>3}  {d['soc'] or '?':<20} {_bytes(d['memory_free']):>12} "
-                  f"{_bytes(d['memory_total']):>12}")
+            print(f"  {d['id']:>3}  {d['soc'] or '?':<20} {human_bytes(d['memory_free']):>12} "
+                  f"{human_bytes(d['memory_total']):>12}")
     return 0
 
 
@@ -196,6 +199,12 @@ class Progress:
         self.start = time.perf_counter()
         self.last = self.start   # the first line after one interval: short runs print none
         self.interval = 0.1 if self.tty else 1.0
+        self.label = ""
+
+    def restart(self, label=""):
+        """Start counting again (one timed pass of several); ``label`` prefixes the line."""
+        self.label = f"{label}: " if label else ""
+        self.start = self.last = time.perf_counter()
 
     def _text(self, done, elapsed):
         rate = done / elapsed if elapsed > 0 else 0.0
@@ -204,7 +213,7 @@ class Progress:
         else:
             frac = min(elapsed / self.duration, 1.0)
             what = f"{done} requests, {elapsed:.1f}/{self.duration:g} s"
-        return frac, f"{what}, {rate:.1f} requests/s"
+        return frac, f"{self.label}{what}, {rate:.1f} requests/s"
 
     def update(self, done):
         if not self.enabled:
@@ -232,205 +241,6 @@ class Progress:
         self.stream.flush()
 
 
-def _percentiles(latencies_ms) -> dict:
-    import numpy as np
-
-    a = np.asarray(latencies_ms, dtype=np.float64)
-    return {
-        "p50": float(np.percentile(a, 50)),
-        "p90": float(np.percentile(a, 90)),
-        "p99": float(np.percentile(a, 99)),
-        "max": float(a.max()),
-        "min": float(a.min()),
-        "mean": float(a.mean()),
-    }
-
-
-def run_bench(engine, plan, batch, requests=None, duration=None, warmup=DEFAULT_WARMUP, progress=None):
-    """Time ``engine`` on random feeds; returns the figures (see docs/cli.md) without memory/config.
-
-    The first request runs alone (cold); ``warmup`` more follow untimed; then
-    ``requests`` (or as many as ``duration`` seconds allow) run through
-    ``Engine.run_many``, each timed from when it is handed to the engine until
-    its result comes back.
-    """
-    pool = random_feeds(plan, batch)
-    t0 = time.perf_counter()
-    engine.run(pool[0])
-    cold_ms = (time.perf_counter() - t0) * 1e3
-    if warmup:
-        for _ in engine.run_many(pool[i % len(pool)] for i in range(warmup)):
-            pass
-
-    before = engine.stats()
-    pulled = []
-    progress = progress or Progress(enabled=False)
-
-    def feeds():
-        i = 0
-        while True:
-            now = time.perf_counter()
-            if requests is not None and i >= requests:
-                return
-            if duration is not None and pulled and now - pulled[0] >= duration:
-                return
-            pulled.append(now)
-            yield pool[i % len(pool)]
-            i += 1
-
-    latencies = []
-    for k, _out in enumerate(engine.run_many(feeds())):
-        latencies.append((time.perf_counter() - pulled[k]) * 1e3)
-        progress.update(k + 1)
-    wall = time.perf_counter() - pulled[0]
-    progress.finish(len(latencies))
-    after = engine.stats()
-
-    n = len(latencies)
-    completed = max(after["requests"] - before["requests"], 1)
-    device = {
-        name: (ms - before["device_ms_per_node"].get(name, 0.0)) / completed
-        for name, ms in after["device_ms_per_node"].items()
-    }
-    enqueue_ms = (after["enqueue_seconds"] - before["enqueue_seconds"]) * 1e3 / completed
-    slowest = max(device, key=device.get) if device else None
-    latency = {"cold": cold_ms, **_percentiles(latencies)}
-    return {
-        "requests": n,
-        "rows": n * batch,
-        "wall_seconds": wall,
-        "throughput": {"requests_per_s": n / wall, "rows_per_s": n * batch / wall},
-        "latency_ms": latency,
-        "host": {"enqueue_ms_per_request": enqueue_ms},
-        "device_time": {"ms_per_request": device, "slowest_node": slowest},
-        "host_bound": bool(slowest is not None and enqueue_ms > device[slowest]),
-    }
-
-
-# figure label, unit, key path in the JSON, +1 when higher is better, counts for the verdict
-FIGURES = [
-    ("throughput", "requests/s", ("throughput", "requests_per_s"), +1, True),
-    ("throughput (rows)", "rows/s", ("throughput", "rows_per_s"), +1, False),
-    ("cold latency", "ms", ("latency_ms", "cold"), -1, False),
-    ("p50 latency", "ms", ("latency_ms", "p50"), -1, True),
-    ("p90 latency", "ms", ("latency_ms", "p90"), -1, True),
-    ("p99 latency", "ms", ("latency_ms", "p99"), -1, True),
-    ("max latency", "ms", ("latency_ms", "max"), -1, False),
-    ("host enqueue", "ms/request", ("host", "enqueue_ms_per_request"), -1, False),
-    ("device arena", "bytes", ("memory", "arena_bytes"), -1, True),
-]
-
-
-def _get(data, path):
-    for key in path:
-        if not isinstance(data, dict) or key not in data:
-            return None
-        data = data[key]
-    return data if isinstance(data, int | float) and not isinstance(data, bool) else None
-
-
-def compare(current: dict, baseline: dict, tolerance: float = DEFAULT_TOLERANCE) -> dict:
-    """Each figure's change from ``baseline`` to ``current`` and a verdict.
-
-    Returns ``{"figures": [{name, unit, baseline, current, ratio, percent,
-    change}], "regressions": [...names], "verdict": text}``; ``change`` is
-    "better", "worse" or "same" (within 1 %), a regression is a gated figure
-    worse by more than ``tolerance`` percent.
-    """
-    figures = list(FIGURES)
-    nodes = set((current.get("device_time") or {}).get("ms_per_request", {})) | set(
-        (baseline.get("device_time") or {}).get("ms_per_request", {}))
-    for node in sorted(nodes):
-        figures.append((f"device {node}", "ms/request", ("device_time", "ms_per_request", node), -1, False))
-    rows, regressions = [], []
-    for name, unit, path, sign, gated in figures:
-        old, new = _get(baseline, path), _get(current, path)
-        if old is None or new is None:
-            continue
-        ratio = new / old if old else (1.0 if new == old else float("inf"))
-        percent = (ratio - 1.0) * 100.0
-        if abs(percent) < 1.0:
-            change = "same"
-        else:
-            change = "better" if (percent > 0) == (sign > 0) else "worse"
-        if gated and change == "worse" and abs(percent) > tolerance:
-            regressions.append(f"{name} {percent:+.1f}%")
-        rows.append({"name": name, "unit": unit, "baseline": old, "current": new, "ratio": ratio,
-                     "percent": percent, "change": change})
-    if regressions:
-        verdict = f"REGRESSION beyond {tolerance:g}%: " + ", ".join(regressions)
-    else:
-        worse = sum(r["change"] == "worse" for r in rows)
-        better = sum(r["change"] == "better" for r in rows)
-        gated = ", ".join(name for name, _, _, _, g in FIGURES if g)
-        verdict = (f"no regression beyond {tolerance:g}% in {gated} "
-                   f"({better} figures better, {worse} worse)")
-    notes = []
-    old_cfg, new_cfg = baseline.get("config") or {}, current.get("config") or {}
-    for key in ("batch", "depth", "streams"):
-        if key in old_cfg and key in new_cfg and old_cfg[key] != new_cfg[key]:
-            notes.append(f"the baseline ran with {key} {old_cfg[key]}, this run with {new_cfg[key]}")
-    for key in ("backend", "target"):
-        if baseline.get(key) is not None and current.get(key) is not None and baseline[key] != current[key]:
-            notes.append(f"the baseline's {key} was {baseline[key]}, this run's is {current[key]}")
-    return {"figures": rows, "regressions": regressions, "verdict": verdict, "tolerance_percent": tolerance,
-            "notes": notes}
-
-
-def _fmt(value, unit):
-    if unit == "bytes":
-        return _bytes(value)
-    return f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
-
-
-def print_comparison(result, baseline_path, out=None):
-    """Print a :func:`compare` result as a table and a verdict line."""
-    out = out or sys.stdout
-    print(f"compare   : against {baseline_path}", file=out)
-    for note in result.get("notes", []):
-        print(f"  note: {note}", file=out)
-    for r in result["figures"]:
-        unit = "" if r["unit"] == "bytes" else f" {r['unit']}"
-        print(f"  {r['name']:<22} {_fmt(r['baseline'], r['unit']):>10} -> {_fmt(r['current'], r['unit']):>10}"
-              f"{unit:<12} x{r['ratio']:.3f} {r['percent']:+7.1f}%  {r['change']}", file=out)
-    print(f"verdict   : {result['verdict']}", file=out)
-
-
-def print_bench(fig, out=None):
-    """Print bench figures as text (the same figures ``--json`` writes)."""
-    out = out or sys.stdout
-    cfg, lat = fig["config"], fig["latency_ms"]
-    p = print
-    p(f"target    : {fig['target']} ({fig['kind']}) on {fig['backend']} device {fig['device']} "
-      f"({fig['soc'] or 'unknown SoC'})", file=out)
-    p(f"pipeline  : {len(fig['nodes'])} model(s) ({', '.join(fig['nodes'])}) on {fig['streams_used']} "
-      f"stream(s), depth {cfg['depth']}, batch {cfg['batch']}", file=out)
-    p(f"requests  : {fig['requests']} timed in {fig['wall_seconds']:.2f} s after 1 cold + "
-      f"{cfg['warmup']} warm-up", file=out)
-    p(f"throughput: {fig['throughput']['requests_per_s']:.1f} requests/s, "
-      f"{fig['throughput']['rows_per_s']:.1f} rows/s", file=out)
-    p(f"latency   : cold {lat['cold']:.2f} ms (first request); steady p50 {lat['p50']:.2f} ms, "
-      f"p90 {lat['p90']:.2f}, p99 {lat['p99']:.2f}, max {lat['max']:.2f}", file=out)
-    enq = fig["host"]["enqueue_ms_per_request"]
-    dev = fig["device_time"]["ms_per_request"]
-    p(f"host      : enqueue {enq:.3f} ms per request", file=out)
-    if dev:
-        slowest = fig["device_time"]["slowest_node"]
-        per_node = ", ".join(f"{n} {ms:.3f} ms" for n, ms in dev.items())
-        p(f"device    : {per_node} per request (slowest: {slowest})", file=out)
-        if fig["host_bound"]:
-            p(f"bound     : HOST-BOUND: host enqueue {enq:.3f} ms per request exceeds the slowest node "
-              f"({slowest}, {dev[slowest]:.3f} ms)", file=out)
-        else:
-            p(f"bound     : device-bound: host enqueue {enq:.3f} ms per request is below the slowest node "
-              f"({slowest}, {dev[slowest]:.3f} ms)", file=out)
-    mem = fig["memory"]
-    p(f"memory    : device arena {_bytes(mem['arena_bytes'])} ({mem['depth']} slots x "
-      f"{_bytes(mem['slot_bytes'])}), pinned host {_bytes(mem.get('host_pinned_bytes', 0))}, "
-      f"peak working set {_bytes(mem['peak_working_set'])}, recommended pool "
-      f"{_bytes(mem['recommended_pool_bytes'])}", file=out)
-
-
 def _read_baseline(path):
     _existing_file(path, "baseline file")
     try:
@@ -443,35 +253,115 @@ def _read_baseline(path):
     return data
 
 
+def _writable(path, option):
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(f"{option}: cannot write {path}: no folder {folder}")
+
+
+def _check_device(device):
+    """A --device beyond the backend's devices is a usage error naming the ids there are."""
+    if device is None:
+        return
+    import ascend_engine as ae
+
+    count = len(ae.devices())
+    if device >= count:
+        ids = f"ids 0 to {count - 1}" if count else "none"
+        raise UsageError(f"--device {device}: the {ae.backend().name} backend has {count} device(s) ({ids})")
+
+
+def _output_options(args):
+    """Check --output, --check and their tolerances before anything runs."""
+    for option, value in (("--output", args.output), ("--check", args.check)):
+        if value and not args.input:
+            raise UsageError(f"{option} needs --input: outputs are named after the input files")
+    if args.output:
+        if os.path.exists(args.output) and not os.path.isdir(args.output):
+            raise UsageError(f"--output: not a folder: {args.output}")
+        os.makedirs(args.output, exist_ok=True)
+    if args.check and not os.path.isdir(args.check):
+        raise UsageError(f"--check: no folder {args.check}")
+
+
+def _verify(engine, requests, args):
+    """Run every --input request once in order; write its outputs and check them.
+
+    Returns a summary line; raises CheckError naming the first value that differs.
+    """
+    from ascend_engine.bench import data
+
+    written = checked = 0
+    pool = [feeds for _, feeds in requests]
+    for k, out in enumerate(engine.run_many(pool)):
+        stem = requests[k][0]
+        if args.output:
+            written += len(data.write_outputs(args.output, stem, out, args.output_format))
+        if args.check:
+            checked += data.check_outputs(args.check, stem, out, k, args.atol, args.rtol)
+    parts = []
+    if args.output:
+        parts.append(f"{written} output file(s) of {len(requests)} request(s) written to {args.output}")
+    if args.check:
+        parts.append(f"{checked} values of {len(requests)} request(s) match {args.check} "
+                     f"(atol {args.atol:g}, rtol {args.rtol:g})")
+    return "; ".join(parts)
+
+
 def cmd_bench(args) -> int:
+    from ascend_engine.bench import compare as cmp
+    from ascend_engine.bench import data, measure, report
+
     _existing_file(args.target, "spec or model file")
     baseline = _read_baseline(args.compare) if args.compare else None
-    if args.json:
-        folder = os.path.dirname(os.path.abspath(args.json))
-        if not os.path.isdir(folder):
-            raise UsageError(f"cannot write {args.json}: no folder {folder}")
+    for option, path in (("--json", args.json), ("--export-times", args.export_times)):
+        if path:
+            _writable(path, option)
+    _output_options(args)
 
     import ascend_engine as ae
 
+    _check_device(args.device)
     pipe, kw, kind = _pipeline_for(args.target, args.device)
     if args.depth is not None:
         kw["depth"] = args.depth
     if args.streams is not None:
         kw["streams"] = args.streams
-    kw["profile"] = True   # per-node device time, for host vs device
+    kw["profile"] = True   # timing events around every step, for the breakdown
     plan = pipe.plan(**kw)
-    if args.batch is not None and plan.fixed_batch and args.batch != plan.fixed_batch:
-        raise UsageError(f"--batch {args.batch}: this pipeline takes a fixed batch of {plan.fixed_batch} "
-                         "(a static model or input)")
-    batch = args.batch or plan.fixed_batch or 1
+    requests_in = None
+    if args.input:
+        try:
+            requests_in = data.load_inputs(args.input, plan)
+        except data.DataError as exc:
+            raise UsageError(str(exc)) from None
+        rows = next(iter(requests_in[0][1].values())).shape[0]
+        if args.batch is not None and args.batch != rows:
+            raise UsageError(f"--batch {args.batch}: the --input files carry {rows} row(s) per request")
+    batch = rows if requests_in else (args.batch or plan.fixed_batch or 1)
+    if plan.fixed_batch and batch != plan.fixed_batch:
+        source = "the --input files carry" if requests_in else f"--batch {batch}:"
+        raise UsageError(f"{source} {batch} row(s) per request, but this pipeline takes a fixed batch of "
+                         f"{plan.fixed_batch} (a static model or input)")
+    pool = [f for _, f in requests_in] if requests_in else random_feeds(plan, batch)
     requests = None if args.duration else (args.requests or DEFAULT_REQUESTS)
     soc = next((d.soc for d in ae.devices() if d.id == plan.device), "")
     progress = Progress(total=requests, duration=args.duration, enabled=not args.no_progress)
 
     with pipe.compile(**kw) as engine:
-        fig = run_bench(engine, engine.plan, batch, requests=requests, duration=args.duration,
-                        warmup=args.warmup, progress=progress)
+        cold_ms = measure.run_cold(engine, pool[0])
+        verified = _verify(engine, requests_in, args) if (args.output or args.check) else None
+        fig = measure.run_bench(engine, pool, batch, cold_ms, requests=requests, duration=args.duration,
+                                warmup=args.warmup, repeat=args.repeat, progress=progress)
         memory = engine.memory()
+        identity = cmp.pipeline_identity(engine.plan)
+    samples = fig.pop("samples")
+    if requests_in:
+        inputs = {"kind": "files", "source": args.input, "requests": len(requests_in),
+                  "description": f"{len(requests_in)} request(s) from {args.input}, used in turn"}
+    else:
+        inputs = {"kind": "random", "requests": len(pool),
+                  "description": f"random, {len(pool)} distinct feeds used in turn"}
     figures = {
         "tool": f"{PROG} bench",
         "version": ae.__version__,
@@ -480,24 +370,38 @@ def cmd_bench(args) -> int:
         "backend": ae.backend().name,
         "device": plan.device,
         "soc": soc,
-        "nodes": [n.name for n in plan.nodes],
+        "nodes": identity["nodes"],
+        "pipeline": identity,
         "streams_used": plan.n_streams,
         "config": {"batch": batch, "depth": plan.depth,
                    "streams": "single" if plan.single_stream else "per-model",
-                   "requests": requests, "duration": args.duration, "warmup": args.warmup},
+                   "requests": requests, "duration": args.duration, "warmup": args.warmup,
+                   "repeat": args.repeat},
+        "inputs": inputs,
         **fig,
         "memory": memory,
     }
-    print_bench(figures)
+    report.print_bench(figures)
+    if verified:
+        print(f"outputs   : {verified}")
     if baseline is not None:
-        result = compare(figures, baseline, args.tolerance)
-        print_comparison(result, args.compare)
-        figures["comparison"] = {"baseline": args.compare, **result}
+        try:
+            result = cmp.compare(figures, baseline, args.tolerance, baseline_name=args.compare)
+        except cmp.IncomparableError as exc:
+            raise UsageError(str(exc)) from None
+        report.print_comparison(result, args.compare)
+        figures["comparison"] = {"baseline": args.compare, "tolerance_percent": args.tolerance, **result}
+    figures["latency_samples_ms"] = [s["latency_ms"] for s in samples]
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(figures, f, indent=2)
             f.write("\n")
         print(f"json      : {args.json}")
+    if args.export_times:
+        with open(args.export_times, "w", encoding="utf-8") as f:
+            json.dump(samples, f, indent=1)
+            f.write("\n")
+        print(f"times     : {args.export_times} ({len(samples)} requests)")
     if baseline is not None and args.fail_on_regression and figures["comparison"]["regressions"]:
         return 1
     return 0
@@ -522,18 +426,25 @@ def summarize_trace(path) -> dict:
 
 
 def cmd_trace(args) -> int:
-    _existing_file(args.spec, "spec file")
-    folder = os.path.dirname(os.path.abspath(args.out))
-    if not os.path.isdir(folder):
-        raise UsageError(f"cannot write {args.out}: no folder {folder}")
-    from ascend_engine import Engine, spec
+    _existing_file(args.target, "spec or model file")
+    _writable(args.out, "--out")
+    from ascend_engine import Engine
 
     if not hasattr(Engine, "trace"):
         raise RuntimeError("this build of ascend_engine has no Engine.trace (timelines); upgrade the package")
-    pipe, kw = spec.load(args.spec, device=args.device)
+    _check_device(args.device)
+    pipe, kw, _kind = _pipeline_for(args.target, args.device)
     if args.depth is not None:
         kw["depth"] = args.depth
     kw["profile"] = True   # timelines come from the per-node timing events
+    plan = pipe.plan(**kw)
+    if args.batch is not None and args.batch > plan.max_batch:
+        raise UsageError(f"--batch {args.batch}: the largest batch one execution of this pipeline takes is "
+                         f"{plan.max_batch}, and a trace records one execution per request; use --batch "
+                         f"{plan.max_batch} or less (bench times larger, split requests)")
+    if args.batch is not None and plan.fixed_batch and args.batch != plan.fixed_batch:
+        raise UsageError(f"--batch {args.batch}: this pipeline takes a fixed batch of {plan.fixed_batch} "
+                         "(a static model or input)")
     with pipe.compile(**kw) as engine:
         done = engine.trace(args.out, requests=args.requests, batch_size=args.batch)
     s = summarize_trace(args.out)
@@ -644,7 +555,23 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"untimed requests after the cold one (default {DEFAULT_WARMUP})")
     p.add_argument("--device", type=_non_negative_int, help="device id (overrides the spec)")
     p.add_argument("--streams", choices=("per-model", "single"), help="one stream per model, or one in all")
+    p.add_argument("--repeat", type=_positive_int, default=1, metavar="N",
+                   help="timed passes (default 1); throughput is the median pass, the spread goes in "
+                        "the JSON")
+    p.add_argument("--input", metavar="DIR_OR_FILES",
+                   help="real inputs instead of random ones: one .npy/.bin file or folder per pipeline "
+                        "input, comma-separated, one file per request")
+    p.add_argument("--output", metavar="DIR", help="write every output of every --input request to DIR")
+    p.add_argument("--output-format", choices=("npy", "bin"), default="npy",
+                   help="file format of --output (default npy)")
+    p.add_argument("--check", metavar="REF_DIR",
+                   help="compare every output with REF_DIR/<input stem>_<output>.npy (or .bin); fail on the "
+                        "first mismatch")
+    p.add_argument("--atol", type=_non_negative_float, default=1e-5, help="absolute tolerance of --check")
+    p.add_argument("--rtol", type=_non_negative_float, default=1e-3, help="relative tolerance of --check")
     p.add_argument("--json", metavar="OUT", help="also write the figures to this JSON file")
+    p.add_argument("--export-times", metavar="FILE",
+                   help="write every timed request's times (submit, result, latency, each step) as JSON")
     p.add_argument("--compare", metavar="BASELINE.json", help="show the change against a saved --json run")
     p.add_argument("--tolerance", type=_positive_float, default=DEFAULT_TOLERANCE, metavar="PERCENT",
                    help=f"how much worse a gated figure may get before the verdict flags it "
@@ -654,13 +581,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="no progress output on stderr")
     p.set_defaults(func=cmd_bench)
 
-    p = sub.add_parser("trace", parents=[common], help="record a Chrome trace-event timeline of a spec",
-                       description="Run requests through a pipeline spec and write every stream's copies, "
-                                   "executions and waits as Chrome trace events (Perfetto, chrome://tracing).")
-    p.add_argument("spec", metavar="SPEC", help="a pipeline spec file")
+    p = sub.add_parser("trace", parents=[common], help="record a Chrome trace-event timeline",
+                       description="Run requests through a pipeline spec or a model file and write every "
+                                   "stream's copies, executions and waits as Chrome trace events (Perfetto, chrome://tracing).")
+    p.add_argument("target", metavar="SPEC_OR_MODEL", help="a pipeline spec file or a model file")
     p.add_argument("--out", required=True, metavar="TRACE.json", help="the trace file to write")
     p.add_argument("--requests", type=_positive_int, default=16, help="requests to record (default 16)")
-    p.add_argument("--batch", type=_positive_int, help="rows per request (default: the largest batch)")
+    p.add_argument("--batch", type=_positive_int,
+                   help="rows per request, at most the largest batch (default: the largest batch)")
     p.add_argument("--depth", type=_positive_int, help="requests in flight (default: the spec's)")
     p.add_argument("--device", type=_non_negative_int, help="device id (overrides the spec)")
     p.set_defaults(func=cmd_trace)
@@ -699,6 +627,9 @@ def _version() -> str:
 
 def _one_line(exc) -> str:
     text = str(exc).strip() or type(exc).__name__
+    if type(exc).__name__ == "BackendError":
+        # the places searched and the fix are the point of a backend error: always shown
+        return f"{type(exc).__name__}: " + text.replace("\n", "\n  ")
     first, _, rest = text.partition("\n")
     more = " (more with --debug)" if rest.strip() else ""
     return f"{type(exc).__name__}: {first}{more}"

@@ -202,7 +202,7 @@ class Pipeline:
 
     def input(self, name: str, dtype, shape) -> TensorHandle:
         """Declare a pipeline input; a ``-1`` (or ``None``) first dimension is the request batch."""
-        shape = check_shape(shape, f"input {name!r}", error=PipelineError)
+        shape = check_shape(shape, f"input {name!r}", error=PipelineError)   # None: the batch, as in TF/ONNX
         if name in self._names:
             raise PipelineError(f"input {name!r}: the name is already used in this pipeline")
         self._names.add(name)

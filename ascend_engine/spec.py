@@ -333,10 +333,10 @@ def _shape(c, key, value) -> tuple:
         c.fail(key, f"expected a list of dimensions such as [-1, 64], got {_kind(value)}")
     dims = []
     for j, d in enumerate(value):
-        if d == "batch":
+        if d == "batch" or (d is None and j == 0):   # null: the batch, as None is in Python
             d = -1
         if isinstance(d, bool) or not isinstance(d, int) or d == 0 or d < -1 or (d == -1 and j > 0):
-            c.fail(_join(key, j), "expected a positive dimension (or -1 / 'batch' as the first one), "
+            c.fail(_join(key, j), "expected a positive dimension (or -1 / null / 'batch' as the first one), "
                                   f"got {_kind(value[j])}")
         dims.append(d)
     try:

@@ -177,8 +177,10 @@ static void list_candidates(candidates *c)
  * Try every candidate; on success fill `t`, set `chosen` and return the
  * handle.  `report` collects one line per path tried, for the error message.
  */
-static void *open_real(ae_acl_api *t, char *chosen, size_t chosen_cap, char *report, size_t report_cap)
+static void *open_real(ae_acl_api *t, char *chosen, size_t chosen_cap, char *report, size_t report_cap,
+                       int *seen)
 {
+    *seen = 0;   /* candidates that exist (or the linker could open): found but maybe unusable */
     candidates *c = calloc(1, sizeof(*c));
     if (c == NULL) {
         appendf(report, report_cap, "  (out of memory listing candidates)\n");
@@ -193,6 +195,8 @@ static void *open_real(ae_acl_api *t, char *chosen, size_t chosen_cap, char *rep
             appendf(report, report_cap, "  %s: not found\n", p);
             continue;
         }
+        if (!bare)
+            (*seen)++;
         dlerror();
         void *h = dlopen(p, RTLD_NOW | RTLD_GLOBAL);
         if (h == NULL) {
@@ -201,6 +205,8 @@ static void *open_real(ae_acl_api *t, char *chosen, size_t chosen_cap, char *rep
                     why ? why : "dlopen failed");
             continue;
         }
+        if (bare)
+            (*seen)++;
         char why[1024] = "";
         if (fill_table(h, p, t, why, sizeof(why)) != 0) {
             appendf(report, report_cap, "  %s: %s\n", p, why);
@@ -342,7 +348,8 @@ int ae_load_backend(const char *request, const char *sim_path, char *err, size_t
         rc = load_sim(sim_path, t, err, err_len);
     } else {
         char chosen[AE_PATH_MAX] = "";
-        void *h = open_real(t, chosen, sizeof(chosen), report, AE_NOTE_MAX);
+        int seen = 0;
+        void *h = open_real(t, chosen, sizeof(chosen), report, AE_NOTE_MAX, &seen);
         if (want == AE_BACKEND_ACL) {
             if (h == NULL) {
                 set_err(err, err_len,
@@ -362,15 +369,31 @@ int ae_load_backend(const char *request, const char *sim_path, char *err, size_t
                 g_initialized = did_init;
                 publish(t, AE_BACKEND_ACL, chosen);
             } else {
-                if (h != NULL)
+                /* say why in the warning itself: nothing installed, an unusable
+                 * library, or a working library without a device */
+                char reason[AE_PATH_MAX + 512];
+                if (h != NULL) {
                     appendf(report, AE_NOTE_MAX, "  %s: loaded, but %s\n", chosen, why);
+                    snprintf(reason, sizeof(reason), "CANN's libascendcl.so (%s) loaded, but %s",
+                             chosen, why);
+                } else if (seen == 0) {
+                    snprintf(reason, sizeof(reason),
+                             "no libascendcl.so found (CANN is not installed, or its set_env.sh was "
+                             "not sourced)");
+                } else {
+                    snprintf(reason, sizeof(reason),
+                             "libascendcl.so found but not usable (the paths tried are logged "
+                             "at debug level)");
+                }
                 rc = load_sim(sim_path, t, err, err_len);
-                if (rc == 0)
-                    snprintf(g_note, sizeof(g_note),
-                             "ascend-engine: no usable Ascend device (real libascendcl.so not usable); "
-                             "using the AscendCL simulator %s. Set ASCEND_ENGINE_BACKEND=sim to "
-                             "silence this or =acl to require the real library.\nSearched:\n%s",
-                             g_library, report);
+                if (rc == 0) {
+                    g_note[0] = '\0';
+                    appendf(g_note, sizeof(g_note), "ascend-engine: no usable Ascend device: %s; ", reason);
+                    appendf(g_note, sizeof(g_note),
+                            "using the AscendCL simulator %s. Set ASCEND_ENGINE_BACKEND=sim to silence "
+                            "this or =acl to require the real library.\nSearched:\n", g_library);
+                    appendf(g_note, sizeof(g_note), "%s", report);
+                }
             }
         }
     }

@@ -106,6 +106,23 @@ def _shape_str(shape):
     )
 
 
+def _dims(where, shape):
+    """``shape`` as ints; ``None`` first stands for the batch, like -1 (the TF/ONNX way to write it)."""
+    dims = []
+    for i, d in enumerate(tuple(shape)):
+        if d is None:
+            if i:
+                raise GraphError(f"{where}: dimension {i} of shape {tuple(shape)} is None: only the first "
+                                 "(batch) dimension may be None or -1")
+            d = -1
+        try:
+            dims.append(int(d))
+        except (TypeError, ValueError):
+            raise GraphError(f"{where}: dimension {i} of shape {tuple(shape)} must be an integer (or None / "
+                             f"-1 first for the batch), got {d!r}") from None
+    return tuple(dims)
+
+
 class Tensor:
     """A value in a :class:`Graph`: an input, a constant or an op's result.
 
@@ -261,7 +278,7 @@ class Graph:
 
     # -- sources ---------------------------------------------------------------
     def input(self, name, dtype, shape, format="ND"):
-        """A model input.  A -1 first dimension is the dynamic batch.
+        """A model input.  A -1 (or None) first dimension is the dynamic batch.
 
         ``format`` ("ND", "NCHW" or "NHWC") is what the descriptor reports.
         """
@@ -269,7 +286,8 @@ class Graph:
             raise GraphError(f"input {name!r}: format must be one of {sorted(_FORMATS)}, got {format!r}")
         if name == DYNAMIC_INPUT_NAME:
             raise GraphError(f"input: the name {name!r} is reserved for the dynamic-batch input")
-        t = self._new(str(name), _dtype_name(dtype), tuple(shape), format, KIND_INPUT, op=f"input {name!r}")
+        where = f"input {name!r}"
+        t = self._new(str(name), _dtype_name(dtype), _dims(where, shape), format, KIND_INPUT, op=where)
         self.inputs.append(t)
         return t
 
@@ -393,11 +411,11 @@ class Graph:
         return self._result(op, [x, gamma, beta], x.dtype, x.shape, floats=[eps], fmt=x.format, name=name)
 
     def reshape(self, x, shape, name=None):
-        """Reshape.  For a batched tensor the new shape must start with -1 (the batch stays first);
+        """Reshape.  For a batched tensor the new shape must start with -1 or None (the batch stays first);
         for a static tensor one -1 may stand for the inferred dimension, as in numpy."""
         op = "reshape"
         self._check(op, x)
-        shape = tuple(int(d) for d in shape)
+        shape = _dims(op, shape)
         if x.batched:
             if not shape or shape[0] != -1 or -1 in shape[1:]:
                 raise GraphError(

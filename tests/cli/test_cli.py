@@ -13,7 +13,8 @@ import pytest
 from cli_run import CHILD_ENV, error_line, ok, run_cli
 
 import ascend_engine as ae
-from ascend_engine import cli, sim, spec
+from ascend_engine import sim, spec
+from ascend_engine.bench import compare
 
 LIB = os.path.join(os.path.dirname(ae.__file__), "_lib", "libascendcl_sim.so")
 
@@ -108,21 +109,27 @@ def test_bench_spec_prints_and_saves_the_figures(bench_json, demo):
     assert "requests  : 24 timed in " in out and "after 1 cold + 2 warm-up" in out
     tput = re.search(r"throughput: ([\d.]+) requests/s, ([\d.]+) rows/s", out)
     assert float(tput.group(2)) == pytest.approx(2 * float(tput.group(1)), rel=0.01)
-    assert re.search(r"latency   : cold [\d.]+ ms \(first request\); steady p50 [\d.]+ ms, p90 [\d.]+, "
-                     r"p99 [\d.]+, max [\d.]+", out)
-    assert re.search(r"device    : encoder [\d.]+ ms, mixer [\d.]+ ms, head [\d.]+ ms per request "
-                     r"\(slowest: mixer\)", out)
-    assert re.search(r"bound     : device-bound: host enqueue [\d.]+ ms per request is below the slowest "
-                     r"node \(mixer, [\d.]+ ms\)", out)
+    assert "inputs    : random, 4 distinct feeds used in turn" in out
+    assert re.search(r"latency   : cold [\d.]+ ms \(first request\); submit to result p50 [\d.]+ ms, "
+                     r"p90 [\d.]+, p99 [\d.]+, max [\d.]+", out)
+    for step in ("end-to-end", "host enqueue", "H2D", "model encoder", "model mixer", "model head",
+                 "wait before mixer", "wait before D2H", "D2H", "device span"):
+        assert re.search(rf"^  {step}\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+$", out, re.M), step
+    assert "  per execution " not in out and "split     :" not in out
+    assert re.search(r"bound     : device-bound: host enqueue [\d.]+ ms per execution \(p50\) is below the "
+                     r"slowest stage \(model mixer, [\d.]+ ms\)", out)
     assert "memory    : device arena " in out
 
     assert data["kind"] == "spec" and data["backend"] == "sim" and data["device"] == 0
     assert data["nodes"] == ["encoder", "mixer", "head"]
     assert data["config"] == {"batch": 2, "depth": 8, "streams": "per-model", "requests": 24,
-                              "duration": None, "warmup": 2}
+                              "duration": None, "warmup": 2, "repeat": 1}
+    assert data["pipeline"]["gears"] == {"encoder": [1, 2, 4, 8], "mixer": [1, 2, 4, 8], "head": [1, 2, 4, 8]}
+    assert len(data["latency_samples_ms"]) == 24
     assert data["requests"] == 24 and data["rows"] == 48
     t = data["throughput"]
     assert t["requests_per_s"] == pytest.approx(24 / data["wall_seconds"])
+    assert data["latency_ms"]["p50"] == pytest.approx(float(np.percentile(data["latency_samples_ms"], 50)))
     assert t["rows_per_s"] == pytest.approx(2 * t["requests_per_s"])
     # a 3 ms stage bounds a pipelined run at ~333 requests/s
     assert 50 < t["requests_per_s"] < 345
@@ -177,15 +184,20 @@ def test_bench_compare_prints_changes_and_a_verdict(bench_json, demo, tmp_path):
                       "--compare", str(base_path)))
     lines = proc.stdout.splitlines()
     start = lines.index(f"compare   : against {base_path}")
-    table = lines[start + 1:]
+    assert lines[start + 1].split() == ["figure", "baseline", "new", "unit", "change"]
+    table = lines[start + 2:]
     names = [re.match(r"  (\S.*?)\s{2,}", ln).group(1) for ln in table[:-1]]
     assert names == ["throughput", "throughput (rows)", "cold latency", "p50 latency", "p90 latency",
                      "p99 latency", "max latency", "host enqueue", "device arena", "device encoder",
-                     "device head", "device mixer"]
+                     "device mixer", "device head"]
     arena = next(ln for ln in table if ln.startswith("  device arena"))
     assert re.search(r"x1\.000\s+\+0\.0%\s+same$", arena), arena
     for ln in table[:-1]:
-        assert re.search(r" -> .* x\d+\.\d{3}\s+[+-]\d+\.\d%\s+(better|worse|same)$", ln), ln
+        assert re.search(r" -> .* x\d+\.\d{3}\s+[+-]\d+\.\d%\s+(better|worse|same)(  \(not gated: .*\))?$",
+                         ln), ln
+    gated = [ln for ln in table[:-1] if "not gated" not in ln]
+    assert [re.match(r"  (\S.*?)\s{2,}", ln).group(1) for ln in gated] == [
+        "throughput", "p50 latency", "p90 latency", "p99 latency", "device arena"]
     assert table[-1].startswith("verdict   : ")
 
     # a baseline twice as fast as anything possible here: a throughput regression
@@ -242,8 +254,10 @@ def test_host_bound_is_reported(tmp_path):
     out = tmp_path / "tiny.json"
     proc = ok(run_cli("bench", path, "--requests", "30", "--json", str(out), "--no-progress"))
     data = json.loads(out.read_text())
-    assert data["host_bound"] is True
-    assert data["host"]["enqueue_ms_per_request"] > data["device_time"]["ms_per_request"]["tiny"]
+    assert data["host_bound"] is True and data["breakdown"]["host_bound"] is True
+    per_execution = data["breakdown"]["per_execution"]
+    assert per_execution["enqueue"]["p50"] > per_execution["compute"]["tiny"]["p50"]
+    assert per_execution["enqueue"]["p50"] > data["breakdown"]["slowest_stage_ms"]
     assert "bound     : HOST-BOUND: host enqueue " in proc.stdout
 
 
@@ -312,13 +326,13 @@ def test_missing_files_are_usage_errors_naming_the_path(demo, tmp_path):
     assert error_line(proc) == f"ascend-engine: error: spec or model file not found: {missing}"
     proc = run_cli("trace", str(missing), "--out", str(tmp_path / "t.json"))
     assert proc.returncode == 2
-    assert error_line(proc) == f"ascend-engine: error: spec file not found: {missing}"
+    assert error_line(proc) == f"ascend-engine: error: spec or model file not found: {missing}"
     proc = run_cli("bench", str(demo["spec"]), "--compare", str(tmp_path / "base.json"))
     assert proc.returncode == 2
     assert error_line(proc) == f"ascend-engine: error: baseline file not found: {tmp_path / 'base.json'}"
     proc = run_cli("bench", str(demo["spec"]), "--json", str(tmp_path / "no" / "out.json"))
     assert proc.returncode == 2
-    assert error_line(proc) == (f"ascend-engine: error: cannot write {tmp_path / 'no' / 'out.json'}: "
+    assert error_line(proc) == (f"ascend-engine: error: --json: cannot write {tmp_path / 'no' / 'out.json'}: "
                                 f"no folder {tmp_path / 'no'}")
 
 
@@ -354,7 +368,7 @@ def test_a_runtime_failure_is_one_line_and_debug_shows_the_traceback(demo):
     assert proc.stderr.splitlines()[-1].endswith(line[line.index("(injected fault)"):])
 
 
-def test_a_backend_failure_is_one_line():
+def test_a_backend_failure_shows_the_places_searched_and_the_fix():
     proc = run_cli("info", env={"ASCEND_ENGINE_BACKEND": "acl", "ASCEND_HOME_PATH": "/nonexistent",
                                 "LD_LIBRARY_PATH": ""})
     if proc.returncode == 0:
@@ -362,37 +376,112 @@ def test_a_backend_failure_is_one_line():
     assert proc.returncode == 1
     assert error_line(proc).startswith("ascend-engine: error: BackendError: ASCEND_ENGINE_BACKEND=acl: "
                                        "no usable libascendcl.so")
-    assert error_line(proc).endswith("(more with --debug)")
+    lines = proc.stderr.splitlines()
+    # without --debug: every path tried, then the fix
+    assert "    /nonexistent/lib64/libascendcl.so: not found" in lines
+    assert "    /usr/local/Ascend/ascend-toolkit/latest/lib64/libascendcl.so: not found" in lines
+    assert lines[-1] == ("  Install CANN and source its set_env.sh (which sets ASCEND_HOME_PATH), or use "
+                         "ASCEND_ENGINE_BACKEND=sim for the simulator.")
+    assert "more with --debug" not in proc.stderr
+
+
+def test_the_fallback_warning_says_why():
+    proc = ok(run_cli("info", env={"ASCEND_ENGINE_BACKEND": "auto", "ASCEND_HOME_PATH": "/nonexistent",
+                                   "LD_LIBRARY_PATH": ""}))
+    if "backend : acl" in proc.stdout:
+        pytest.skip("a real Ascend device is present")
+    warning = proc.stderr.splitlines()[0]
+    if os.path.exists("/usr/local/Ascend"):   # a CANN install in a default place: found, but no device
+        assert re.match(r"ascend-engine: no usable Ascend device: (CANN's libascendcl.so \(.*\) loaded, but "
+                        r"|libascendcl.so found but not usable)", warning), warning
+        return
+    assert warning.startswith("ascend-engine: no usable Ascend device: no libascendcl.so found (CANN is not "
+                              "installed, or its set_env.sh was not sourced); using the AscendCL simulator ")
 
 
 # ---- in-process: the comparison arithmetic --------------------------------------------------------
 
 
+def _figures(batch=4, depth=8, rps=100.0, p50=5.0, p99=8.0, arena=1000, spread=None):
+    """A minimal bench JSON for the comparison arithmetic."""
+    return {"nodes": ["a"], "pipeline": {"nodes": ["a"], "gears": {"a": [1, 2, 4, 8]},
+                                         "inputs": {"x": ["float32", [-1, 4]]}},
+            "throughput": {"requests_per_s": rps, "rows_per_s": rps * batch},
+            "latency_ms": {"cold": 10.0, "p50": p50, "p90": 6.0, "p99": p99, "max": 9.0},
+            "latency_per_row_ms": {"p50": p50 / batch, "p90": 6.0 / batch, "p99": p99 / batch},
+            "host": {"enqueue_ms_per_request": 0.1}, "memory": {"arena_bytes": arena},
+            "breakdown": {"per_execution": {"compute": {"a": {"p50": 2.0}}}},
+            "repeat": {"count": 3 if spread else 1, "spread_percent": spread or {}},
+            "config": {"batch": batch, "depth": depth}}
+
+
 def test_compare_arithmetic_and_verdict():
-    base = {"throughput": {"requests_per_s": 100.0, "rows_per_s": 400.0},
-            "latency_ms": {"cold": 10.0, "p50": 5.0, "p90": 6.0, "p99": 8.0, "max": 9.0},
-            "host": {"enqueue_ms_per_request": 0.1}, "memory": {"arena_bytes": 1000},
-            "device_time": {"ms_per_request": {"a": 2.0}}, "config": {"batch": 4, "depth": 8}}
-    same = cli.compare(base, base)
+    base = _figures()
+    same = compare.compare(base, base)
     assert same["regressions"] == [] and all(r["change"] == "same" for r in same["figures"])
-    assert same["verdict"].startswith("no regression beyond 10% in throughput, p50 latency, p90 latency, "
-                                      "p99 latency, device arena (0 figures better, 0 worse)")
-    cur = json.loads(json.dumps(base))
-    cur["throughput"]["requests_per_s"] = 80.0
-    cur["latency_ms"]["p99"] = 8.4          # 5 % worse: inside the tolerance
+    assert same["verdict"] == ("no regression beyond 10% in throughput, p50 latency, p90 latency, "
+                               "p99 latency, device arena (0 better, 0 worse)")
+    cur = _figures(rps=80.0, p99=8.4)      # throughput 20 % worse; p99 5 % worse: inside the tolerance
     cur["latency_ms"]["cold"] = 20.0        # not gated
-    cur["config"]["batch"] = 2
-    res = cli.compare(cur, base, tolerance=10)
+    res = compare.compare(cur, base, tolerance=10)
     rows = {r["name"]: r for r in res["figures"]}
     assert rows["throughput"]["ratio"] == pytest.approx(0.8)
     assert rows["throughput"]["percent"] == pytest.approx(-20.0)
-    assert rows["throughput"]["change"] == "worse"
+    assert rows["throughput"]["change"] == "worse" and rows["throughput"]["gated"]
     assert rows["p99 latency"]["percent"] == pytest.approx(5.0) and rows["p99 latency"]["change"] == "worse"
-    assert rows["cold latency"]["change"] == "worse"
-    assert rows["device a"]["change"] == "same"
+    assert rows["cold latency"]["change"] == "worse" and not rows["cold latency"]["gated"]
+    assert rows["device a"]["change"] == "same" and rows["device a"]["unit"] == "ms/execution"
     assert res["regressions"] == ["throughput -20.0%"]
     assert res["verdict"] == "REGRESSION beyond 10%: throughput -20.0%"
-    assert res["notes"] == ["the baseline ran with batch 4, this run with 2"]
+    assert res["notes"] == []
+
+
+def test_compare_across_batches_gates_on_rows_and_per_row_latency():
+    base = _figures(batch=4, rps=100.0, p50=5.0)          # 400 rows/s, 1.25 ms per row
+    cur = _figures(batch=8, rps=50.5, p50=9.0)            # 404 rows/s, 1.125 ms per row
+    res = compare.compare(cur, base)
+    rows = {r["name"]: r for r in res["figures"]}
+    # requests/s halved, but it is not a like figure across batches: shown, not gated
+    assert rows["throughput"]["percent"] == pytest.approx(-49.5) and not rows["throughput"]["gated"]
+    assert rows["throughput"]["why"] == "batch differs"
+    assert rows["throughput (rows)"]["percent"] == pytest.approx(1.0) and rows["throughput (rows)"]["gated"]
+    assert rows["p50 latency per row"]["baseline"] == pytest.approx(1.25)
+    assert rows["p50 latency per row"]["current"] == pytest.approx(1.125)
+    assert rows["p50 latency per row"]["change"] == "better" and rows["p50 latency per row"]["gated"]
+    assert not rows["p50 latency"]["gated"]
+    assert res["regressions"] == []
+    assert res["verdict"].startswith("no regression beyond 10% in throughput (rows), p50 latency per row, "
+                                     "p90 latency per row, p99 latency per row, device arena")
+    assert "the baseline ran with batch 4, this run with 8" in res["notes"]
+    # the other way round, fewer rows per second is a regression
+    res = compare.compare(base, _figures(batch=8, rps=100.0, p50=5.0))
+    assert res["regressions"][0] == "throughput (rows) -50.0%"
+
+
+def test_compare_refuses_different_pipelines_and_gears():
+    base = _figures()
+    other = _figures()
+    other["nodes"] = other["pipeline"]["nodes"] = ["b"]
+    with pytest.raises(compare.IncomparableError,
+                       match=r"cannot compare with base.json: it ran the models \['a'\], this run \['b'\] "
+                             r"\(a different pipeline\)"):
+        compare.compare(other, base, baseline_name="base.json")
+    geared = _figures()
+    geared["pipeline"]["gears"] = {"a": [1, 2, 4]}
+    with pytest.raises(compare.IncomparableError,
+                       match=r"the batch gears differ \(a: \[1, 2, 4, 8\] then, \[1, 2, 4\] now\)"):
+        compare.compare(geared, base)
+
+
+def test_compare_counts_a_change_within_the_spread_as_noise():
+    spread = {"requests_per_s": 8.0, "rows_per_s": 8.0, "p50": 1.0, "p90": 1.0, "p99": 1.0}
+    base = _figures(rps=100.0, spread=spread)
+    res = compare.compare(_figures(rps=86.0, spread=spread), base)    # -14 %, noise 8 + 8 = 16 %
+    assert res["regressions"] == []
+    assert res["verdict"].endswith("; within the runs' spread: throughput -14.0%")
+    assert {r["name"]: r for r in res["figures"]}["throughput"]["noise_percent"] == pytest.approx(16.0)
+    res = compare.compare(_figures(rps=80.0, spread=spread), base)    # -20 %: beyond the noise
+    assert res["regressions"] == ["throughput -20.0%"]
 
 
 def test_sim_toolkit_is_listed_only_when_the_toolkit_module_exists():

@@ -141,8 +141,10 @@ SCHEMA_ERRORS = [
     (("inputs", "x", "dtype"), "float33", "inputs.x.dtype", "expected a dtype name such as 'float32' or "
                                                             "'int8', got 'float33'"),
     (("inputs", "x", "dtype"), 32, "inputs.x.dtype", "expected a dtype name such as 'float32', got int 32"),
-    (("inputs", "x", "shape"), [64, -1], "inputs.x.shape[1]", "expected a positive dimension (or -1 / "
+    (("inputs", "x", "shape"), [64, -1], "inputs.x.shape[1]", "expected a positive dimension (or -1 / null / "
                                                               "'batch' as the first one), got int -1"),
+    (("inputs", "x", "shape"), [64, None], "inputs.x.shape[1]", "expected a positive dimension (or -1 / null "
+                                                                "/ 'batch' as the first one), got null"),
     (("inputs", "x", "shape"), "64", "inputs.x.shape", "expected a list of dimensions such as [-1, 64], "
                                                        "got str '64'"),
     (("inputs", "x", "shap"), [1], "inputs.x.shap", "unknown key (did you mean 'shape'?); allowed keys: "

@@ -1,0 +1,11 @@
+"""What ``ascend-engine bench`` measures and how it reports it (see docs/cli.md).
+
+* :mod:`.measure` runs the requests and times each one from the moment it is
+  enqueued to the moment its result is delivered;
+* :mod:`.breakdown` turns the engine's timing events into per-request and
+  per-execution H2D, compute, wait and D2H figures;
+* :mod:`.data` reads real inputs (``.npy``/``.bin``), writes outputs and checks
+  them against reference files;
+* :mod:`.compare` compares a run with a saved baseline, like with like;
+* :mod:`.report` prints the figures as text.
+"""

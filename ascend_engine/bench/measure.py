@@ -1,0 +1,176 @@
+"""Running the requests and timing each one from submit to result.
+
+``Engine.run_many`` keeps ``depth`` requests in flight and pulls the next
+feed before it waits for the oldest result, so a feed's pull time is not its
+submit time.  Instead, each request's submit time is taken from the engine's
+own counters: after every result, ``Engine.stats()`` says how many requests
+have been submitted so far, so the requests submitted during one call into
+the generator are known, and each was submitted no earlier than that call
+began and no earlier than its feed was pulled.  A request's latency runs from
+that moment to the moment the generator hands its result back.  The host
+enqueue time of those requests is the growth of the engine's enqueue counter
+over the same call.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from .breakdown import group_rows, request_steps, summarize_breakdown
+from .summary import spread_percent, summarize
+
+MAX_TIMELINE_EXECUTIONS = 200_000   # rows kept for a --duration run (about 100 bytes each per model)
+
+
+def executions_per_request(batch, max_batch) -> int:
+    """How many executions a request of ``batch`` rows runs as (split above ``max_batch``)."""
+    return max(1, math.ceil(batch / max_batch))
+
+
+def _submitted(stats) -> int:
+    return stats["requests"] + stats["failures"] + stats["in_flight"]
+
+
+def timed_pass(engine, pool, requests=None, duration=None, progress=None, executions=1) -> dict:
+    """Run ``requests`` feeds (or as many as ``duration`` seconds allow) from ``pool`` in turn.
+
+    Returns ``{"submit", "done"}`` (``time.perf_counter()`` seconds per
+    request), ``"enqueue_ms"`` per request and the timeline ``"ids"``,
+    ``"rows"`` and ``"base"`` of its executions.
+    """
+    capacity = MAX_TIMELINE_EXECUTIONS if requests is None else requests * executions
+    base = engine._timeline_begin(capacity)
+    pulled = []
+
+    def feeds():
+        i = 0
+        while requests is None or i < requests:
+            now = time.perf_counter()
+            if duration is not None and pulled and now - pulled[0] >= duration:
+                return
+            pulled.append(now)
+            yield pool[i % len(pool)]
+            i += 1
+
+    submit, done, enqueue_ms = [], [], []
+    before = engine.stats()
+    enqueued_s = before["enqueue_seconds"]
+    first = _submitted(before)
+    results = engine.run_many(feeds())
+    try:
+        while True:
+            call = time.perf_counter()
+            try:
+                next(results)
+            except StopIteration:
+                break
+            now = time.perf_counter()
+            s = engine.stats()
+            submitted = (_submitted(s) - first) // executions
+            new = range(len(submit), submitted)
+            if len(new):
+                share = (s["enqueue_seconds"] - enqueued_s) * 1e3 / len(new)
+                for k in new:
+                    submit.append(max(call, pulled[k]))
+                    enqueue_ms.append(share)
+            enqueued_s = s["enqueue_seconds"]
+            done.append(now)
+            if progress is not None:
+                progress.update(len(done))
+    finally:
+        results.close()
+        ids, rows = engine._timeline_end()
+    return {"submit": submit[:len(done)], "done": done, "enqueue_ms": enqueue_ms[:len(done)],
+            "ids": ids, "rows": rows, "base": base}
+
+
+def run_cold(engine, feeds) -> float:
+    """Run one request alone on a fresh engine; returns its latency in ms (first executions, first copies)."""
+    t0 = time.perf_counter()
+    engine.run(feeds)
+    return (time.perf_counter() - t0) * 1e3
+
+
+def run_bench(engine, pool, batch, cold_ms, requests=None, duration=None, warmup=10, repeat=1,
+              progress=None) -> dict:
+    """Time ``engine`` on the feeds in ``pool`` (every feed carries ``batch`` rows).
+
+    ``cold_ms`` is the first request's latency (:func:`run_cold`).  ``warmup``
+    untimed requests come first, then ``repeat`` timed passes of ``requests``
+    requests (or ``duration`` seconds) each.  Latency percentiles and the
+    breakdown pool the samples of every pass; throughput is the median pass,
+    and ``"repeat"`` keeps each pass's figures and their spread.
+    """
+    nodes = [n.name for n in engine.plan.nodes]
+    executions = executions_per_request(batch, engine.plan.max_batch)
+    if warmup:
+        for _ in engine.run_many(pool[i % len(pool)] for i in range(warmup)):
+            pass
+    passes = []
+    for r in range(repeat):
+        if progress is not None:
+            progress.restart(f"pass {r + 1}/{repeat}" if repeat > 1 else "")
+        passes.append(timed_pass(engine, pool, requests, duration, progress, executions))
+        if progress is not None:
+            progress.finish(len(passes[-1]["done"]))
+
+    latencies, enqueue, per_request, per_execution, samples = [], [], [], [], []
+    per_pass = {"requests_per_s": [], "rows_per_s": [], "p50": [], "p90": [], "p99": []}
+    walls = []
+    for p in passes:
+        lat = [(d - s) * 1e3 for s, d in zip(p["submit"], p["done"], strict=True)]
+        wall = p["done"][-1] - p["submit"][0] if p["done"] else 0.0
+        walls.append(wall)
+        n = len(lat)
+        per_pass["requests_per_s"].append(n / wall if wall > 0 else 0.0)
+        per_pass["rows_per_s"].append(n * batch / wall if wall > 0 else 0.0)
+        pct = summarize(lat) or {"p50": 0.0, "p90": 0.0, "p99": 0.0}
+        for key in ("p50", "p90", "p99"):
+            per_pass[key].append(pct[key])
+        grouped = group_rows(p["ids"], p["rows"], p["base"], executions, nodes)
+        t0 = p["submit"][0] if p["submit"] else 0.0
+        for k, ms in enumerate(lat):
+            steps = grouped.get(k)
+            sums = request_steps(steps, nodes) if steps and len(steps) == executions else None
+            if sums is not None:
+                per_request.append(sums)
+                per_execution.extend(steps)
+            samples.append(_sample(len(samples), p["submit"][k] - t0, p["done"][k] - t0, ms,
+                                   p["enqueue_ms"][k], sums))
+        latencies.extend(lat)
+        enqueue.extend(p["enqueue_ms"])
+
+    median = sorted(range(len(passes)), key=lambda i: per_pass["rows_per_s"][i])[len(passes) // 2]
+    n = len(latencies)
+    breakdown = summarize_breakdown(per_request, per_execution, enqueue, latencies, nodes, executions)
+    req = breakdown["per_request"]
+    device = {name: (req["compute"][name] or {}).get("mean", 0.0) for name in nodes}
+    slowest_node = max(device, key=device.get) if device else None
+    return {
+        "requests": n,
+        "rows": n * batch,
+        "wall_seconds": sum(walls),
+        "throughput": {"requests_per_s": per_pass["requests_per_s"][median],
+                       "rows_per_s": per_pass["rows_per_s"][median]},
+        "latency_ms": {"cold": cold_ms, **(summarize(latencies) or {})},
+        "latency_per_row_ms": {k: v / batch for k, v in (summarize(latencies) or {}).items()
+                               if k != "count"},
+        "host": {"enqueue_ms_per_request": (req["enqueue"] or {}).get("mean", 0.0)},
+        "device_time": {"ms_per_request": device, "slowest_node": slowest_node},
+        "host_bound": breakdown["host_bound"],
+        "breakdown": breakdown,
+        "repeat": {"count": repeat, "passes": per_pass,
+                   "spread_percent": {k: spread_percent(v) for k, v in per_pass.items()}},
+        "samples": samples,
+    }
+
+
+def _sample(index, submit_s, done_s, latency_ms, enqueue_ms, steps) -> dict:
+    """One request's raw times (what ``--export-times`` writes); ms from its pass's first submit."""
+    sample = {"request": index, "submit_ms": submit_s * 1e3, "done_ms": done_s * 1e3,
+              "latency_ms": latency_ms, "enqueue_ms": enqueue_ms}
+    if steps is not None:
+        sample.update(executions=steps["executions"], h2d_ms=steps["h2d"], compute_ms=steps["compute"],
+                      wait_ms=steps["wait"], d2h_ms=steps["d2h"], device_span_ms=steps["device_span"])
+    return sample

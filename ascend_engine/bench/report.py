@@ -1,0 +1,117 @@
+"""The text ``ascend-engine bench`` prints (the same figures ``--json`` writes)."""
+
+from __future__ import annotations
+
+import sys
+
+
+def human_bytes(n) -> str:
+    """Bytes for people: 1536 -> '1.5 KiB'."""
+    n = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"
+
+
+def _ms(v) -> str:
+    return f"{v:.3f}" if abs(v) < 100 else f"{v:.1f}"
+
+
+def _table(fig, nodes, title, out, with_end_to_end):
+    """One breakdown table: a row per step, p50/p90/p99/max columns in ms."""
+    rows = []
+    if with_end_to_end:
+        rows.append(("end-to-end", fig.get("end_to_end")))
+    rows.append(("host enqueue", fig.get("enqueue")))
+    rows.append(("H2D", fig.get("h2d")))
+    for n in nodes:
+        rows.append((f"model {n}", fig["compute"].get(n)))
+    for n in nodes:   # how long each stream sat blocked on its producers' events
+        rows.append((f"wait before {n}", fig["wait"].get(n)))
+    rows.append(("wait before D2H", fig["wait"].get("outputs")))
+    rows.append(("D2H", fig.get("d2h")))
+    if fig.get("device_span"):
+        rows.append(("device span", fig["device_span"]))
+    width = max(20, *(len(name) for name, _ in rows))
+    print(f"  {title:<{width}} {'p50':>9} {'p90':>9} {'p99':>9} {'max':>9}   (ms)", file=out)
+    for name, s in rows:
+        if s is None:
+            continue
+        cells = " ".join(f"{_ms(s[k]):>9}" for k in ("p50", "p90", "p99", "max"))
+        print(f"  {name:<{width}} {cells}", file=out)
+
+
+def print_bench(fig, out=None):
+    """Print bench figures as text."""
+    out = out or sys.stdout
+    cfg, lat = fig["config"], fig["latency_ms"]
+    nodes = fig["nodes"]
+
+    def p(label, text):
+        print(f"{label:<10}: {text}", file=out)
+
+    p("target", f"{fig['target']} ({fig['kind']}) on {fig['backend']} device {fig['device']} "
+                f"({fig['soc'] or 'unknown SoC'})")
+    p("pipeline", f"{len(nodes)} model(s) ({', '.join(nodes)}) on {fig['streams_used']} stream(s), "
+                  f"depth {cfg['depth']}, batch {cfg['batch']}")
+    p("inputs", fig["inputs"]["description"])
+    rep = fig["repeat"]
+    if rep["count"] > 1:
+        each = f"{cfg['requests']}" if cfg["requests"] else f"{cfg['duration']:g} s"
+        passes = f" in {rep['count']} passes of {each}"
+    else:
+        passes = ""
+    p("requests", f"{fig['requests']} timed{passes} in {fig['wall_seconds']:.2f} s after 1 cold + "
+                  f"{cfg['warmup']} warm-up")
+    spread = (f" (median pass; spread {rep['spread_percent']['rows_per_s']:.1f}% across {rep['count']})"
+              if rep["count"] > 1 else "")
+    p("throughput", f"{fig['throughput']['requests_per_s']:.1f} requests/s, "
+                    f"{fig['throughput']['rows_per_s']:.1f} rows/s{spread}")
+    p("latency", f"cold {lat['cold']:.2f} ms (first request); submit to result p50 {lat['p50']:.2f} ms, "
+                 f"p90 {lat['p90']:.2f}, p99 {lat['p99']:.2f}, max {lat['max']:.2f}")
+    bd = fig["breakdown"]
+    e = bd["executions_per_request"]
+    if e > 1:
+        largest = fig["pipeline"]["max_batch"]
+        p("split", f"each request of {cfg['batch']} rows runs as {e} executions (the largest batch one "
+                   f"execution takes is {largest}): figures per request and per execution")
+    print("breakdown :", file=out)
+    _table(bd["per_request"], nodes, "per request", out, True)
+    if e > 1:
+        _table(bd["per_execution"], nodes, "per execution", out, False)
+    enq = (bd["per_execution"]["enqueue"] or {}).get("p50", 0.0)
+    if bd["slowest_stage"] is not None:
+        what = "HOST-BOUND: host enqueue {:.3f} ms per execution (p50) exceeds" if bd["host_bound"] else \
+            "device-bound: host enqueue {:.3f} ms per execution (p50) is below"
+        p("bound", what.format(enq) + f" the slowest stage ({bd['slowest_stage']}, "
+                                       f"{bd['slowest_stage_ms']:.3f} ms)")
+    mem = fig["memory"]
+    pinned = human_bytes(mem.get("host_pinned_bytes", 0))
+    p("memory", f"device arena {human_bytes(mem['arena_bytes'])} ({mem['depth']} slots x "
+                f"{human_bytes(mem['slot_bytes'])}), pinned host {pinned}, "
+                f"peak working set {human_bytes(mem['peak_working_set'])}, recommended pool "
+                f"{human_bytes(mem['recommended_pool_bytes'])}")
+
+
+def _value(value, unit):
+    if unit == "bytes":
+        return human_bytes(value)
+    return f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
+
+
+def print_comparison(result, baseline_path, out=None):
+    """Print a comparison (:func:`ascend_engine.bench.compare.compare`) as a table and a verdict."""
+    out = out or sys.stdout
+    print(f"compare   : against {baseline_path}", file=out)
+    for note in result.get("notes", []):
+        print(f"  note: {note}", file=out)
+    print(f"  {'figure':<24} {'baseline':>10}    {'new':>10} {'unit':<13} {'change':>16}", file=out)
+    for r in result["figures"]:
+        unit = "" if r["unit"] == "bytes" else r["unit"]
+        gate = "" if r["gated"] else f"  (not gated: {r['why']})"
+        old, new = _value(r["baseline"], r["unit"]), _value(r["current"], r["unit"])
+        print(f"  {r['name']:<24} {old:>10} -> {new:>10} "
+              f"{unit:<13} x{r['ratio']:.3f} {r['percent']:+7.1f}%  {r['change']}{gate}", file=out)
+    print(f"verdict   : {result['verdict']}", file=out)

@@ -141,7 +141,9 @@ def test_execution_accepts_buffers_sized_for_the_selected_gear(lib, model, gear)
         bufs.close()
     want = sim.reference(two_io_graph(), feeds)
     for k in want:
-        np.testing.assert_allclose(got[k].astype(np.float64), want[k].astype(np.float64), rtol=2e-2, atol=2e-2)
+        np.testing.assert_allclose(
+            got[k].astype(np.float64), want[k].astype(np.float64), rtol=2e-2, atol=2e-2, err_msg=k
+        )
 
 
 @pytest.mark.parametrize("is_in", [True, False])

@@ -5,8 +5,9 @@ Everything native is built here:
 * ``ascend_engine/_lib/libascendcl_sim.so`` -- the AscendCL simulator, a plain
   C shared library (no Python inside) exporting the AscendCL symbols, so that C
   programs can link against it as they would against ``libascendcl.so``;
-* ``ascend_engine/_lib/libacl_dvpp.so`` -- its companion for ``acldvppMalloc``
-  and ``acldvppFree``;
+* ``ascend_engine/_lib/libacl_dvpp.so`` and ``libacl_cblas.so`` -- its
+  companions for the DVPP and BLAS libraries clients link by name
+  (``acldvppMalloc``/``acldvppFree`` work, the rest are honest stand-ins);
 * the Cython extension modules, which reach AscendCL only through the run-time
   function table filled by ``ascend_engine/csrc/loader.c``.
 
@@ -25,8 +26,13 @@ from setuptools.command.build_ext import build_ext
 HERE = os.path.dirname(os.path.abspath(__file__))
 SIM_NAME = "ascend_engine._lib.libascendcl_sim"
 DVPP_NAME = "ascend_engine._lib.libacl_dvpp"
+CBLAS_NAME = "ascend_engine._lib.libacl_cblas"
 # Plain C shared libraries (no Python inside): extension name -> file name.
-PLAIN_LIBRARIES = {SIM_NAME: "libascendcl_sim.so", DVPP_NAME: "libacl_dvpp.so"}
+PLAIN_LIBRARIES = {
+    SIM_NAME: "libascendcl_sim.so",
+    DVPP_NAME: "libacl_dvpp.so",
+    CBLAS_NAME: "libacl_cblas.so",
+}
 # ascend_engine/_lib/ holds only build output (ignored by git), so a fresh
 # checkout lacks it; in-place and editable builds copy the simulator there.
 os.makedirs(os.path.join(HERE, "ascend_engine", "_lib"), exist_ok=True)
@@ -76,9 +82,19 @@ sim_library = Extension(
 dvpp_library = Extension(
     DVPP_NAME,
     sources=rel("ascend_engine/sim/dvpp/*.c"),
-    include_dirs=["include"],
+    include_dirs=["include", "ascend_engine/sim/include", "ascend_engine/sim/standin"],
     extra_compile_args=WARNINGS + ["-std=gnu11", "-O2", "-fvisibility=hidden"],
     extra_link_args=["-Wl,-soname,libacl_dvpp.so"],
+)
+
+# The stand-in for CANN's libacl_cblas.so (docs/toolkit.md): links and
+# answers ACL_ERROR_API_NOT_SUPPORT through the simulator's recent error.
+cblas_library = Extension(
+    CBLAS_NAME,
+    sources=rel("ascend_engine/sim/cblas/*.c"),
+    include_dirs=["include", "ascend_engine/sim/standin"],
+    extra_compile_args=WARNINGS + ["-std=gnu11", "-O2", "-fvisibility=hidden"],
+    extra_link_args=["-Wl,-soname,libacl_cblas.so"],
 )
 
 cython_modules = [
@@ -106,7 +122,7 @@ cython_modules = [
 cython_modules = [m for m in cython_modules if all(os.path.exists(os.path.join(HERE, s)) for s in m.sources)]
 
 setup(
-    ext_modules=[sim_library, dvpp_library]
+    ext_modules=[sim_library, dvpp_library, cblas_library]
     + cythonize(cython_modules, language_level=3, compiler_directives={"embedsignature": True}),
     cmdclass={"build_ext": BuildNative},
 )

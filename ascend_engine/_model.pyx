@@ -28,9 +28,9 @@ TensorSpec = namedtuple("TensorSpec", ["name", "dtype", "shape", "nbytes", "form
 TensorSpec.__doc__ = """One model input or output.
 
 ``shape`` has -1 as its first dimension when the model takes a dynamic
-batch; ``nbytes`` is the size the device needs (from the descriptor: padded,
-and for a dynamic batch the largest gear's size), which is what a buffer
-bound to this tensor must hold."""
+batch; ``nbytes`` is the descriptor's size: the tensor's exact bytes, and for
+a dynamic batch the largest gear's, which is what a buffer bound to this
+tensor must hold to run every gear."""
 
 _DTYPES = {
     ACL_FLOAT: np.dtype(np.float32),

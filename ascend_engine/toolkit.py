@@ -5,10 +5,11 @@
     dest/
       env.sh, set_env.sh          export ASCEND_TOOLKIT_HOME, ASCEND_HOME_PATH, DDK_PATH,
                                   NPU_HOST_LIB, CANN_PATH and LD_LIBRARY_PATH
-      runtime/lib64/              libascendcl.so (the simulator), libacl_dvpp.so
-      runtime/lib64/stub/         the same two, where sample CMakeLists link from
-      lib64/                      the same two again (older layouts)
-      runtime/include/acl/...     the real CANN headers
+      runtime/lib64/              libascendcl.so (the simulator), libacl_dvpp.so, libacl_cblas.so
+      runtime/lib64/stub/         the same three, where sample CMakeLists link from
+      lib64/                      the same three again (older layouts)
+      runtime/include/acl/...     the real CANN headers, plus ascend-engine's own
+                                  acl/ops/acl_dvpp.h when they lack one
       include -> runtime/include
       sim_toolkit.info            what this folder is and where it came from
 
@@ -44,7 +45,14 @@ PACKAGE = os.path.dirname(os.path.abspath(__file__))
 LIB_DIR = os.path.join(PACKAGE, "_lib")
 SIM_LIBRARY = "libascendcl_sim.so"
 DVPP_LIBRARY = "libacl_dvpp.so"
+CBLAS_LIBRARY = "libacl_cblas.so"
+# Companion libraries clients link by name, copied as they are (their
+# AscendCL calls resolve from libascendcl.so, as with CANN).
+COMPANIONS = (DVPP_LIBRARY, CBLAS_LIBRARY)
 ACL_SONAME = "libascendcl.so"
+# Our own declarations of the DVPP functions (the torch-npu headers have none).
+OWN_HEADERS = os.path.join(PACKAGE, "sim", "include")
+DVPP_HEADER = os.path.join("acl", "ops", "acl_dvpp.h")
 LIB_FOLDERS = ("runtime/lib64", "runtime/lib64/stub", "lib64")
 
 ENV_TEMPLATE = """\
@@ -182,8 +190,8 @@ def make_toolkit(dest: str, headers: str | None = None) -> str:
     """Lay out the toolkit folder at dest (created or refreshed); returns its absolute path."""
     dest = os.path.abspath(dest)
     sim = os.path.join(LIB_DIR, SIM_LIBRARY)
-    dvpp = os.path.join(LIB_DIR, DVPP_LIBRARY)
-    for lib in (sim, dvpp):
+    companions = [os.path.join(LIB_DIR, name) for name in COMPANIONS]
+    for lib in [sim, *companions]:
         if not os.path.exists(lib):
             raise ToolkitError(f"{lib} is missing: build the package first (pip install -e .)")
     include_src = find_headers(headers)
@@ -195,15 +203,17 @@ def make_toolkit(dest: str, headers: str | None = None) -> str:
     shutil.copyfile(sim, acl)
     os.chmod(acl, 0o755)
     set_soname(acl, ACL_SONAME)
-    _replace(os.path.join(runtime_lib, DVPP_LIBRARY))
-    shutil.copyfile(dvpp, os.path.join(runtime_lib, DVPP_LIBRARY))
-    os.chmod(os.path.join(runtime_lib, DVPP_LIBRARY), 0o755)
+    for lib in companions:
+        target = os.path.join(runtime_lib, os.path.basename(lib))
+        _replace(target)
+        shutil.copyfile(lib, target)
+        os.chmod(target, 0o755)
     # The other library folders point at runtime/lib64 (relative links, so
     # the folder can be moved; env.sh is regenerated with the new path).
     for folder in LIB_FOLDERS[1:]:
         path = os.path.join(dest, folder)
         os.makedirs(path, exist_ok=True)
-        for name in (ACL_SONAME, DVPP_LIBRARY):
+        for name in (ACL_SONAME, *COMPANIONS):
             link = os.path.join(path, name)
             _replace(link)
             os.symlink(os.path.relpath(os.path.join(runtime_lib, name), path), link)
@@ -218,6 +228,10 @@ def make_toolkit(dest: str, headers: str | None = None) -> str:
             os.path.join(include_src, name)
         ):
             shutil.copytree(os.path.join(include_src, name), os.path.join(runtime_include, name))
+    own_dvpp = not os.path.exists(os.path.join(runtime_include, DVPP_HEADER))
+    if own_dvpp:
+        os.makedirs(os.path.dirname(os.path.join(runtime_include, DVPP_HEADER)), exist_ok=True)
+        shutil.copyfile(os.path.join(OWN_HEADERS, DVPP_HEADER), os.path.join(runtime_include, DVPP_HEADER))
     include = os.path.join(dest, "include")
     _replace(include)
     os.symlink(os.path.join("runtime", "include"), include)
@@ -230,8 +244,9 @@ def make_toolkit(dest: str, headers: str | None = None) -> str:
         f.write(
             "kind=ascend-engine AscendCL simulator toolkit\n"
             f"libascendcl={sim}\n"
-            f"libacl_dvpp={dvpp}\n"
-            f"headers={include_src}\n"
+            + "".join(f"{os.path.splitext(os.path.basename(lib))[0]}={lib}\n" for lib in companions)
+            + f"headers={include_src}\n"
+            + f"acl_dvpp.h={'ascend-engine (own declarations)' if own_dvpp else 'from the headers'}\n"
         )
     return dest
 

@@ -10,10 +10,6 @@ from helpers import simlib
 from ascend_engine import sim
 
 
-def pad(n):
-    return (n + 31) // 32 * 32 + 32
-
-
 def two_io_graph():
     g = sim.Graph("two")
     img = g.input("image", "float16", (-1, 3, 4, 4), format="NCHW")
@@ -38,14 +34,16 @@ def test_descriptor_values(lib, model):
     assert [io["name"] for io in model.outputs] == ["feat", "mask_sum", "nhwc"]
     img, mask, dyn = model.inputs
     assert img["dims"] == (-1, 3, 4, 4) and img["dtype"] == 1 and img["format"] == 0
-    assert img["size"] == pad(6 * 3 * 4 * 4 * 2)  # the largest gear, padded
-    assert img["size"] > 6 * 3 * 4 * 4 * 2
-    assert mask["dims"] == (5,) and mask["dtype"] == 3 and mask["size"] == pad(20)
-    assert dyn["dims"] == (1,) and dyn["dtype"] == 9 and dyn["size"] == pad(8)
+    # exact bytes, as CANN reports them: shape x dtype at the largest gear (6),
+    # no allocation padding (that belongs to aclrtMalloc)
+    assert img["size"] == 6 * 3 * 4 * 4 * 2 == 576
+    assert mask["dims"] == (5,) and mask["dtype"] == 3 and mask["size"] == 20
+    assert dyn["dims"] == (1,) and dyn["dtype"] == 9 and dyn["size"] == 8
     feat, msum, nhwc = model.outputs
-    assert feat["dims"] == (-1, 3) and feat["dtype"] == 0 and feat["size"] == pad(6 * 3 * 4)
-    assert msum["dims"] == (1,) and msum["dtype"] == 3
+    assert feat["dims"] == (-1, 3) and feat["dtype"] == 0 and feat["size"] == 6 * 3 * 4 == 72
+    assert msum["dims"] == (1,) and msum["dtype"] == 3 and msum["size"] == 4
     assert nhwc["dims"] == (-1, 4, 4, 3) and nhwc["format"] == 1 and nhwc["dtype"] == 1
+    assert nhwc["size"] == 6 * 4 * 4 * 3 * 2
     assert img["dims_name"] == "image"
     assert model.gears == [1, 2, 6]
 
@@ -89,18 +87,20 @@ def test_desc_outlives_unload(lib):
 def test_model_io_mismatches(lib, model):
     sizes_in = [io["size"] for io in model.inputs]
     sizes_out = [io["size"] for io in model.outputs]
-    # an input buffer one byte short of the reported size
+    # at the largest gear: an input buffer one byte short of the reported size
     short = mdl.Buffers(model, in_sizes=[sizes_in[0] - 1] + sizes_in[1:])
-    short.set_batch(2)
+    short.set_batch(6)
     assert lib.aclmdlExecute(model.id, short.input, short.output) == mdl.ACL_ERROR_MODEL_INPUT_NOT_MATCH
-    msg = simlib.recent_error(lib)
-    assert "input 0 ('image')" in msg and str(sizes_in[0] - 1) in msg and str(sizes_in[0]) in msg
+    assert simlib.recent_error(lib) == (
+        f"aclmdlExecute: input 0 ('image'): buffer of 575 bytes, model {model.id} needs 576 "
+        "(aclmdlGetInputSizeByIndex)"
+    )
     short.close()
     # an output buffer too small
     short = mdl.Buffers(model, out_sizes=sizes_out[:2] + [sizes_out[2] - 32])
-    short.set_batch(2)
+    short.set_batch(6)
     assert lib.aclmdlExecute(model.id, short.input, short.output) == mdl.ACL_ERROR_MODEL_OUTPUT_NOT_MATCH
-    assert "output 2 ('nhwc')" in simlib.recent_error(lib)
+    assert "output 2 ('nhwc'): buffer of 544 bytes" in simlib.recent_error(lib)
     short.close()
     # wrong buffer counts
     few = mdl.Buffers(model, in_sizes=sizes_in[:2])
@@ -111,6 +111,110 @@ def test_model_io_mismatches(lib, model):
     few.set_batch(1)
     assert lib.aclmdlExecute(model.id, few.input, few.output) == mdl.ACL_ERROR_MODEL_OUTPUT_NOT_MATCH
     few.close()
+
+
+def per_gear(size, gear, max_gear=6):
+    """How clients size a lower gear's buffer from the descriptor."""
+    return size * gear // max_gear
+
+
+@pytest.mark.parametrize("gear", [1, 2, 6])
+def test_execution_accepts_buffers_sized_for_the_selected_gear(lib, model, gear):
+    # size * gear / max_gear for the batched tensors, the full size otherwise
+    ins = [per_gear(io["size"], gear) if io["dims"][0] == -1 else io["size"] for io in model.inputs]
+    outs = [per_gear(io["size"], gear) if io["dims"][0] == -1 else io["size"] for io in model.outputs]
+    assert ins[0] == gear * 3 * 4 * 4 * 2 and outs[0] == gear * 3 * 4
+    bufs = mdl.Buffers(model, in_sizes=ins, out_sizes=outs)
+    rng = np.random.default_rng(gear)
+    feeds = {
+        "image": rng.standard_normal((gear, 3, 4, 4)).astype(np.float16),
+        "mask": rng.integers(-9, 9, 5).astype(np.int32),
+    }
+    try:
+        for i, name in enumerate(("image", "mask")):
+            a = feeds[name]
+            mdl.check(lib, lib.aclrtMemcpy(bufs.in_ptrs[i], ins[i], a.ctypes.data, a.nbytes, 1), "h2d")
+        bufs.set_batch(gear)
+        bufs.execute()
+        got = bufs.fetch(gear)
+    finally:
+        bufs.close()
+    want = sim.reference(two_io_graph(), feeds)
+    for k in want:
+        np.testing.assert_allclose(
+            got[k].astype(np.float64), want[k].astype(np.float64), rtol=2e-2, atol=2e-2, err_msg=k
+        )
+
+
+@pytest.mark.parametrize("is_in", [True, False])
+def test_a_buffer_below_the_selected_gear_still_fails(lib, model, is_in):
+    """Strict at every gear: one byte below gear 2's bytes is refused with the real code."""
+    sizes_in = [io["size"] for io in model.inputs]
+    sizes_out = [io["size"] for io in model.outputs]
+    if is_in:
+        sizes_in[0] = per_gear(sizes_in[0], 2) - 1
+    else:
+        sizes_out[0] = per_gear(sizes_out[0], 2) - 1
+    bufs = mdl.Buffers(model, in_sizes=sizes_in, out_sizes=sizes_out)
+    try:
+        bufs.set_batch(2)
+        rc = lib.aclmdlExecute(model.id, bufs.input, bufs.output)
+        msg = simlib.recent_error(lib)
+        bufs.set_batch(1)  # the same buffer is enough at gear 1
+        mdl.check(lib, lib.aclmdlExecute(model.id, bufs.input, bufs.output), "gear 1")
+    finally:
+        bufs.close()
+    if is_in:
+        assert rc == mdl.ACL_ERROR_MODEL_INPUT_NOT_MATCH
+        assert msg == (
+            f"aclmdlExecute: input 0 ('image'): buffer of 191 bytes, model {model.id} needs 192 at batch 2 "
+            "(aclmdlGetInputSizeByIndex reports 576 for the largest gear)"
+        )
+    else:
+        assert rc == mdl.ACL_ERROR_MODEL_OUTPUT_NOT_MATCH
+        assert msg == (
+            f"aclmdlExecute: output 0 ('feat'): buffer of 23 bytes, model {model.id} needs 24 at batch 2 "
+            "(aclmdlGetOutputSizeByIndex reports 72 for the largest gear)"
+        )
+
+
+@pytest.mark.parametrize(
+    "dtype, fmt, shape, nbytes",
+    [
+        ("float32", "ND", (7, 5), 140),
+        ("float16", "NCHW", (1, 3, 224, 224), 301056),
+        ("float16", "NHWC", (1, 224, 224, 3), 301056),
+        ("uint8", "NHWC", (1, 224, 224, 3), 150528),
+        ("uint8", "NCHW", (1, 3, 7, 9), 189),
+        ("int32", "ND", (3,), 12),
+        ("int64", "ND", (5,), 40),
+    ],
+)
+def test_descriptor_sizes_are_exact_for_every_format_and_dtype(lib, dtype, fmt, shape, nbytes):
+    g = sim.Graph("sizes")
+    x = g.input("x", dtype, shape, format=fmt)
+    g.output("y", g.reshape(x, shape), format=fmt)
+    m = mdl.load_bytes(lib, g.to_bytes())
+    try:
+        assert m.inputs[0]["size"] == nbytes == int(np.prod(shape)) * np.dtype(dtype).itemsize
+        assert m.outputs[0]["size"] == nbytes
+    finally:
+        m.close()
+
+
+def test_dynamic_batch_sizes_are_the_largest_gear(lib):
+    g = sim.Graph("dyn")
+    x = g.input("x", "float32", (-1, 1000))
+    g.output("prob", g.softmax(x))
+    g.output("best", g.argmax(x, axis=-1))
+    m = mdl.load_bytes(lib, g.to_bytes(batch_sizes=(1, 4, 16)))
+    try:
+        assert [io["size"] for io in m.inputs] == [16 * 4000, 8]
+        assert [io["size"] for io in m.outputs] == [16 * 4000, 16 * 4]
+        # a batch's outputs are strided by size / batch, as clients read them
+        assert m.outputs[0]["size"] // 16 == 4000
+    finally:
+        m.close()
 
 
 def test_buffers_must_be_live_device_memory(lib, model):

@@ -2,6 +2,7 @@
 
 import ctypes
 import textwrap
+import threading
 
 from helpers import simlib
 
@@ -91,3 +92,28 @@ def stress_iterations():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.stress_scale()
+
+
+class Reporter:
+    """A thread looping on aclrtProcessReport, as the Ascend samples do."""
+
+    def __init__(self, lib):
+        self.lib = lib
+        self.stop = threading.Event()
+        self.ready = threading.Event()
+        self.codes = []
+        self.thread = threading.Thread(target=self._run, daemon=True)  # a failing test must not hang
+        self.thread.start()
+        self.ready.wait(10)
+
+    def _run(self):
+        self.tid = threading.get_ident()  # pthread_self() on Linux
+        self.ready.set()
+        while not self.stop.is_set():
+            rc = self.lib.aclrtProcessReport(20)
+            self.codes.append(rc)
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(10)
+        assert not self.thread.is_alive()

@@ -1,37 +1,13 @@
 """Host callbacks: subscribe, launch, process report, BLOCK semantics."""
 
 import ctypes
+import os
 import threading
 import time
 
-from simrt_util import CALLBACK
+from simrt_util import CALLBACK, Reporter, run_child
 
 H2H = 0
-
-
-class Reporter:
-    """A thread looping on aclrtProcessReport, as the Ascend samples do."""
-
-    def __init__(self, lib):
-        self.lib = lib
-        self.stop = threading.Event()
-        self.ready = threading.Event()
-        self.codes = []
-        self.thread = threading.Thread(target=self._run)
-        self.thread.start()
-        self.ready.wait(10)
-
-    def _run(self):
-        self.tid = threading.get_ident()  # pthread_self() on Linux
-        self.ready.set()
-        while not self.stop.is_set():
-            rc = self.lib.aclrtProcessReport(20)
-            self.codes.append(rc)
-
-    def close(self):
-        self.stop.set()
-        self.thread.join(10)
-        assert not self.thread.is_alive()
 
 
 def test_callbacks_run_in_order_in_the_subscribed_thread(sim, lib, stream):
@@ -141,3 +117,50 @@ def test_callback_errors(sim, lib, stream):
     sim.ok(lib.aclrtProcessReport(2000))
     assert got == [7]
     sim.ok(lib.aclrtUnSubscribeReport(threading.get_ident(), stream))
+
+
+# The asynchronous Ascend sample pattern: a blocking callback, run by the
+# report thread, frees the host buffer of the result it has just consumed
+# (and here a device buffer too).  aclrtFree/aclrtFreeHost never wait for
+# streams, so this cannot deadlock on the stream that is waiting for the very
+# callback that frees; run in a child so a regression hangs only the child.
+FREE_IN_CALLBACK = """
+import threading
+from simrt_util import CALLBACK, Reporter
+assert lib.aclInit(None) == 0, err()
+assert lib.aclrtSetDevice(0) == 0, err()
+s = ctypes.c_void_p(); assert lib.aclrtCreateStream(ctypes.byref(s)) == 0, err()
+rep = Reporter(lib)
+assert lib.aclrtSubscribeReport(rep.tid, s) == 0, err()
+N, rounds = 1024, 8
+freed, seen = [], []
+
+@CALLBACK
+def consume(user):
+    host, dev = bufs[user - 1]
+    seen.append(ctypes.string_at(host, 4))
+    freed.append((lib.aclrtFreeHost(host), lib.aclrtFree(dev), threading.get_ident() == rep.tid))
+
+bufs = []
+for i in range(rounds):
+    h, d = ctypes.c_void_p(), ctypes.c_void_p()
+    assert lib.aclrtMallocHost(ctypes.byref(h), N) == 0 and lib.aclrtMalloc(ctypes.byref(d), N, 0) == 0, err()
+    bufs.append((h.value, d.value))
+for i, (h, d) in enumerate(bufs):
+    assert lib.aclrtMemsetAsync(d, N, i + 1, N, s) == 0, err()
+    assert lib.aclrtMemcpyAsync(h, N, d, N, 2, s) == 0, err()
+    assert lib.aclrtLaunchCallback(consume, i + 1, 1, s) == 0, err()   # BLOCK
+assert lib.aclrtSynchronizeStream(s) == 0, err()
+assert freed == [(0, 0, True)] * rounds, freed
+assert seen == [bytes([i + 1]) * 4 for i in range(rounds)], seen
+assert lib.aclrtFreeHost(bufs[0][0]) == 100000 and "already freed" in err()
+assert lib.aclrtUnSubscribeReport(rep.tid, s) == 0, err()
+rep.close()
+print("OK")
+"""
+
+
+def test_a_blocking_callback_may_free_host_and_device_memory():
+    here = os.path.dirname(os.path.abspath(__file__))
+    proc = run_child(f"sys.path.insert(0, {here!r})\n" + FREE_IN_CALLBACK)
+    assert proc.stdout.strip().endswith("OK")

@@ -133,3 +133,35 @@ def test_destroyed_context_leaves_threads_without_one():
         assert lib.aclFinalize() == 0
         """
     )
+
+
+def test_saturation_mode_needs_no_context():
+    """aclrtSetDeviceSatMode right after aclInit, before any aclrtSetDevice, as benchmark tools
+    call it.  Since CANN 8.0 the documentation says it sets the mode of the current Device
+    (no context mentioned); without a current context it sets the process default that each
+    device reports until it is given its own."""
+    run_child(
+        """
+        import threading
+        SAT, INFNAN = 0, 1
+        mode = ctypes.c_int(-1)
+        assert lib.aclInit(None) == 0, err()
+        assert lib.aclrtSetDeviceSatMode(SAT) == 0, err()
+        assert lib.aclrtGetDeviceSatMode(ctypes.byref(mode)) == 0 and mode.value == SAT, err()
+        assert lib.aclrtSetDeviceSatMode(7) == 100000
+        assert err() == ("aclrtSetDeviceSatMode: mode 7: expected ACL_RT_OVERFLOW_MODE_SATURATION (0) or "
+                         "ACL_RT_OVERFLOW_MODE_INFNAN (1)"), err()
+        assert lib.aclrtSetDevice(0) == 0, err()
+        assert lib.aclrtGetDeviceSatMode(ctypes.byref(mode)) == 0 and mode.value == SAT  # inherited
+        assert lib.aclrtSetDeviceSatMode(INFNAN) == 0, err()   # device 0 only
+        assert lib.aclrtGetDeviceSatMode(ctypes.byref(mode)) == 0 and mode.value == INFNAN
+        assert lib.aclrtSetDevice(1) == 0, err()
+        assert lib.aclrtGetDeviceSatMode(ctypes.byref(mode)) == 0 and mode.value == SAT
+        seen = []
+        t = threading.Thread(target=lambda: seen.append(
+            (lib.aclrtGetDeviceSatMode(ctypes.byref(mode)), mode.value)))
+        t.start(); t.join()
+        assert seen == [(0, SAT)], seen   # a thread without a context reads the process default
+        assert lib.aclrtGetDeviceSatMode(None) == 100000 and err() == "aclrtGetDeviceSatMode: mode is NULL"
+        """
+    )

@@ -2,8 +2,9 @@
 
 import ctypes
 import struct
+import threading
 
-from simrt_util import D2D, D2H, DEFAULT, H2D, run_child
+from simrt_util import CALLBACK, D2D, D2H, DEFAULT, H2D, Reporter, run_child
 
 
 def test_malloc_rounding_alignment_and_junk(sim, lib):
@@ -225,3 +226,104 @@ def test_copy_bandwidth_model():
         """,
         env={"ASCEND_SIM_H2D_GBPS": "0.2"},
     )
+
+
+# aclrtFree / aclrtFreeHost with work still queued.  CANN documents that they
+# free at once, with no implicit device or stream synchronization, and that
+# the caller must not touch the memory afterwards.  The simulator therefore
+# never waits; queued tasks pin what they touch, so the freed address is not
+# handed out again under them, and each such task fails on the device instead
+# of writing into memory that now belongs to someone else.  The child process
+# holds its stream with a blocking host callback (deterministic, no sleeps); a
+# free that waited would hang there until the child's timeout.
+FREE_WHILE_QUEUED = """
+import threading
+lib.aclInit(None)
+assert lib.aclrtSetDevice(0) == 0, err()
+s = ctypes.c_void_p(); assert lib.aclrtCreateStream(ctypes.byref(s)) == 0
+gate, ready, stop = threading.Event(), threading.Event(), threading.Event()
+tid = []
+def report():
+    tid.append(threading.get_ident()); ready.set()
+    while not stop.is_set():
+        lib.aclrtProcessReport(20)
+rep = threading.Thread(target=report, daemon=True); rep.start(); ready.wait(10)
+assert lib.aclrtSubscribeReport(tid[0], s) == 0, err()
+HOLD = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(lambda _: gate.wait(60))
+
+def malloc(n, host=False):
+    p = ctypes.c_void_p()
+    rc = lib.aclrtMallocHost(ctypes.byref(p), n) if host else lib.aclrtMalloc(ctypes.byref(p), n, 0)
+    assert rc == 0, err()
+    return p.value
+
+N = 4096
+src = malloc(N, host=True); ctypes.memset(src, 0x5A, N)
+dev = malloc(N)
+out = malloc(N, host=True)
+dev2 = malloc(N)
+assert lib.aclrtMemset(dev2, N, 0x33, N) == 0, err()
+try:
+    assert lib.aclrtLaunchCallback(HOLD, None, 1, s) == 0, err()    # BLOCK: the stream waits here
+    assert lib.aclrtMemcpyAsync(dev, N, src, N, 1, s) == 0, err()    # H2D into dev
+    assert lib.aclrtMemcpyAsync(out, N, dev2, N, 2, s) == 0, err()   # D2H into pinned out
+    assert lib.aclrtMemsetAsync(dev, N, 7, N, s) == 0, err()
+    assert lib.aclrtFree(dev) == 0, err()       # returns at once: nothing waits for the held stream
+    assert lib.aclrtFreeHost(out) == 0, err()
+    assert lib.aclrtFree(dev) == 100000 and err() == f"aclrtFree: devPtr 0x{dev:x} was already freed", err()
+    # the freed addresses are not handed out again while queued work still uses them
+    fresh = [malloc(N) for _ in range(64)] + [malloc(N, host=True) for _ in range(64)]
+    assert dev not in fresh and out not in fresh, "a freed address was reused under queued work"
+finally:
+    gate.set()
+rc = lib.aclrtSynchronizeStream(s)
+msg = err()
+assert rc == 507052, (rc, msg)
+assert "an asynchronous copy on stream" in msg, msg
+assert f"dst (allocation 0x{dev:x}) was freed while the task was queued" in msg, msg
+# nothing was written into the fresh allocations
+junk = b"\\xef\\xbe\\xad\\xff" * (N // 4)
+buf = (ctypes.c_uint8 * N)()
+for p in fresh[:64]:
+    assert lib.aclrtMemcpy(buf, N, p, N, 2) == 0, err()
+    assert bytes(buf) == junk
+for p in fresh[64:]:
+    assert ctypes.string_at(p, N) == junk
+stop.set(); rep.join(10)
+assert lib.aclrtUnSubscribeReport(tid[0], s) == 0, err()
+print("OK")
+"""
+
+
+def test_free_with_work_queued_returns_at_once_and_the_memory_is_not_reused():
+    proc = run_child(FREE_WHILE_QUEUED, timeout=60)
+    assert proc.stdout.strip().endswith("OK")
+
+
+def test_every_task_using_freed_memory_fails_and_the_rest_runs(sim, lib, stream):
+    """Each queued task that touches freed memory fails; later tasks still run."""
+    n = 256
+    dev = sim.malloc(n)
+    keep = sim.malloc(n)
+    out = (ctypes.c_uint8 * n)()
+    gate = threading.Event()
+    hold = CALLBACK(lambda _: gate.wait(30))
+    rep = Reporter(lib)
+    try:
+        sim.ok(lib.aclrtSubscribeReport(rep.tid, stream))
+        sim.ok(lib.aclrtMemsetAsync(keep, n, 3, n, stream))
+        sim.ok(lib.aclrtLaunchCallback(hold, None, 1, stream))  # BLOCK: the stream waits for the gate
+        sim.ok(lib.aclrtMemsetAsync(dev, n, 1, n, stream))
+        sim.ok(lib.aclrtMemcpyAsync(out, n, dev, n, D2H, stream))
+        sim.ok(lib.aclrtFree(dev))
+        sim.ok(lib.aclrtMemcpyAsync(out, n, keep, n, D2H, stream))
+        gate.set()
+        assert lib.aclrtSynchronizeStream(stream) == 507052
+        assert "an asynchronous memset on stream" in sim.err()
+        assert f"devPtr (allocation 0x{dev:x}) was freed" in sim.err()
+        sim.ok(lib.aclrtUnSubscribeReport(rep.tid, stream))
+    finally:
+        gate.set()
+        rep.close()
+    assert bytes(out) == b"\x03" * n  # the last copy ran, the one from freed memory did not
+    sim.ok(lib.aclrtFree(keep))

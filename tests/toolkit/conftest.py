@@ -19,7 +19,15 @@ import pytest
 from ascend_engine import toolkit
 
 SAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "samples")
-PROGRAMS = ("classify_sync", "classify_async", "dynamic_batch", "api_coverage")
+PROGRAMS = (
+    "classify_sync",
+    "classify_async",
+    "dynamic_batch",
+    "api_coverage",
+    "client_files",
+    "client_gears",
+    "client_async_free",
+)
 
 
 def _headers():
@@ -65,7 +73,7 @@ def toolkit_env(toolkit_dir):
 
 @pytest.fixture(scope="session")
 def samples_build(tmp_path_factory, toolkit_env):
-    """Folder holding the four sample executables, built through the toolkit."""
+    """Folder holding the sample executables, built through the toolkit."""
     cmake = shutil.which("cmake", path=toolkit_env.get("PATH"))
     assert cmake, "cmake is required for tests/toolkit (pip install cmake)"
     build = str(tmp_path_factory.mktemp("samples-build"))

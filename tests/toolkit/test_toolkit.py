@@ -269,3 +269,102 @@ def test_d_program_without_the_fault_fails_loudly(run_sample, classifier):
     proc = run_sample("api_coverage", model, config)
     assert proc.returncode == 1
     assert "aclrtSynchronizeStream(stream) returned 0, expected 507011" in proc.stderr
+
+
+# ---------------------------------------------------------------------------
+# client-style programs: what real clients do with descriptor sizes
+# ---------------------------------------------------------------------------
+
+
+def test_companion_libraries_and_own_dvpp_header(toolkit_dir):
+    for folder in toolkit.LIB_FOLDERS:
+        assert os.path.exists(os.path.join(toolkit_dir, folder, "libacl_cblas.so"))
+    cblas = exported(os.path.join(toolkit_dir, "runtime", "lib64", "libacl_cblas.so"))
+    assert {"aclblasGemmEx", "aclblasHgemm", "aclblasGemvEx", "aclblasCreateHandleForGemmEx"} <= cblas
+    header = os.path.join(toolkit_dir, "include", "acl", "ops", "acl_dvpp.h")
+    assert open(header).read() == open(os.path.join(toolkit.OWN_HEADERS, toolkit.DVPP_HEADER)).read()
+    info = open(os.path.join(toolkit_dir, "sim_toolkit.info")).read()
+    assert "acl_dvpp.h=ascend-engine (own declarations)" in info and "libacl_cblas=" in info
+
+
+@pytest.fixture(scope="module")
+def batch_classifier(tmp_path_factory):
+    """A static model with a batch of 3 images: float32 NCHW 3x3x8x8 -> 3x10 and 3x1 outputs."""
+    rng = np.random.default_rng(77)
+    g = sim.Graph("batch3")
+    x = g.input("images", "float32", (3, 3, 8, 8), format="NCHW")
+    feat = g.mean(x, axes=(2, 3))
+    w = rng.standard_normal((3, 10)).astype(np.float32)
+    g.output("scores", g.softmax(g.matmul(feat, g.const(w))))
+    g.output("energy", g.sum(g.mul(feat, feat), axes=(1,), keepdims=True))
+    folder = tmp_path_factory.mktemp("batch3")
+    model = folder / "batch3.om"
+    g.save(str(model))
+    images = rng.standard_normal((3, 3, 8, 8)).astype(np.float32)
+    path = folder / "images.bin"
+    images.tofile(path)
+    return g, model, path, images
+
+
+def parse_rows(stdout, output):
+    block = re.search(rf"^output {output}: (\d+) floats, batch (\d+)\n((?:row \d+:.*\n)+)", stdout, re.M)
+    assert block, stdout
+    rows = [line.split(":", 1)[1].split() for line in block.group(3).splitlines()]
+    return int(block.group(1)), int(block.group(2)), np.array(rows, dtype=np.float32)
+
+
+def test_e_client_checks_files_and_reads_exact_output_sizes(run_sample, batch_classifier):
+    g, model, path, images = batch_classifier
+    proc = run_sample("client_files", model, path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"input size {images.nbytes} matches the file" in proc.stdout
+    want = sim.reference(g, {"images": images})
+    count, batch, rows = parse_rows(proc.stdout, "scores")
+    assert (count, batch) == (30, 3)  # size / sizeof(float): no padding floats to read
+    np.testing.assert_allclose(rows, want["scores"], rtol=1e-5, atol=1e-7)
+    count, batch, rows = parse_rows(proc.stdout, "energy")
+    assert (count, batch) == (3, 3)
+    np.testing.assert_allclose(rows, want["energy"], rtol=1e-5, atol=1e-7)
+    # what the simulator does not model says so, through aclGetRecentErrMsg
+    dvpp = "acldvppCreateChannelDesc -> NULL: acldvppCreateChannelDesc: acldvppCreateChannelDesc exists in"
+    assert dvpp + " CANN but is not simulated (DVPP image processing has no CPU model" in proc.stdout
+    assert "aclblasGemmEx -> 200001: aclblasGemmEx: aclblasGemmEx exists in CANN but is not simulated" in (
+        proc.stdout
+    )
+    assert "client_files: OK" in proc.stdout
+
+
+def test_e_client_refuses_a_file_of_the_wrong_size(run_sample, batch_classifier, tmp_path):
+    _, model, _, images = batch_classifier
+    short = tmp_path / "short.bin"
+    images[:2].tofile(short)
+    proc = run_sample("client_files", model, short)
+    assert proc.returncode == 3
+    assert f"holds {images[:2].nbytes} bytes, the model's input 0 needs {images.nbytes}" in proc.stderr
+
+
+def test_f_client_runs_every_gear_with_buffers_sized_per_gear(run_sample, dynamic_model):
+    g, model, folder, rng = dynamic_model
+    rows = rng.standard_normal((8, 16)).astype(np.float32)
+    path = folder / "rows_all_gears.bin"
+    rows.tofile(path)
+    proc = run_sample("client_gears", model, path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "sizes: input 512 output 128 dynamic 8, max gear 8" in proc.stdout
+    for gear in (1, 2, 4, 8):
+        line = re.search(rf"^gear {gear}:(.*)$", proc.stdout, re.M)
+        assert line, proc.stdout
+        got = np.array(line.group(1).split(), dtype=np.float32)
+        want = sim.reference(g, {"x": rows[:gear]})["y"]
+        assert got.size == want.size == gear * 4
+        np.testing.assert_allclose(got.reshape(gear, 4), want, rtol=1e-5, atol=1e-6)
+    assert "client_gears: OK" in proc.stdout
+
+
+def test_g_callbacks_free_the_memory_they_consumed(run_sample, classifier):
+    model, images, answers, _ = classifier
+    proc = run_sample("client_async_free", model, *images, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for i, want in enumerate(answers):
+        check_top5(proc.stdout, f"image {i}", want)
+    assert f"client_async_free: OK ({len(images)} images, buffers freed in callbacks)" in proc.stdout

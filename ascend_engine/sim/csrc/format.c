@@ -40,11 +40,6 @@ static double rdf64(const unsigned char *p)
     return d;
 }
 
-uint64_t sim_padded_size(uint64_t bytes)
-{
-    return (bytes + 31) / 32 * 32 + 32;
-}
-
 int sim_model_dtype_ok(int32_t dtype)
 {
     return dtype == ACL_FLOAT || dtype == ACL_FLOAT16 || dtype == ACL_INT32 || dtype == ACL_UINT8 ||
@@ -344,7 +339,7 @@ aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_mod
         io->rank = t->rank;
         memcpy(io->dims, t->dims, sizeof io->dims);
         io->max_bytes = t->max_bytes;
-        io->size = sim_padded_size(t->max_bytes);
+        io->size = t->max_bytes;   /* exact, as CANN reports it (no allocation padding) */
     }
     for (uint32_t i = 0; i < m->n_tensors; i++)
         if (m->tensors[i].kind == SIM_KIND_INPUT && !listed[i])
@@ -418,7 +413,7 @@ aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_mod
         d->rank = 1;
         d->dims[0] = 1;
         d->max_bytes = 8;
-        d->size = sim_padded_size(8);
+        d->size = 8;
     }
     free(defined);
     free(listed);

@@ -79,7 +79,7 @@ typedef struct sim_io {
     uint32_t rank;
     int64_t dims[SIM_MAX_RANK];
     uint64_t max_bytes;           /* shape x dtype at the largest gear */
-    uint64_t size;                /* what the descriptor reports: padded */
+    uint64_t size;                /* what the descriptor reports: = max_bytes, exact */
 } sim_io;
 
 typedef struct sim_model_info {
@@ -106,8 +106,6 @@ void sim_model_info_free(sim_model_info *info);
  * tensors already validated); the problem goes to `why`, empty if none. */
 void sim_format_check_op(const sim_model_info *m, const sim_op *op, char *why, size_t n);
 
-/* Device size for `bytes` of tensor data: rounded up to 32, plus 32. */
-uint64_t sim_padded_size(uint64_t bytes);
 /* The dtypes model tensors may have (float32, float16, int32, uint8, int64). */
 int sim_model_dtype_ok(int32_t dtype);
 const char *sim_dtype_name(aclDataType dtype);

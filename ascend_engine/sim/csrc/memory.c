@@ -7,6 +7,15 @@
  * allocation of the right device.  New memory is filled with a junk pattern
  * (every 32-bit word reads 0xFFADBEEF, a float32 NaN) so that reading what was
  * never written shows up instead of looking like zeros.
+ *
+ * aclrtFree / aclrtFreeHost free at once, as CANN documents: they never wait
+ * for streams (so a host callback may call them).  Stream tasks that will
+ * touch an allocation pin it when they are enqueued; an allocation freed
+ * while pinned leaves the table (new calls see it as freed, its capacity is
+ * returned) but its bytes stay reserved until the last pinning task has run,
+ * so the address cannot be handed out again under queued work.  Such a task
+ * finds its memory freed when it runs and fails on the device instead of
+ * touching it (docs/simulator.md, "Memory").
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -24,7 +33,15 @@ typedef struct {
     size_t requested;  /* what the caller asked for */
     int32_t device_id; /* -1 for pinned host memory */
     sim_mem_kind kind;
+    size_t pins;       /* queued tasks that will touch it (atomic under the read lock) */
 } mem_entry;
+
+/* Freed while pinned: the bytes wait here for the last unpin. */
+typedef struct parked_block {
+    struct parked_block *next;
+    char *base;
+    size_t pins;
+} parked_block;
 
 /* The table and the recently-freed ring are guarded by mem_lock. */
 static pthread_rwlock_t mem_lock = PTHREAD_RWLOCK_INITIALIZER;
@@ -37,6 +54,7 @@ static struct {
     sim_mem_kind kind;
 } freed_ring[FREED_RING];
 static size_t freed_pos;
+static parked_block *parked;   /* guarded by mem_lock (write) */
 
 /* Last entry whose base <= p, or -1 (caller holds mem_lock). */
 static long find_entry(uintptr_t p)
@@ -135,12 +153,89 @@ void sim_memory_free_all(void)
     pthread_rwlock_wrlock(&mem_lock);
     for (size_t i = 0; i < mem_count; i++)
         free(mem_items[i].base);
+    while (parked) {   /* the streams are gone: nothing will unpin these */
+        parked_block *b = parked;
+        parked = b->next;
+        free(b->base);
+        free(b);
+    }
     free(mem_items);
     mem_items = NULL;
     mem_count = mem_cap = 0;
     memset(freed_ring, 0, sizeof freed_ring);
     freed_pos = 0;
     pthread_rwlock_unlock(&mem_lock);
+}
+
+/* ---- pins: queued tasks keep freed bytes reserved ------------------------------------------------------ */
+
+void *sim_mem_pin(const void *ptr)
+{
+    void *token = NULL;
+    pthread_rwlock_rdlock(&mem_lock);
+    long i = find_entry((uintptr_t)ptr);
+    if (i >= 0) {
+        __atomic_add_fetch(&mem_items[i].pins, 1, __ATOMIC_RELAXED);
+        token = mem_items[i].base;
+    }
+    pthread_rwlock_unlock(&mem_lock);
+    return token;
+}
+
+int sim_mem_pin_live(const void *token)
+{
+    if (!token)
+        return 1;
+    pthread_rwlock_rdlock(&mem_lock);
+    long i = find_entry((uintptr_t)token);
+    int live = i >= 0 && mem_items[i].base == token;
+    pthread_rwlock_unlock(&mem_lock);
+    return live;
+}
+
+aclError sim_task_pins_live(sim_stream *s, aclError code, const char *task, void *const *tokens,
+                            const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!sim_mem_pin_live(tokens[i])) {
+            sim_task_error(s, code, "%s on stream %u: %s (allocation %p) was freed while the task was queued; "
+                           "aclrtFree/aclrtFreeHost free at once and do not wait for queued work: synchronize the "
+                           "stream before freeing memory it uses",
+                           task, sim_stream_id(s), names[i], tokens[i]);
+            return code;
+        }
+    return ACL_SUCCESS;
+}
+
+void sim_mem_unpin(void *token)
+{
+    if (!token)
+        return;
+    pthread_rwlock_rdlock(&mem_lock);
+    long i = find_entry((uintptr_t)token);
+    if (i >= 0 && mem_items[i].base == token) {
+        __atomic_sub_fetch(&mem_items[i].pins, 1, __ATOMIC_RELAXED);
+        pthread_rwlock_unlock(&mem_lock);
+        return;
+    }
+    pthread_rwlock_unlock(&mem_lock);
+    /* Freed since it was pinned: it is parked (a parked address is never
+     * handed out again, so the token cannot name a newer allocation). */
+    char *release = NULL;
+    pthread_rwlock_wrlock(&mem_lock);
+    for (parked_block **pp = &parked; *pp; pp = &(*pp)->next) {
+        parked_block *b = *pp;
+        if (b->base == token) {
+            if (--b->pins == 0) {
+                *pp = b->next;
+                release = b->base;
+                free(b);
+            }
+            break;
+        }
+    }
+    pthread_rwlock_unlock(&mem_lock);
+    free(release);
 }
 
 /* ---- checks ------------------------------------------------------------------------------------------- */
@@ -285,6 +380,7 @@ typedef struct {
     const void *src;
     size_t count;
     aclrtMemcpyKind kind;
+    void *pin_dst, *pin_src;   /* sim_mem_pin tokens (NULL: untracked host memory) */
 } copy_arg;
 
 static void do_copy(void *dst, const void *src, size_t count, aclrtMemcpyKind kind)
@@ -300,8 +396,14 @@ static aclError copy_task(void *arg, sim_stream *s)
 {
     copy_arg *a = arg;
     aclError rc = sim_task_begin(s, "memcpy");
+    void *const pins[2] = {a->pin_dst, a->pin_src};
+    static const char *const names[2] = {"dst", "src"};
+    if (!rc)
+        rc = sim_task_pins_live(s, ACL_ERROR_RT_COPY_DATA, "an asynchronous copy", pins, names, 2);
     if (!rc)
         do_copy(a->dst, a->src, a->count, a->kind);
+    sim_mem_unpin(a->pin_dst);
+    sim_mem_unpin(a->pin_src);
     return rc;
 }
 
@@ -309,14 +411,19 @@ typedef struct {
     void *ptr;
     size_t count;
     int value;
+    void *pin;
 } memset_arg;
 
 static aclError memset_task(void *arg, sim_stream *s)
 {
     memset_arg *a = arg;
     aclError rc = sim_task_begin(s, "memset");
+    static const char *const names[1] = {"devPtr"};
+    if (!rc)
+        rc = sim_task_pins_live(s, ACL_ERROR_RT_COPY_DATA, "an asynchronous memset", &a->pin, names, 1);
     if (!rc)
         memset(a->ptr, a->value, a->count);
+    sim_mem_unpin(a->pin);
     return rc;
 }
 
@@ -354,7 +461,7 @@ SIM_EXPORT aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy
                                "the host has no memory left to simulate %zu bytes of device memory", real);
             } else {
                 fill_junk(p, real);
-                mem_entry e = {p, real, size, ctx->device_id, SIM_MEM_DEVICE};
+                mem_entry e = {p, real, size, ctx->device_id, SIM_MEM_DEVICE, 0};
                 if (insert_entry(&e)) {
                     free(p);
                     p = NULL;
@@ -387,7 +494,7 @@ SIM_EXPORT aclError aclrtMallocHost(void **hostPtr, size_t size)
             rc = sim_error(ACL_ERROR_BAD_ALLOC, fn, "cannot allocate %zu bytes of host memory", size);
         } else {
             fill_junk(p, size);
-            mem_entry e = {p, size, size, -1, SIM_MEM_HOST};
+            mem_entry e = {p, size, size, -1, SIM_MEM_HOST, 0};
             if (insert_entry(&e)) {
                 free(p);
                 p = NULL;
@@ -408,12 +515,23 @@ static aclError remove_allocation(const char *fn, const char *arg, void *ptr, si
     long i = find_entry((uintptr_t)ptr);
     if (i >= 0 && mem_items[i].base == ptr && mem_items[i].kind == want) {
         *out = mem_items[i];
+        size_t pins = __atomic_load_n(&mem_items[i].pins, __ATOMIC_RELAXED);
+        parked_block *b = pins ? malloc(sizeof *b) : NULL;
+        if (pins && !b) {
+            pthread_rwlock_unlock(&mem_lock);
+            return sim_error(ACL_ERROR_BAD_ALLOC, fn, "out of host memory");
+        }
         memmove(&mem_items[i], &mem_items[i + 1], (mem_count - (size_t)i - 1) * sizeof *mem_items);
         mem_count--;
         freed_ring[freed_pos].base = (uintptr_t)out->base;
         freed_ring[freed_pos].size = out->size;
         freed_ring[freed_pos].kind = out->kind;
         freed_pos = (freed_pos + 1) % FREED_RING;
+        if (b) {   /* queued work will still touch it: keep the bytes until it has run */
+            *b = (parked_block){parked, out->base, pins};
+            parked = b;
+            out->base = NULL;
+        }
         pthread_rwlock_unlock(&mem_lock);
         return ACL_SUCCESS;
     }
@@ -449,8 +567,8 @@ SIM_EXPORT aclError aclrtFree(void *devPtr)
     if (!rc)
         rc = remove_allocation(fn, "devPtr", devPtr, SIM_MEM_DEVICE, &e);
     if (!rc) {
-        /* Like cudaFree: wait for queued work that may still use the memory. */
-        sim_streams_drain_all();
+        /* CANN frees at once, without synchronizing anything; parked bytes
+         * (e.base NULL) go when the last queued task using them has run. */
         free(e.base);
         sim_device_release_bytes(e.device_id, e.size);
     }
@@ -467,10 +585,8 @@ SIM_EXPORT aclError aclrtFreeHost(void *hostPtr)
         rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "hostPtr is NULL");
     if (!rc)
         rc = remove_allocation(fn, "hostPtr", hostPtr, SIM_MEM_HOST, &e);
-    if (!rc) {
-        sim_streams_drain_all();
-        free(e.base);
-    }
+    if (!rc)
+        free(e.base);   /* NULL when parked for queued work, as in aclrtFree */
     SIM_RETURN(aclrtFreeHost, rc, "hostPtr=%p", hostPtr);
 }
 
@@ -502,8 +618,12 @@ SIM_EXPORT aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
     if (!rc)
         rc = check_copy(fn, dst, destMax, src, count, (int)kind, 1, sim_stream_device(s), &k);
     if (!rc) {
-        copy_arg a = {dst, src, count, k};
+        copy_arg a = {dst, src, count, k, sim_mem_pin(dst), sim_mem_pin(src)};
         rc = sim_stream_enqueue(s, "memcpy", copy_task, &a, sizeof a);
+        if (rc) {
+            sim_mem_unpin(a.pin_dst);
+            sim_mem_unpin(a.pin_src);
+        }
     }
     SIM_RETURN(aclrtMemcpyAsync, rc, "dst=%p, destMax=%zu, src=%p, count=%zu, kind=%s, stream=%p", dst, destMax, src,
                count, kind_name((int)kind), stream);
@@ -531,8 +651,10 @@ SIM_EXPORT aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t valu
     if (!rc)
         rc = check_memset(fn, devPtr, maxCount, count, sim_stream_device(s));
     if (!rc) {
-        memset_arg a = {devPtr, count, value & 0xff};
+        memset_arg a = {devPtr, count, value & 0xff, sim_mem_pin(devPtr)};
         rc = sim_stream_enqueue(s, "memset", memset_task, &a, sizeof a);
+        if (rc)
+            sim_mem_unpin(a.pin);
     }
     SIM_RETURN(aclrtMemsetAsync, rc, "devPtr=%p, maxCount=%zu, value=%d, count=%zu, stream=%p", devPtr, maxCount,
                (int)value, count, stream);

@@ -300,6 +300,9 @@ typedef struct exec_plan {
     uint64_t gear;               /* 0 for a static model */
     uint32_t n_in, n_out;
     void **in, **out;            /* buffer addresses captured at call time */
+    size_t *in_len, *out_len;    /* bytes the execution touches in each */
+    void **pins;                 /* aclmdlExecuteAsync: sim_mem_pin tokens of the inputs, outputs, */
+                                 /* then the caller's work and weight memory (n_in + n_out + 2) */
 } exec_plan;
 
 static int gear_ok(const sim_model_info *info, uint64_t g)
@@ -318,37 +321,66 @@ static void gear_list(const sim_model_info *info, char *buf, size_t n)
         used += (size_t)snprintf(buf + used, n - used, i ? ", %" PRIu64 : "%" PRIu64, info->gears[i]);
 }
 
-static aclError check_buffers(const char *fn, const sim_model *m, const aclmdlDataset *ds, int is_in,
-                              void **ptrs)
+/* Bytes of an input or output at batch `gear` (0: static model): a batched
+ * tensor scales with the gear, anything else keeps its one size. */
+static uint64_t io_bytes(const sim_model_info *info, const sim_io *io, uint64_t gear)
+{
+    if (!gear || !info->n_gears || io->rank == 0 || io->dims[0] != -1)
+        return io->max_bytes;
+    return io->max_bytes / info->gears[info->n_gears - 1] * gear;
+}
+
+/* The dataset is live and holds one buffer per model input (output). */
+static aclError check_count(const char *fn, const sim_model *m, const aclmdlDataset *ds, int is_in)
+{
+    const sim_model_info *info = m->meta->info;
+    const char *what = is_in ? "input" : "output";
+    uint32_t n = is_in ? info->n_inputs : info->n_outputs;
+    if (!sim_dataset_ok(ds))
+        return sim_error(ACL_ERROR_INVALID_PARAM, fn, "%s dataset %p is NULL or not a live dataset", what,
+                         (const void *)ds);
+    if (ds->count != n)
+        return sim_error(is_in ? ACL_ERROR_MODEL_INPUT_NOT_MATCH : ACL_ERROR_MODEL_OUTPUT_NOT_MATCH, fn,
+                         "the %s dataset has %zu buffers, model %u has %u %ss%s", what, ds->count, m->id, n, what,
+                         is_in && info->n_gears ? " (including the dynamic-batch input " ACL_DYNAMIC_TENSOR_NAME ")"
+                                                : "");
+    return ACL_SUCCESS;
+}
+
+/* Every buffer is live device memory of the model's device and holds at
+ * least the bytes the execution at `gear` reads or writes (CANN measures
+ * against the selected gear, not against the descriptor's largest-gear size). */
+static aclError check_buffers(const char *fn, const sim_model *m, const aclmdlDataset *ds, int is_in, uint64_t gear,
+                              void **ptrs, size_t *lens)
 {
     const sim_model_info *info = m->meta->info;
     const char *what = is_in ? "input" : "output";
     aclError mismatch = is_in ? ACL_ERROR_MODEL_INPUT_NOT_MATCH : ACL_ERROR_MODEL_OUTPUT_NOT_MATCH;
     uint32_t n = is_in ? info->n_inputs : info->n_outputs;
     const sim_io *ios = is_in ? info->inputs : info->outputs;
-    if (!sim_dataset_ok(ds))
-        return sim_error(ACL_ERROR_INVALID_PARAM, fn, "%s dataset %p is NULL or not a live dataset", what,
-                         (const void *)ds);
-    if (ds->count != n)
-        return sim_error(mismatch, fn, "the %s dataset has %zu buffers, model %u has %u %ss%s", what, ds->count,
-                         m->id, n, what,
-                         is_in && info->n_gears ? " (including the dynamic-batch input " ACL_DYNAMIC_TENSOR_NAME ")"
-                                                : "");
     for (uint32_t i = 0; i < n; i++) {
         const aclDataBuffer *b = ds->buffers[i];
         if (!sim_databuf_ok(b))
             return sim_error(ACL_ERROR_INVALID_PARAM, fn, "%s %u: data buffer %p is not a live data buffer", what, i,
                              (const void *)b);
-        if (b->size < ios[i].size)
+        uint64_t need = io_bytes(info, &ios[i], gear);
+        if (b->size < need) {
+            if (need != ios[i].size)
+                return sim_error(mismatch, fn, "%s %u ('%s'): buffer of %zu bytes, model %u needs %" PRIu64
+                                 " at batch %" PRIu64 " (aclmdlGet%sSizeByIndex reports %" PRIu64
+                                 " for the largest gear)", what, i, ios[i].name, b->size, m->id, need, gear,
+                                 is_in ? "Input" : "Output", ios[i].size);
             return sim_error(mismatch, fn, "%s %u ('%s'): buffer of %zu bytes, model %u needs %" PRIu64
-                             " (aclmdlGet%sSizeByIndex)", what, i, ios[i].name, b->size, m->id, ios[i].size,
+                             " (aclmdlGet%sSizeByIndex)", what, i, ios[i].name, b->size, m->id, need,
                              is_in ? "Input" : "Output");
+        }
         char arg[64 + SIM_MAX_NAME];
         snprintf(arg, sizeof arg, "%s %u ('%s')", what, i, ios[i].name);
         aclError rc = sim_mem_check_device(fn, arg, b->data, b->size, m->device);
         if (rc != ACL_SUCCESS)
             return rc;
         ptrs[i] = b->data;
+        lens[i] = (size_t)need;
     }
     return ACL_SUCCESS;
 }
@@ -357,16 +389,20 @@ static aclError prepare(const char *fn, sim_model *m, const aclmdlDataset *in, c
                         exec_plan **plan_out)
 {
     const sim_model_info *info = m->meta->info;
-    exec_plan *p = calloc(1, sizeof *p + sizeof(void *) * ((size_t)info->n_inputs + info->n_outputs));
+    size_t n = (size_t)info->n_inputs + info->n_outputs;
+    exec_plan *p = calloc(1, sizeof *p + (2 * sizeof(void *) + sizeof(size_t)) * n + 2 * sizeof(void *));
     if (!p)
         return sim_error(ACL_ERROR_BAD_ALLOC, fn, "out of host memory");
     p->n_in = info->n_inputs;
     p->n_out = info->n_outputs;
     p->in = (void **)(p + 1);
     p->out = p->in + p->n_in;
-    aclError rc = check_buffers(fn, m, in, 1, p->in);
+    p->in_len = (size_t *)(p->out + p->n_out);
+    p->out_len = p->in_len + p->n_in;
+    p->pins = (void **)(p->out_len + p->n_out);
+    aclError rc = check_count(fn, m, in, 1);
     if (rc == ACL_SUCCESS)
-        rc = check_buffers(fn, m, out, 0, p->out);
+        rc = check_count(fn, m, out, 0);
     if (rc == ACL_SUCCESS && info->n_gears) {
         p->gear = in->dyn_batch;
         if (!gear_ok(info, p->gear)) {
@@ -378,6 +414,10 @@ static aclError prepare(const char *fn, sim_model *m, const aclmdlDataset *in, c
                            "gears (%s) before executing", m->id, ACL_DYNAMIC_TENSOR_NAME, gears);
         }
     }
+    if (rc == ACL_SUCCESS)
+        rc = check_buffers(fn, m, in, 1, p->gear, p->in, p->in_len);
+    if (rc == ACL_SUCCESS)
+        rc = check_buffers(fn, m, out, 0, p->gear, p->out, p->out_len);
     if (rc != ACL_SUCCESS) {
         free(p);
         return rc;
@@ -484,15 +524,60 @@ typedef struct exec_task {
     exec_plan *plan;
 } exec_task;
 
+/* Pin what a queued execution will touch, so a free before it runs cannot
+ * hand the addresses out again (memory.c). */
+static void pin_plan(const sim_model *m, exec_plan *p)
+{
+    uint32_t n = p->n_in + p->n_out;
+    for (uint32_t i = 0; i < n; i++)
+        p->pins[i] = sim_mem_pin(i < p->n_in ? p->in[i] : p->out[i - p->n_in]);
+    p->pins[n] = m->own_work ? NULL : sim_mem_pin(m->work);
+    p->pins[n + 1] = m->own_weights ? NULL : sim_mem_pin(m->weights);
+}
+
+static void unpin_plan(exec_plan *p)
+{
+    for (uint32_t i = 0; i < p->n_in + p->n_out + 2; i++)
+        sim_mem_unpin(p->pins[i]);
+}
+
+/* Fails the execution when memory it uses was freed after it was queued. */
+static aclError plan_memory_live(const sim_model *m, const exec_plan *p, char *err, size_t errlen)
+{
+    const sim_model_info *info = m->meta->info;
+    uint32_t n = p->n_in + p->n_out;
+    for (uint32_t i = 0; i < n + 2; i++) {
+        if (sim_mem_pin_live(p->pins[i]))
+            continue;
+        char what[64 + SIM_MAX_NAME];
+        if (i < n) {
+            int is_in = i < p->n_in;
+            const sim_io *io = is_in ? &info->inputs[i] : &info->outputs[i - p->n_in];
+            snprintf(what, sizeof what, "the buffer of %s %u ('%s')", is_in ? "input" : "output",
+                     is_in ? i : i - p->n_in, io->name);
+        } else {
+            snprintf(what, sizeof what, "its %s memory (aclmdlLoadFromFileWithMem)", i == n ? "work" : "weight");
+        }
+        snprintf(err, errlen, "model %u: %s, allocation %p, was freed while the execution was queued; aclrtFree "
+                 "frees at once and does not wait for queued work: synchronize the stream before freeing memory "
+                 "it uses", m->id, what, p->pins[i]);
+        return ACL_ERROR_RT_MODEL_EXECUTE;
+    }
+    return ACL_SUCCESS;
+}
+
 static aclError exec_task_run(void *arg, sim_stream *stream)
 {
     exec_task *t = arg;
     char err[512];
-    aclError rc = run_plan(t->model, t->plan, err, sizeof err);
+    aclError rc = plan_memory_live(t->model, t->plan, err, sizeof err);
+    if (rc == ACL_SUCCESS)
+        rc = run_plan(t->model, t->plan, err, sizeof err);
     if (rc != ACL_SUCCESS) {
         sim_task_error(stream, rc, "aclmdlExecuteAsync: %s", err);
         sim_exception_note_model(t->model->meta->info, t->plan->in, t->plan->out, t->plan->gear);
     }
+    unpin_plan(t->plan);
     free(t->plan);
     sim_model_unref(t->model);
     return rc;
@@ -520,10 +605,13 @@ SIM_EXPORT aclError aclmdlExecuteAsync(uint32_t modelId, const aclmdlDataset *in
         exec_task t = {m, p};
         char what[48];
         snprintf(what, sizeof what, "execute model %u", modelId);
+        pin_plan(m, p);
         rc = sim_stream_enqueue(s, what, exec_task_run, &t, sizeof t);
         if (rc == ACL_SUCCESS) {
-            m = NULL;   /* the task owns the reference and the plan now */
+            m = NULL;   /* the task owns the reference, the plan and its pins now */
             p = NULL;
+        } else {
+            unpin_plan(p);
         }
     }
     free(p);

@@ -1,7 +1,9 @@
 /*
  * model_desc.c -- aclmdlDesc: what a loaded model looks like from outside
  * (inputs/outputs, names, dims with -1 for the batch, dtypes, formats,
- * padded device sizes, batch gears).  A descriptor keeps its own reference
+ * sizes, batch gears).  Sizes are exact, as CANN reports them: shape x dtype,
+ * at the largest gear for a dynamic-batch input or output (the allocation
+ * padding of aclrtMalloc is not part of them).  A descriptor keeps its own reference
  * to the parsed model, so names stay valid after the model is unloaded.
  */
 #include <inttypes.h>

@@ -175,6 +175,20 @@ int sim_mem_lookup(const void *ptr, sim_mem_region *out);
 aclError sim_mem_check_device(const char *fn, const char *arg_name,
                               const void *ptr, size_t len, int32_t device_id);
 
+/* Pins for stream tasks.  At enqueue, a task pins each allocation it will
+ * touch: sim_mem_pin returns a token (NULL for memory the simulator does not
+ * track, such as plain host memory).  An allocation freed while pinned keeps
+ * its bytes (the address is not reused) until the last sim_mem_unpin, which
+ * the task calls when it has run, whatever its outcome.  sim_mem_pin_live
+ * says whether the token's allocation is still allocated (true for NULL). */
+void *sim_mem_pin(const void *ptr);
+int sim_mem_pin_live(const void *token);
+void sim_mem_unpin(void *token);
+/* In a running task: fails the task with `code` and a message naming
+ * names[i] if tokens[i]'s allocation was freed since it was pinned. */
+aclError sim_task_pins_live(sim_stream *s, aclError code, const char *task, void *const *tokens,
+                            const char *const *names, size_t n);
+
 /* Device-time model for copies: nanoseconds a copy of `bytes` should take. */
 uint64_t sim_copy_time_ns(aclrtMemcpyKind kind, size_t bytes);
 

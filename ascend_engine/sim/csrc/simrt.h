@@ -80,8 +80,6 @@ aclError sim_stream_create(const char *fn, sim_context *ctx, int is_default, sim
 void sim_stream_destroy(sim_stream *s);
 /* Destroys every stream owned by ctx (its default stream included). */
 void sim_streams_destroy_for_context(sim_context *ctx);
-/* Waits until every stream in the process has run what is queued now. */
-void sim_streams_drain_all(void);
 /* The stream's sticky error right now (0 if none), message copied to msg. */
 aclError sim_stream_peek_error(sim_stream *s, char *msg, size_t n);
 /* Start of a runtime task: applies stall faults, returns an injected code. */

@@ -17,10 +17,6 @@
 #include "simrt.h"
 
 static atomic_uint next_stream_id;  /* ids shown in messages and logs */
-/* Held for reading while a thread waits on many streams (sim_streams_drain_all)
- * and for writing while a stream leaves the registry, so the drain never
- * touches a stream that is being freed. */
-static pthread_rwlock_t stream_life = PTHREAD_RWLOCK_INITIALIZER;
 
 static void cond_init_monotonic(pthread_cond_t *cv)
 {
@@ -157,9 +153,7 @@ aclError sim_stream_create(const char *fn, sim_context *ctx, int is_default, sim
 
 void sim_stream_destroy(sim_stream *s)
 {
-    pthread_rwlock_wrlock(&stream_life);
     sim_handle_remove(s);
-    pthread_rwlock_unlock(&stream_life);
     pthread_mutex_lock(&s->mu);
     s->stopping = 1;
     pthread_cond_signal(&s->work_cv);
@@ -187,25 +181,6 @@ void sim_streams_destroy_for_context(sim_context *ctx)
     if (ctx->default_stream)
         sim_stream_destroy(ctx->default_stream);
     ctx->default_stream = NULL;
-}
-
-void sim_streams_drain_all(void)
-{
-    pthread_rwlock_rdlock(&stream_life);
-    void **all;
-    size_t n = sim_handle_snapshot(SIM_H_STREAM, &all);
-    for (size_t i = 0; i < n; i++) {
-        sim_stream *s = all[i];
-        pthread_mutex_lock(&s->mu);
-        uint64_t target = s->enqueued;
-        s->waiters++;
-        while (s->completed < target)
-            pthread_cond_wait(&s->done_cv, &s->mu);
-        s->waiters--;
-        pthread_mutex_unlock(&s->mu);
-    }
-    free(all);
-    pthread_rwlock_unlock(&stream_life);
 }
 
 /* ---- sim.h interface ------------------------------------------------------------------------------ */

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import numbers
 
+GEAR_POLICIES = ("upper", "nearest", "lower")
 MAX_DEPTH = 4096                 # request slots; the event budget runs out long before
 MAX_TIMEOUT_MS = 2**31 - 1       # AscendCL takes int32 milliseconds
 
@@ -30,6 +31,14 @@ def device_id(value, what: str = "device", error: type[Exception] = ValueError) 
     if not 0 <= int(value) < 1024:
         raise error(f"{what} must be a device id between 0 and 1023, got {value}")
     return int(value)
+
+
+def delay_ms(value, what: str, error: type[Exception] = ValueError) -> float:
+    """A delay in milliseconds: a finite number from 0 to one minute."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value)) \
+            or not 0 <= float(value) <= 60000:
+        raise error(f"{what} must be a number of milliseconds from 0 to 60000, got {value!r}")
+    return float(value)
 
 
 def timeout_ms(value, what: str = "timeout", error: type[Exception] = ValueError) -> int:

@@ -25,8 +25,10 @@ others in flight at that moment raise EngineError saying they were
 cancelled and why.
 """
 
+import asyncio
 import collections
 import json
+import time
 import threading
 
 import logging
@@ -42,8 +44,10 @@ from ascend_engine._runtime cimport api, check_not_forked, Resource, Device
 
 from ascend_engine import _runtime
 from ascend_engine import errors as _errors
-from ascend_engine._checks import positive_int
-from ascend_engine.errors import EngineError
+from ascend_engine._checks import positive_int, timeout_ms
+from ascend_engine.errors import EngineBusy, EngineError
+from ascend_engine.serving import Call, Server
+from concurrent.futures import Future
 
 _log = logging.getLogger("ascend_engine")
 
@@ -123,6 +127,12 @@ cdef extern from "ascend_engine/executor.h" nogil:
     int ae_engine_run_batch(ae_engine *engine, const void *const *inputs, uint64_t total_rows,
                             uint64_t batch, void *const *outputs, ae_error *err)
     int ae_engine_in_flight(const ae_engine *engine)
+    const int AE_INTERRUPTED
+    ctypedef int (*ae_poll_fn)(void *ctx) noexcept nogil
+    void ae_engine_set_poll(ae_engine *engine, ae_poll_fn poll, void *ctx, int poll_ms)
+    aclError ae_engine_wait_request(ae_engine *engine, uint64_t request)
+    int ae_engine_complete_waited(ae_engine *engine, uint64_t request, aclError wait_rc, ae_error *err)
+    int ae_engine_free_slots(const ae_engine *engine)
     uint64_t ae_engine_submitted(const ae_engine *engine)
     uint64_t ae_engine_completed(const ae_engine *engine)
     void ae_engine_last_cancelled(const ae_engine *engine, uint64_t *begin, uint64_t *end)
@@ -152,18 +162,49 @@ cdef object _raise_error(ae_error *err):
     raise _error_of(err)
 
 
+# Ctrl-C during a long GIL-free call: the executor asks this function every
+# 20 ms while the main thread waits for the device.  The exception a signal
+# handler raised (KeyboardInterrupt) is kept here until the call returns,
+# drains what was in flight and re-raises it.  Only the main thread runs
+# signal handlers, so only its calls set the function (see _arm_poll).
+_pending_signal = None
+_MAIN_THREAD = threading.main_thread().ident
+
+
+cdef extern from "Python.h":
+    int PyErr_CheckSignals() except -1
+
+
+cdef int _poll_signals(void *ctx) noexcept nogil:
+    global _pending_signal
+    with gil:
+        try:
+            PyErr_CheckSignals()
+        except BaseException as exc:
+            _pending_signal = exc
+            return 1
+    return 0
+
+
+def _take_pending_signal():
+    global _pending_signal
+    exc, _pending_signal = _pending_signal, None
+    return exc if exc is not None else KeyboardInterrupt()
+
+
 class _Request:
     """One submitted request: its number, the arrays its outputs are written
     into (owned here, so they outlive any caller that gives up on them), and
     its outcome once the executor is done with it."""
 
-    __slots__ = ("ticket", "outputs", "done", "error")
+    __slots__ = ("ticket", "outputs", "done", "error", "on_done")
 
-    def __init__(self, outputs):
+    def __init__(self, outputs, on_done=None):
         self.ticket = None
         self.outputs = outputs
         self.done = False
         self.error = None
+        self.on_done = on_done      # called (engine lock held) once the outcome is known
 
 
 cdef int _put_ints(int *dst, int at, values) except -1:
@@ -257,6 +298,7 @@ cdef class Engine:
     cdef object _lock
     cdef dict _pending         # ticket -> _Request, in submission order, until the executor is done
     cdef object _serial        # place in the device's ownership tree (see _runtime._adopt)
+    cdef object _server        # admission queue, batcher and engine threads (ascend_engine.serving)
     cdef object __weakref__
     cdef object _input_specs   # [(name, dtype, trailing shape)]
     cdef object _output_specs
@@ -280,6 +322,7 @@ cdef class Engine:
         self._owned_models = list(owned_models)
         self._lock = threading.Lock()
         self._pending = {}
+        self._server = Server(self, self._lock)
         self._device = Device(plan.device)
         self._input_specs = [(name, plan.tensors[t_].dtype, tuple(plan.tensors[t_].shape[1:]))
                              for name, t_ in plan.inputs]
@@ -382,6 +425,8 @@ cdef class Engine:
         cdef ae_error err
         cdef int rc
         problems = []
+        if self._engine is not NULL and not _runtime.in_forked_child():
+            self._server.close()     # queued requests fail; in-flight ones complete
         with self._lock:
             if self._engine is NULL:
                 return
@@ -552,14 +597,29 @@ cdef class Engine:
             record = pending.pop(ticket)
             record.done = True
             if rc != 0 and begin <= ticket < end:
-                if ticket == failed:
+                if rc == AE_INTERRUPTED:
+                    record.error = EngineError(f"request {ticket} was cancelled: the caller waiting for "
+                                               f"request {failed} was interrupted (Ctrl-C)")
+                elif ticket == failed:
                     record.error = failure
                 else:
                     cause = "timed out" if isinstance(failure, _errors.AclTimeoutError) else "failed"
                     record.error = EngineError(
                         f"request {ticket} was cancelled because request {failed} {cause} while it was "
                         f"in flight: {failure}")
+            if record.on_done is not None:
+                try:
+                    record.on_done(record)
+                except Exception:
+                    _log.exception("ascend_engine: delivering request %d failed", ticket)
         return failure
+
+    cdef _arm_poll(self):
+        """Let the main thread's waits notice Ctrl-C (lock held); others wait plainly."""
+        if threading.get_ident() == _MAIN_THREAD:
+            ae_engine_set_poll(self._engine, _poll_signals, NULL, 20)
+        else:
+            ae_engine_set_poll(self._engine, NULL, NULL, 20)
 
     cdef _cancel_pending(self, str why):
         for ticket, record in self._pending.items():
@@ -579,6 +639,7 @@ cdef class Engine:
         cdef _Arrays outp = _Arrays(record.outputs)
         while True:
             self._ensure_open()
+            self._arm_poll()
             ticket = ae_engine_submitted(self._engine)
             with nogil:
                 rc = ae_engine_submit(self._engine, ins.ptrs, n_rows, <void *const *>outp.ptrs, &err)
@@ -587,6 +648,8 @@ cdef class Engine:
                 record.ticket = ticket
                 self._pending[ticket] = record
                 return
+            if rc == AE_INTERRUPTED:
+                raise _take_pending_signal()
             if err.request == AE_NO_REQUEST or err.request == ticket:
                 raise failure
 
@@ -596,9 +659,12 @@ cdef class Engine:
         cdef int rc
         while not record.done:
             self._ensure_open()
+            self._arm_poll()
             with nogil:
                 rc = ae_engine_complete_one(self._engine, &err)
             failure = self._settle(rc, &err)
+            if rc == AE_INTERRUPTED:
+                raise _take_pending_signal()
             if rc != 0 and not record.done:
                 raise failure
         if record.error is not None:
@@ -609,9 +675,12 @@ cdef class Engine:
         their own records; only a failure that belongs to no request raises."""
         cdef ae_error err
         cdef int rc
+        self._arm_poll()
         with nogil:
             rc = ae_engine_flush(self._engine, &err)
         failure = self._settle(rc, &err)
+        if rc == AE_INTERRUPTED:
+            raise _take_pending_signal()
         if rc != 0 and err.request == AE_NO_REQUEST:
             raise failure
 
@@ -620,21 +689,103 @@ cdef class Engine:
 
     # ---- running -----------------------------------------------------------------
 
-    def run(self, feeds):
+    def run(self, feeds, *, timeout=None):
         """Run one request; returns {output name: array}.
 
-        A request larger than ``max_batch`` rows is split and run pipelined.
+        ``submit(feeds).result()``: concurrent run() calls from several
+        threads are pipelined like run_batch.  A request larger than
+        ``max_batch`` rows is split and run pipelined.  Ctrl-C while waiting
+        raises KeyboardInterrupt at once; the request is dropped (cancelled
+        if it had not started).
+        """
+        future = self.submit(feeds, timeout=timeout)
+        try:
+            return future.result()
+        except BaseException:
+            future.cancel()
+            raise
+
+    def submit(self, feeds, *, timeout=None, block=True):
+        """Admit one request and return a ``concurrent.futures.Future`` of its
+        outputs dict (or of its own error).  Callable from any thread.
+
+        The request waits in the admission queue (``compile(max_queue=)``)
+        until a slot is free; when the queue is full, ``submit`` blocks, or
+        with ``block=False`` raises :class:`EngineBusy`.  ``timeout``
+        (seconds): a request not started by then fails with TimeoutError and
+        never runs.  ``Future.cancel()`` works until the request is put on the
+        device.  With ``compile(max_delay_ms=...)`` small requests are merged
+        into device requests of up to ``max_batch`` rows (each caller gets
+        back exactly its own rows).
         """
         arrays, rows = self._prepare(feeds)
-        if rows > self.plan.max_batch:
-            return self.run_batch(feeds, batch_size=rows)
-        self._check_fixed(rows, rows)
-        record = _Request(self._outputs_for(rows))
-        cdef _Arrays ins = _Arrays(arrays)
-        with self._lock:
-            self._submit(record, ins, rows)
-            self._wait_for(record)
-        return self._result(record)
+        self._check_fixed(rows, min(rows, self.plan.max_batch))
+        deadline = None if timeout is None else time.monotonic() + timeout_ms(timeout) / 1000.0
+        self._ensure_open()
+        call = Call(Future(), arrays, self._outputs_for(rows), rows, deadline,
+                    [name for name, _, _ in self._output_specs])
+        self._server.admit(call, bool(block))
+        return call.future
+
+    async def run_async(self, feeds, *, timeout=None):
+        """``await engine.run_async(feeds)``: run one request without blocking
+        the event loop (no thread per request: the engine's completer resolves
+        the future, which wakes the caller's loop).  Works with any running
+        loop (asyncio, uvloop) and from several loops in several threads.
+        When the admission queue is full it waits for room without blocking
+        the loop.  Cancelling the task cancels the request if it had not
+        started."""
+        while True:
+            try:
+                future = self.submit(feeds, timeout=timeout, block=False)
+                break
+            except EngineBusy:
+                await asyncio.wrap_future(self._server.space_future())
+        return await asyncio.wrap_future(future)
+
+    # ---- the serving protocol (ascend_engine.serving; engine lock held unless said) ----
+
+    def _free_slots(self):
+        return 0 if self._engine is NULL else ae_engine_free_slots(self._engine)
+
+    def _free_slots_unlocked(self):
+        # a hint read without the lock (an int of the executor)
+        return 0 if self._engine is NULL else ae_engine_free_slots(self._engine)
+
+    def _in_flight(self):
+        return 0 if self._engine is NULL else ae_engine_in_flight(self._engine)
+
+    def _oldest(self):
+        return ae_engine_completed(self._engine)
+
+    def _wait_request(self, uint64_t ticket):
+        """Wait for request ``ticket`` without the lock and without the GIL."""
+        cdef aclError rc
+        cdef ae_engine *engine = self._engine
+        if engine is NULL:
+            return 0
+        with nogil:
+            rc = ae_engine_wait_request(engine, ticket)
+        return rc
+
+    def _complete_waited(self, uint64_t ticket, aclError wait_rc):
+        cdef ae_error err
+        cdef int rc
+        if self._engine is NULL:
+            return
+        self._arm_poll()
+        with nogil:
+            rc = ae_engine_complete_waited(self._engine, ticket, wait_rc, &err)
+        failure = self._settle(rc, &err)
+        if rc != 0 and err.request == AE_NO_REQUEST:
+            _log.warning("ascend_engine: completing requests failed: %s", failure)
+
+    def _enqueue_device(self, list inputs, list outputs, uint64_t rows, on_done):
+        """Put one device request on the device (a free slot is known to exist)."""
+        record = _Request(outputs, on_done)
+        cdef _Arrays ins = _Arrays(inputs)
+        self._submit(record, ins, rows)
+        self._server.cv.notify()     # the completer
 
     def run_batch(self, feeds, batch_size=None):
         """Split the feeds along their first axis into requests of ``batch_size``
@@ -658,9 +809,12 @@ cdef class Engine:
             # other callers' requests first, so that a failure of theirs is
             # theirs, and every failure inside the call below is ours
             self._flush_others()
+            self._arm_poll()
             with nogil:
                 rc = ae_engine_run_batch(self._engine, ins.ptrs, total, b, <void *const *>outp.ptrs, &err)
             failure = self._settle(rc, &err)
+            if rc == AE_INTERRUPTED:
+                raise _take_pending_signal()
             if rc != 0:
                 raise failure
         return {name: o for (name, _, _), o in zip(self._output_specs, outs)}
@@ -726,6 +880,7 @@ cdef class Engine:
             "enqueue_seconds": s.enqueue_ns / 1e9,
             "wait_seconds": s.wait_ns / 1e9,
             "device_ms_per_node": per_node,
+            "serving": self._server.stats(),
         }
 
     def memory(self):

@@ -36,6 +36,7 @@ __all__ = [
     "BackendError",
     "ObjectClosedError",
     "EngineError",
+    "EngineBusy",
     "ForkedProcessError",
     "ERROR_CODES",
     "TROUBLESHOOTING",
@@ -449,6 +450,10 @@ class ObjectClosedError(ValueError):
 class EngineError(RuntimeError):
     """The engine could not do what was asked: it is closed, a request was
     cancelled because another one failed, or the plan cannot run."""
+
+
+class EngineBusy(EngineError):
+    """The engine's admission queue is full (``Engine.submit(..., block=False)``)."""
 
 
 class ForkedProcessError(RuntimeError):

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ascend_engine._checks import MAX_DEPTH, device_id, positive_int, timeout_ms
+from ascend_engine._checks import GEAR_POLICIES, MAX_DEPTH, delay_ms, device_id, positive_int, timeout_ms
 from ascend_engine._checks import shape as check_shape
 from ascend_engine.toposort import CycleError, topological_order
 
@@ -122,6 +122,11 @@ class Plan:
     fixed_batch: int         # 0, or the only batch a request may have (static models)
     working_set: int         # bytes live at the busiest point of one request, unshared
     unshared_bytes: int      # one slot's bytes if no tensor shared memory
+    # serving (submit / run / run_async): see docs/executor.md
+    max_queue: int = 0       # requests admitted but not yet on the device
+    max_delay_ms: float = 0.0  # dynamic batcher: longest wait for more rows (0: no batching)
+    gear_policy: str = "upper"
+    gears: tuple = ()        # batch sizes the batcher aims at (the models' gears up to max_batch)
 
     def memory_report(self) -> dict:
         """Bytes per slot and per node, the arena, and the recommended pool size."""
@@ -255,7 +260,8 @@ class Pipeline:
     # ---- compiling ----------------------------------------------------------
 
     def plan(self, depth: int = 4, streams: str = "per-model", profile: bool = False,
-             timeout: float | None = 60.0, wait: str = "block", device: int | None = None) -> Plan:
+             timeout: float | None = 60.0, wait: str = "block", device: int | None = None,
+             max_queue: int | None = None, max_delay_ms: float = 0.0, gear_policy: str = "upper") -> Plan:
         """Validate the graph and return the plan (without creating anything).
 
         ``device`` places the plan on another device than the pipeline's
@@ -264,6 +270,11 @@ class Pipeline:
         device = self.device if device is None else device_id(device, error=PipelineError)
         depth = positive_int(depth, "depth", MAX_DEPTH, error=PipelineError)
         timeout_in_ms = timeout_ms(timeout, error=PipelineError)
+        max_queue = 4 * depth if max_queue is None else positive_int(max_queue, "max_queue", 1 << 20,
+                                                                     error=PipelineError)
+        max_delay_ms = delay_ms(max_delay_ms, "max_delay_ms", error=PipelineError)
+        if gear_policy not in GEAR_POLICIES:
+            raise PipelineError(f"gear_policy must be one of {', '.join(GEAR_POLICIES)}, got {gear_policy!r}")
         if wait not in ("block", "spin"):
             raise PipelineError(f"wait must be 'block' or 'spin', got {wait!r}")
         if streams not in ("per-model", "single"):
@@ -291,10 +302,13 @@ class Pipeline:
             outputs=[(n, h.index) for n, h in self._outputs],
             slot_bytes=slot_bytes, max_batch=max_batch, fixed_batch=fixed,
             working_set=working_set, unshared_bytes=unshared,
+            max_queue=max_queue, max_delay_ms=max_delay_ms, gear_policy=gear_policy,
+            gears=tuple(sorted({g for n in nodes for g in n.gears if g <= max_batch} | {max_batch})),
         )
 
     def compile(self, depth: int = 4, streams: str = "per-model", profile: bool = False,
                 timeout: float | None = 60.0, wait: str = "block", device: int | None = None,
+                max_queue: int | None = None, max_delay_ms: float = 0.0, gear_policy: str = "upper",
                 _unsafe_skip_waits: bool = False):
         """Validate, plan and create everything once; returns an :class:`Engine`.
 
@@ -305,6 +319,14 @@ class Pipeline:
         ``wait="spin"`` polls for completion instead of sleeping, trading a
         busy core for latency; ``device`` compiles for another device than
         the pipeline's (every model must then be given by path).
+
+        Serving (``submit``, ``run``, ``run_async``): ``max_queue`` requests
+        may wait for a slot (default 4 x depth; then ``submit`` blocks or
+        raises ``EngineBusy``); ``max_delay_ms`` > 0 turns on the dynamic
+        batcher, which merges requests of fewer rows than ``max_batch`` into
+        one device request, waiting at most that long for more;
+        ``gear_policy`` ("upper", "nearest" or "lower") says what the batcher
+        does when the merged rows fall between two gears.
         (``_unsafe_skip_waits`` drops the cross-stream event waits: only for
         tests proving that a missing dependency is caught.)
         """
@@ -312,7 +334,8 @@ class Pipeline:
         from ascend_engine._executor import Engine
 
         plan = self.plan(depth=depth, streams=streams, profile=profile, timeout=timeout, wait=wait,
-                         device=device)
+                         device=device, max_queue=max_queue, max_delay_ms=max_delay_ms,
+                         gear_policy=gear_policy)
         # Every engine loads its own instance of a model given by path, so
         # engines compiled from one pipeline never share an executing model.
         loaded = []

@@ -79,6 +79,10 @@ struct ae_engine {
      * device may still be running them: no slot may be reused (and nothing
      * released) until every stream is idle again. */
     int wedged;
+    /* interruptible waits (ae_engine_set_poll): set per call by the caller */
+    ae_poll_fn poll;
+    void *poll_ctx;
+    int poll_ms;
     ae_stats stats;
     double *node_ms;
     /* timeline recording (profile plans): one row of AE_TRACE_COLUMNS(n)
@@ -411,6 +415,7 @@ int ae_engine_create(const ae_acl_api *api, const ae_plan *plan, ae_engine **out
     if (!e)
         return fail(NULL, err, 0, "ae_engine_create", NULL, "out of host memory");
     e->acl = api;
+    e->poll_ms = 20;
     if (copy_plan(e, plan, err) || plan_waits(e, err) || make_current(e, err))
         goto failed;
     const ae_plan *p = &e->plan;
@@ -859,38 +864,82 @@ static int enqueue(ae_engine *e, slot *sl, const void *const *inputs, uint64_t r
     return 0;
 }
 
+/* The wait was stopped by the caller's poll function. */
+static int interrupted(ae_engine *e, ae_error *err)
+{
+    fail(e, err, 0, "ae_engine_wait", NULL, "interrupted while waiting for the device");
+    return AE_INTERRUPTED;
+}
+
 /* Spin mode: poll the event until it completes (then the blocking call below
  * returns at once, and reports any error the event carries), or until the
- * timeout has passed.  Trades a busy core for wake-up latency. */
-static void spin_until_complete(ae_engine *e, aclrtEvent ev)
+ * deadline has passed.  Trades a busy core for wake-up latency.  Returns 1
+ * when the caller's poll function asked to stop. */
+static int spin_until_complete(ae_engine *e, aclrtEvent ev, uint64_t deadline)
 {
-    uint64_t deadline = e->plan.timeout_ms >= 0 ? now_ns() + (uint64_t)e->plan.timeout_ms * 1000000u : 0;
+    uint64_t next_poll = now_ns() + (uint64_t)e->poll_ms * 1000000u;
     for (;;) {
         aclrtEventRecordedStatus status = ACL_EVENT_RECORDED_STATUS_NOT_READY;
         if (e->acl->aclrtQueryEventStatus(ev, &status) != ACL_SUCCESS ||
             status == ACL_EVENT_RECORDED_STATUS_COMPLETE)
-            return;
-        if (deadline && now_ns() > deadline)
-            return;
+            return 0;
+        uint64_t now = now_ns();
+        if (deadline && now > deadline)
+            return 0;
+        if (e->poll && now >= next_poll) {
+            if (e->poll(e->poll_ctx))
+                return 1;
+            next_poll = now + (uint64_t)e->poll_ms * 1000000u;
+        }
         sched_yield();
+    }
+}
+
+/* Wait for one event within the plan's timeout.  With a poll function, wait
+ * in slices of poll_ms and ask it in between whether to stop. */
+static aclError sync_event(ae_engine *e, aclrtEvent ev, uint64_t deadline, int *stop)
+{
+    *stop = 0;
+    if (!e->acl->aclrtSynchronizeEventWithTimeout)
+        return e->acl->aclrtSynchronizeEvent(ev);
+    if (!e->poll)
+        return deadline ? e->acl->aclrtSynchronizeEventWithTimeout(ev, ms_left(deadline))
+                        : e->acl->aclrtSynchronizeEvent(ev);
+    for (;;) {
+        int32_t slice = e->poll_ms, left = ms_left(deadline);
+        int last = deadline && left <= slice;
+        aclError rc = e->acl->aclrtSynchronizeEventWithTimeout(ev, last ? left : slice);
+        if (rc != ACL_ERROR_RT_EVENT_SYNC_TIMEOUT || last)
+            return rc;
+        if (e->poll(e->poll_ctx)) {
+            *stop = 1;
+            return rc;
+        }
     }
 }
 
 static int wait_event(ae_engine *e, aclrtEvent ev, ae_error *err)
 {
-    aclError rc;
-    if (e->plan.spin_wait)
-        spin_until_complete(e, ev);
-    if (e->plan.timeout_ms >= 0 && e->acl->aclrtSynchronizeEventWithTimeout)
-        rc = e->acl->aclrtSynchronizeEventWithTimeout(ev, e->plan.timeout_ms);
-    else
-        rc = e->acl->aclrtSynchronizeEvent(ev);
+    uint64_t deadline = deadline_from_now(e);
+    int stop = 0;
+    if (e->plan.spin_wait && spin_until_complete(e, ev, deadline))
+        return interrupted(e, err);
+    aclError rc = sync_event(e, ev, deadline, &stop);
+    if (stop)
+        return interrupted(e, err);
     if (rc == ACL_SUCCESS)
         return 0;
     if (rc == ACL_ERROR_RT_EVENT_SYNC_TIMEOUT)
         return fail(e, err, rc, "aclrtSynchronizeEventWithTimeout", NULL,
                     "a request did not complete within %d ms", (int)e->plan.timeout_ms);
     return fail(e, err, rc, "aclrtSynchronizeEvent", NULL, "waiting for a request");
+}
+
+void ae_engine_set_poll(ae_engine *e, ae_poll_fn poll, void *ctx, int poll_ms)
+{
+    e->poll = poll;
+    e->poll_ctx = ctx;
+    e->poll_ms = poll_ms > 0 ? poll_ms : 20;
 }
 
 /* Offset of `ev` from the trace base in ms, or -1 when it cannot be read. */
@@ -956,17 +1005,20 @@ size_t ae_engine_trace_end(ae_engine *e, const double **rows, const uint64_t **r
     return count;
 }
 
-int ae_engine_complete_one(ae_engine *e, ae_error *err)
+/* Deliver the oldest request once its done event is known to be over (or
+ * failed with `rc`, a code of wait_event). */
+static int finish_oldest(ae_engine *e, int rc, uint64_t t0, ae_error *err)
 {
-    if (e->in_flight == 0)
-        return 0;
-    if (make_current(e, err))
-        return -1;
     const ae_plan *p = &e->plan;
     uint64_t request = e->next_request - (uint64_t)e->in_flight;
     slot *sl = &e->slots[request % (uint64_t)p->depth];
-    uint64_t t0 = now_ns();
-    if (wait_event(e, sl->done, err)) {
+    if (rc == AE_INTERRUPTED) {
+        if (err)
+            err->request = request;
+        drain(e, 0);
+        return AE_INTERRUPTED;
+    }
+    if (rc) {
         int timed_out = err && err->code == ACL_ERROR_RT_EVENT_SYNC_TIMEOUT;
         if (!timed_out)
             blame_stream(e, err);
@@ -994,6 +1046,51 @@ int ae_engine_complete_one(ae_engine *e, ae_error *err)
     return 0;
 }
 
+int ae_engine_complete_one(ae_engine *e, ae_error *err)
+{
+    if (e->in_flight == 0)
+        return 0;
+    if (make_current(e, err))
+        return -1;
+    uint64_t request = e->next_request - (uint64_t)e->in_flight;
+    uint64_t t0 = now_ns();
+    int rc = wait_event(e, e->slots[request % (uint64_t)e->plan.depth].done, err);
+    return finish_oldest(e, rc, t0, err);
+}
+
+aclError ae_engine_wait_request(ae_engine *e, uint64_t request)
+{
+    aclrtContext current = NULL;
+    if (e->acl->aclrtGetCurrentContext(&current) != ACL_SUCCESS || current != e->plan.context)
+        e->acl->aclrtSetCurrentContext(e->plan.context);
+    aclrtEvent done = e->slots[request % (uint64_t)e->plan.depth].done;
+    uint64_t deadline = deadline_from_now(e);
+    if (deadline && e->acl->aclrtSynchronizeEventWithTimeout)
+        return e->acl->aclrtSynchronizeEventWithTimeout(done, ms_left(deadline));
+    return e->acl->aclrtSynchronizeEvent(done);
+}
+
+int ae_engine_complete_waited(ae_engine *e, uint64_t request, aclError wait_rc, ae_error *err)
+{
+    if (e->in_flight == 0 || request != e->next_request - (uint64_t)e->in_flight)
+        return 0;   /* completed meanwhile by another caller */
+    if (make_current(e, err))
+        return -1;
+    if (wait_rc == ACL_ERROR_RT_EVENT_SYNC_TIMEOUT) {
+        fail(e, err, wait_rc, "aclrtSynchronizeEventWithTimeout", NULL,
+             "a request did not complete within %d ms", (int)e->plan.timeout_ms);
+        return finish_oldest(e, -1, now_ns(), err);
+    }
+    return ae_engine_complete_one(e, err);
+}
+
+int ae_engine_free_slots(const ae_engine *e)
+{
+    /* a wedged engine counts its slots free: the next submission finds out
+     * (within the timeout) whether the device has caught up */
+    return e->plan.depth - e->in_flight;
+}
+
 /*
  * All slots are busy: free some.  Rather than block once per request on the
  * oldest one, block once on the request half the ring ahead of it (done
@@ -1014,7 +1111,14 @@ static int make_room(ae_engine *e, ae_error *err)
         uint64_t target = e->next_request - (uint64_t)e->in_flight + (uint64_t)ahead;
         slot *sl = &e->slots[target % (uint64_t)e->plan.depth];
         uint64_t t0 = now_ns();
-        if (wait_event(e, sl->done, err)) {
+        int rc = wait_event(e, sl->done, err);
+        if (rc == AE_INTERRUPTED) {
+            if (err)
+                err->request = target;
+            drain(e, 0);
+            return AE_INTERRUPTED;
+        }
+        if (rc) {
             if (err && err->code == ACL_ERROR_RT_EVENT_SYNC_TIMEOUT) {
                 err->request = target;
                 drain(e, 1);
@@ -1026,9 +1130,11 @@ static int make_room(ae_engine *e, ae_error *err)
         }
         e->stats.wait_ns += now_ns() - t0;
     }
-    for (int k = 0; k <= ahead; k++)
-        if (ae_engine_complete_one(e, err))
-            return -1;
+    for (int k = 0; k <= ahead; k++) {
+        int rc = ae_engine_complete_one(e, err);
+        if (rc)
+            return rc;
+    }
     return 0;
 }
 
@@ -1044,8 +1150,11 @@ int ae_engine_submit(ae_engine *e, const void *const *inputs, uint64_t rows, voi
         return -1;
     int s = (int)(e->next_request % (uint64_t)p->depth);
     slot *sl = &e->slots[s];
-    if (sl->busy && make_room(e, err))
-        return -1;
+    if (sl->busy) {
+        int rc = make_room(e, err);
+        if (rc)
+            return rc;
+    }
     uint64_t t0 = now_ns();
     if (enqueue(e, sl, inputs, rows, err)) {
         /* this request never ran; the ones in flight may have been given
@@ -1070,9 +1179,11 @@ int ae_engine_submit(ae_engine *e, const void *const *inputs, uint64_t rows, voi
 
 int ae_engine_flush(ae_engine *e, ae_error *err)
 {
-    while (e->in_flight > 0)
-        if (ae_engine_complete_one(e, err))
-            return -1;
+    while (e->in_flight > 0) {
+        int rc = ae_engine_complete_one(e, err);
+        if (rc)
+            return rc;
+    }
     return 0;
 }
 
@@ -1097,8 +1208,9 @@ int ae_engine_run_batch(ae_engine *e, const void *const *inputs, uint64_t total_
                 in_at[i] = (const char *)inputs[i] + row * e->tensors[p->input_tensors[i]].row_bytes;
             for (int o = 0; o < p->n_outputs; o++)
                 out_at[o] = (char *)outputs[o] + row * e->tensors[p->output_tensors[o]].row_bytes;
-            if (ae_engine_submit(e, in_at, rows, out_at, err))
-                return -1;
+            int rc = ae_engine_submit(e, in_at, rows, out_at, err);
+            if (rc)
+                return rc;
             row += rows;
         }
     }

@@ -35,6 +35,7 @@ extern "C" {
 #define AE_MESSAGE_MAX 1024
 #define AE_MAX_IO 64          /* pipeline inputs or outputs at most */
 #define AE_NO_REQUEST UINT64_MAX  /* ae_error.request when no request is to blame */
+#define AE_INTERRUPTED (-2)       /* returned when the caller's poll function stopped a wait */
 
 /* What went wrong, for the Python layer to turn into an exception. */
 typedef struct ae_error {
@@ -135,6 +136,34 @@ int ae_engine_flush(ae_engine *engine, ae_error *err);
  * deliver all outputs; inputs/outputs are whole arrays. */
 int ae_engine_run_batch(ae_engine *engine, const void *const *inputs, uint64_t total_rows,
                         uint64_t batch, void *const *outputs, ae_error *err);
+
+/*
+ * Interruptible waits.  While the calling thread waits for the device, the
+ * engine calls poll(ctx) about every poll_ms milliseconds; when it returns
+ * nonzero the wait stops, the requests in flight are drained and cancelled
+ * (ae_engine_last_cancelled), and the call returns AE_INTERRUPTED.  The
+ * Python layer uses it to honour Ctrl-C during long GIL-free calls.  NULL
+ * turns it off (the default).  Set it under the caller's lock, per call.
+ */
+typedef int (*ae_poll_fn)(void *ctx);
+void ae_engine_set_poll(ae_engine *engine, ae_poll_fn poll, void *ctx, int poll_ms);
+
+/*
+ * For a completion thread that waits outside the caller's lock: wait until
+ * request `request` is over, or the plan's timeout passed, and return the
+ * code of the wait.  It reads nothing that submissions change (a request's
+ * done event is fixed per slot), so it may run while another thread submits;
+ * if the request was completed meanwhile and its slot reused, it waits for
+ * the newer request, which is harmless.  Then, under the lock, call
+ * ae_engine_complete_waited() with the code.
+ */
+aclError ae_engine_wait_request(ae_engine *engine, uint64_t request);
+/* Complete the oldest request after ae_engine_wait_request() returned
+ * `wait_rc` for it: as ae_engine_complete_one(), except that a wait that
+ * already timed out is not waited again. */
+int ae_engine_complete_waited(ae_engine *engine, uint64_t request, aclError wait_rc, ae_error *err);
+/* Slots free for a submission that would not block (depth - in flight). */
+int ae_engine_free_slots(const ae_engine *engine);
 
 int ae_engine_in_flight(const ae_engine *engine);
 /* Requests are numbered from 0 in submission order. */

@@ -116,11 +116,12 @@ def test_exception_in_the_loop_body_and_a_bad_feed_later_lose_nothing(slow):
 
 def test_a_request_cancelled_long_ago_still_raises_instead_of_returning_garbage(slow, sim_faults):
     with compile_chain([slow], depth=4) as engine:
+        # request 1 holds the stream for 500 ms, so requests 1-3 are still in
+        # flight when every enqueue after the generator's four fails: the
+        # first failure (request 4's) cancels them, and 19 more follow
+        sim_faults("stall:execute@2=500,aclmdlExecuteAsync@5+=507000")
         gen = engine.run_many(iter([{"x": rows(i)} for i in range(8)]))
         next(gen)                        # requests 1-3 are in flight, suspended
-        # every enqueue fails from now on: the first failure (request 4's)
-        # cancels the generator's requests in flight, and 19 more follow
-        sim_faults("aclmdlExecuteAsync@1+=507000")
         for k in range(20):
             with pytest.raises(ae.AclError) as info:
                 engine.run({"x": rows(100 + k)})
@@ -137,7 +138,9 @@ def test_a_request_cancelled_long_ago_still_raises_instead_of_returning_garbage(
 def test_the_failing_request_gets_the_device_error_and_others_are_told_why(slow, sim_faults):
     with compile_chain([slow], depth=4) as engine:
         feeds = [{"x": rows(i)} for i in range(8)]
-        sim_faults("task:execute@2=507011")        # the generator's request 1 fails
+        # the generator's request 1 fails, after holding its stream 300 ms
+        # (so that the next caller's request is in flight behind it)
+        sim_faults("stall:execute@2=300,task:execute@2=507011")
         gen = engine.run_many(iter(feeds))
         np.testing.assert_allclose(next(gen)["y"], slow.ref(x=feeds[0]["x"]), rtol=1e-5, atol=1e-6)
         # another caller's request goes in behind the failing one: it is

@@ -1,0 +1,394 @@
+"""Serving: many callers, one pipelined engine (docs/executor.md, "Serving").
+
+``Engine.submit`` admits a *call* (one caller's request) into a bounded queue
+and returns a ``concurrent.futures.Future``.  Calls leave the queue as
+*device requests* (what the executor runs in one slot): one call, a piece of
+a call larger than ``max_batch``, or - with the dynamic batcher - several
+small calls merged.  Two engine threads keep things moving:
+
+* the **completer** waits for the oldest request on the device with the GIL
+  released (the executor's done event), delivers it, resolves the futures of
+  the calls in it, and puts queued work into the freed slot;
+* the **dispatcher** wakes when a call arrives that could not go straight to
+  a free slot, when a batch's waiting time is up, or when a queued call's
+  deadline passes.
+
+Submitters put a call straight on the device when a slot is free and nobody
+holds the engine, so at low load a request costs no thread hand-over.  Every
+executor call happens under the engine's lock (the executor is not
+re-entrant); the queue has its own lock, always taken after the engine's.
+"""
+
+from __future__ import annotations
+
+import bisect
+import collections
+import threading
+import time
+import weakref
+from concurrent.futures import Future
+
+import numpy as np
+
+from ascend_engine.errors import EngineBusy, EngineError
+
+SAMPLES = 100_000   # latency samples kept per figure (the most recent ones)
+
+
+class Call:
+    """One caller's request: its future, inputs, outputs and progress."""
+
+    __slots__ = ("future", "inputs", "outputs", "rows", "deadline", "submitted", "dispatched",
+                 "pieces_left", "failed", "names")
+
+    def __init__(self, future, inputs, outputs, rows, deadline, names):
+        self.future = future
+        self.inputs = inputs
+        self.outputs = outputs
+        self.rows = rows
+        self.deadline = deadline        # monotonic seconds by which it must start, or None
+        self.submitted = time.monotonic()
+        self.dispatched = None
+        self.pieces_left = 0
+        self.failed = False
+        self.names = names
+
+    def fail(self, exc):
+        if not self.failed:
+            self.failed = True
+            if not self.future.done():
+                self.future.set_exception(exc)
+
+    def piece_done(self):
+        self.pieces_left -= 1
+        if self.pieces_left == 0 and not self.failed and not self.future.done():
+            self.future.set_result(dict(zip(self.names, self.outputs, strict=True)))
+
+
+class Piece:
+    """Rows [lo, hi) of a call, waiting in the queue."""
+
+    __slots__ = ("call", "lo", "hi")
+
+    def __init__(self, call, lo, hi):
+        self.call, self.lo, self.hi = call, lo, hi
+
+    @property
+    def rows(self):
+        return self.hi - self.lo
+
+
+def choose_batch(pieces, max_batch, gears, policy, waited_out):
+    """How many queued pieces (from the front) form the next device request.
+
+    ``pieces`` is the queue; a batch is the longest prefix whose rows fit in
+    ``max_batch``.  A batch that is not full is taken only once the oldest
+    piece has waited ``max_delay_ms`` (``waited_out``); otherwise 0.  Between
+    two gears the ``policy`` decides: "upper" runs every row at the next gear
+    up, "lower" runs the rows of the gear below now and keeps the rest for the
+    next batch, "nearest" takes whichever gear is closer (upper on a tie).
+    Returns the number of pieces to take (at least 1 when waited out).
+    """
+    total, count = 0, 0
+    for piece in pieces:
+        if total + piece.rows > max_batch:
+            break
+        total += piece.rows
+        count += 1
+    if count == 0:
+        return 0
+    full = total == max_batch or count < len(pieces)
+    if not full and not waited_out:
+        return 0
+    at = bisect.bisect_left(gears, total)
+    if at >= len(gears) or gears[at] == total or at == 0:
+        return count                      # a gear exactly, or none below
+    lower, upper = gears[at - 1], gears[at]
+    if policy == "upper" or (policy == "nearest" and upper - total <= total - lower):
+        return count
+    # the lower gear now: whole pieces up to it (at least the first one)
+    rows, keep = 0, 0
+    for piece in list(pieces)[:count]:
+        if rows + piece.rows > lower:
+            break
+        rows += piece.rows
+        keep += 1
+    return max(keep, 1)
+
+
+class Samples:
+    """The most recent values of one figure, with percentiles."""
+
+    def __init__(self):
+        self.values = collections.deque(maxlen=SAMPLES)
+
+    def add(self, value):
+        self.values.append(value)
+
+    def summary(self):
+        if not self.values:
+            return {"count": 0}
+        a = np.fromiter(self.values, dtype=np.float64)
+        p50, p90, p99 = np.percentile(a, [50, 90, 99])
+        return {"count": int(a.size), "mean": float(a.mean()), "p50": float(p50), "p90": float(p90),
+                "p99": float(p99), "max": float(a.max())}
+
+
+class Server:
+    """The admission queue, the batcher and the two engine threads of one engine."""
+
+    def __init__(self, engine, lock):
+        plan = engine.plan
+        self.engine_ref = weakref.ref(engine)
+        self.max_batch = plan.max_batch
+        self.max_queue = plan.max_queue
+        self.delay = plan.max_delay_ms / 1000.0
+        self.gears = tuple(plan.gears) or (plan.max_batch,)
+        self.policy = plan.gear_policy
+        self.names = [name for name, _ in plan.outputs]
+        self.cv = threading.Condition(lock)          # the engine's lock: executor state
+        self.qlock = threading.Lock()                # the queue (taken after the engine's lock)
+        self.qcv = threading.Condition(self.qlock)
+        self.queue = collections.deque()              # Pieces in arrival order
+        self.queued_calls = 0                         # calls with a piece still queued
+        self.space_waiters = collections.deque()      # futures of run_async callers waiting for room
+        self.closing = False
+        self.threads = []
+        self.queue_ms = Samples()
+        self.service_ms = Samples()
+        self.batch_rows = collections.Counter()
+
+    # ---- admission (any thread) --------------------------------------------------
+
+    def admit(self, call, block):
+        """Queue ``call`` (split into pieces of at most max_batch rows)."""
+        with self.qcv:
+            if self.closing:
+                raise EngineError("the engine is closed")
+            while self.queued_calls >= self.max_queue:
+                if not block:
+                    raise EngineBusy(f"the engine's admission queue is full ({self.max_queue} requests "
+                                     "waiting for a slot): retry later, or submit with block=True")
+                self.qcv.wait()
+                if self.closing:
+                    raise EngineError("the engine is closed")
+            for lo in range(0, call.rows, self.max_batch):
+                self.queue.append(Piece(call, lo, min(call.rows, lo + self.max_batch)))
+            call.pieces_left = -(-call.rows // self.max_batch)
+            self.queued_calls += 1
+            self._start_threads()
+            self.qcv.notify_all()   # the dispatcher, for a batch or a deadline
+        # at low load, straight onto the device without a thread hand-over
+        if not self.delay and self.cv.acquire(blocking=False):
+            try:
+                self.dispatch_locked()
+            finally:
+                self.cv.release()
+
+    def space_future(self):
+        """A future resolved when the queue has room (for run_async)."""
+        f = Future()
+        with self.qcv:
+            if self.queued_calls < self.max_queue or self.closing:
+                f.set_result(None)
+            else:
+                self.space_waiters.append(f)
+        return f
+
+    def _room_made(self, n):
+        # qlock held: n calls left the queue
+        self.queued_calls -= n
+        self.qcv.notify_all()
+        while self.space_waiters and self.queued_calls < self.max_queue:
+            f = self.space_waiters.popleft()
+            if not f.done():
+                f.set_result(None)
+
+    # ---- dispatch (engine lock held) -----------------------------------------------
+
+    def _take(self, now):
+        """Pieces for the next device request (qlock held); [] if none is due."""
+        self._expire(now)
+        for call in {id(p.call): p.call for p in self.queue
+                     if p.call.dispatched is None and p.call.future.cancelled()}.values():
+            self._drop_call(call)                 # cancelled while queued: never runs
+        if not self.queue:
+            return []
+        if self.delay:
+            waited_out = now - self.queue[0].call.submitted >= self.delay
+            count = choose_batch(self.queue, self.max_batch, self.gears, self.policy, waited_out)
+        else:
+            count = 1
+        taken = []
+        for _ in range(count):
+            if not self.queue:
+                break
+            piece = self.queue.popleft()
+            call = piece.call
+            if call.dispatched is None:
+                if not call.future.set_running_or_notify_cancel():
+                    self._drop_call(call)         # cancelled just now
+                    continue
+                call.dispatched = now
+                self.queue_ms.add((now - call.submitted) * 1000.0)
+            taken.append(piece)
+            if piece.hi == call.rows:
+                self._room_made(1)
+        return taken
+
+    def _drop_call(self, call):
+        """Remove every queued piece of a call that will not run (qlock held)."""
+        self.queue = collections.deque(p for p in self.queue if p.call is not call)
+        self._room_made(1)
+
+    def _expire(self, now):
+        """Fail queued calls whose deadline passed before they started (qlock held)."""
+        for piece in [p for p in self.queue if p.lo == 0 and p.call.dispatched is None
+                      and p.call.deadline is not None and now > p.call.deadline]:
+            call = piece.call
+            self._drop_call(call)
+            if call.future.set_running_or_notify_cancel():
+                call.fail(TimeoutError(f"the request was not started within its timeout of "
+                                       f"{call.deadline - call.submitted:.3f} s (it never ran)"))
+
+    def dispatch_locked(self):
+        """Put queued work on the device while slots are free (engine lock held)."""
+        engine = self.engine_ref()
+        if engine is None:
+            return
+        while engine._free_slots() > 0:
+            with self.qlock:
+                pieces = self._take(time.monotonic())
+            if not pieces:
+                return
+            self._run_pieces(engine, pieces)
+
+    def _run_pieces(self, engine, pieces):
+        rows = sum(p.rows for p in pieces)
+        self.batch_rows[rows] += 1
+        if len(pieces) == 1:
+            p = pieces[0]
+            inputs = [a[p.lo:p.hi] for a in p.call.inputs]
+            outputs = [a[p.lo:p.hi] for a in p.call.outputs]
+        else:
+            inputs = [np.concatenate([p.call.inputs[k][p.lo:p.hi] for p in pieces])
+                      for k in range(len(pieces[0].call.inputs))]
+            outputs = [np.empty((rows,) + a.shape[1:], a.dtype) for a in pieces[0].call.outputs]
+        started = time.monotonic()
+
+        def done(record, pieces=pieces, outputs=outputs, started=started):
+            self.service_ms.add((time.monotonic() - started) * 1000.0)
+            at = 0
+            for p in pieces:
+                if record.error is not None:
+                    p.call.fail(record.error)
+                else:
+                    if len(pieces) > 1:
+                        for dst, src in zip(p.call.outputs, outputs, strict=True):
+                            dst[p.lo:p.hi] = src[at:at + p.rows]
+                    p.call.piece_done()
+                at += p.rows
+
+        try:
+            engine._enqueue_device(inputs, outputs, rows, done)
+        except BaseException as exc:   # this device request could not be enqueued
+            for p in pieces:
+                p.call.fail(exc)
+            if not isinstance(exc, Exception):
+                raise
+
+    # ---- the engine threads --------------------------------------------------------
+
+    def _start_threads(self):
+        if self.threads:
+            return
+        for target, name in ((self._complete_loop, "completer"), (self._dispatch_loop, "dispatcher")):
+            t = threading.Thread(target=target, name=f"ascend-engine-{name}", daemon=True)
+            self.threads.append(t)
+            t.start()
+
+    def _complete_loop(self):
+        while True:
+            with self.cv:
+                while True:
+                    engine = self.engine_ref()
+                    if engine is None or engine.closed:
+                        return
+                    if engine._in_flight() > 0:
+                        break
+                    if self.closing:
+                        return
+                    del engine
+                    self.cv.wait(0.5)
+                ticket = engine._oldest()
+            rc = engine._wait_request(ticket)      # the GIL is released while it waits
+            with self.cv:
+                if engine.closed:
+                    return
+                engine._complete_waited(ticket, rc)
+                self.dispatch_locked()
+            del engine
+
+    def _dispatch_loop(self):
+        while True:
+            with self.qcv:
+                if self.closing:
+                    return
+                wake = self._next_wake(time.monotonic())
+                if wake is None or wake > 0:
+                    self.qcv.wait(0.5 if wake is None else min(wake, 0.5))
+                if self.closing:
+                    return
+                if not self.queue:
+                    continue
+            engine = self.engine_ref()
+            if engine is None:
+                return
+            with self.cv:
+                if engine.closed:
+                    return
+                self.dispatch_locked()
+            del engine
+
+    def _next_wake(self, now):
+        """Seconds until the dispatcher has something to do (None: nothing queued)."""
+        if not self.queue:
+            return None
+        times = [p.call.deadline - now for p in self.queue
+                 if p.call.deadline is not None and p.call.dispatched is None]
+        if self.delay:
+            times.append(self.queue[0].call.submitted + self.delay - now)
+        else:
+            times.append(0.0 if self._engine_has_room() else 0.5)
+        return max(0.0, min(times))
+
+    def _engine_has_room(self):
+        engine = self.engine_ref()
+        return engine is not None and engine._free_slots_unlocked() > 0
+
+    # ---- shutting down -------------------------------------------------------------
+
+    def close(self):
+        """Fail queued calls, stop the dispatcher, let the completer finish what is in flight."""
+        with self.qcv:
+            self.closing = True
+            calls = {id(p.call): p.call for p in self.queue if p.call.dispatched is None}
+            self.queue.clear()
+            self.queued_calls = 0
+            for f in self.space_waiters:
+                if not f.done():
+                    f.set_result(None)
+            self.space_waiters.clear()
+            self.qcv.notify_all()
+        for call in calls.values():
+            if call.future.set_running_or_notify_cancel():
+                call.fail(EngineError("the engine was closed before the request started"))
+        with self.cv:
+            self.cv.notify_all()
+        for t in self.threads:
+            if t is not threading.current_thread():
+                t.join()
+
+    def stats(self):
+        return {"queue_ms": self.queue_ms.summary(), "service_ms": self.service_ms.summary(),
+                "batch_rows": dict(sorted(self.batch_rows.items())), "queued": self.queued_calls}

@@ -339,6 +339,7 @@ class Server:
                     self.qcv.wait(0.5 if wake is None else min(wake, 0.5))
                 if self.closing:
                     return
+                self._expire(time.monotonic())    # deadlines hold even while every slot is busy
                 if not self.queue:
                     continue
             engine = self.engine_ref()
@@ -356,10 +357,13 @@ class Server:
             return None
         times = [p.call.deadline - now for p in self.queue
                  if p.call.deadline is not None and p.call.dispatched is None]
-        if self.delay:
-            times.append(self.queue[0].call.submitted + self.delay - now)
+        room = self._engine_has_room()
+        if not room:
+            times.append(0.5)      # the completer dispatches when a slot frees
+        elif not self.delay or choose_batch(self.queue, self.max_batch, self.gears, self.policy, False):
+            times.append(0.0)      # a request, or a full batch, is ready now
         else:
-            times.append(0.0 if self._engine_has_room() else 0.5)
+            times.append(self.queue[0].call.submitted + self.delay - now)
         return max(0.0, min(times))
 
     def _engine_has_room(self):

@@ -83,6 +83,7 @@ struct ae_engine {
     ae_poll_fn poll;
     void *poll_ctx;
     int poll_ms;
+    uint64_t next_poll_ns;        /* when poll is due again */
     ae_stats stats;
     double *node_ms;
     /* timeline recording (profile plans): one row of AE_TRACE_COLUMNS(n)
@@ -871,26 +872,34 @@ static int interrupted(ae_engine *e, ae_error *err)
     return AE_INTERRUPTED;
 }
 
+/* Ask the caller's poll function whether to stop, at most every poll_ms
+ * (whether the waits in between were long or short).  Returns 1 to stop. */
+static int poll_due(ae_engine *e)
+{
+    if (!e->poll)
+        return 0;
+    uint64_t now = now_ns();
+    if (now < e->next_poll_ns)
+        return 0;
+    e->next_poll_ns = now + (uint64_t)e->poll_ms * 1000000u;
+    return e->poll(e->poll_ctx) != 0;
+}
+
 /* Spin mode: poll the event until it completes (then the blocking call below
  * returns at once, and reports any error the event carries), or until the
  * deadline has passed.  Trades a busy core for wake-up latency.  Returns 1
  * when the caller's poll function asked to stop. */
 static int spin_until_complete(ae_engine *e, aclrtEvent ev, uint64_t deadline)
 {
-    uint64_t next_poll = now_ns() + (uint64_t)e->poll_ms * 1000000u;
     for (;;) {
         aclrtEventRecordedStatus status = ACL_EVENT_RECORDED_STATUS_NOT_READY;
         if (e->acl->aclrtQueryEventStatus(ev, &status) != ACL_SUCCESS ||
             status == ACL_EVENT_RECORDED_STATUS_COMPLETE)
             return 0;
-        uint64_t now = now_ns();
-        if (deadline && now > deadline)
+        if (deadline && now_ns() > deadline)
             return 0;
-        if (e->poll && now >= next_poll) {
-            if (e->poll(e->poll_ctx))
-                return 1;
-            next_poll = now + (uint64_t)e->poll_ms * 1000000u;
-        }
+        if (poll_due(e))
+            return 1;
         sched_yield();
     }
 }
@@ -906,15 +915,15 @@ static aclError sync_event(ae_engine *e, aclrtEvent ev, uint64_t deadline, int *
         return deadline ? e->acl->aclrtSynchronizeEventWithTimeout(ev, ms_left(deadline))
                         : e->acl->aclrtSynchronizeEvent(ev);
     for (;;) {
+        if (poll_due(e)) {
+            *stop = 1;
+            return ACL_ERROR_RT_EVENT_SYNC_TIMEOUT;
+        }
         int32_t slice = e->poll_ms, left = ms_left(deadline);
         int last = deadline && left <= slice;
         aclError rc = e->acl->aclrtSynchronizeEventWithTimeout(ev, last ? left : slice);
         if (rc != ACL_ERROR_RT_EVENT_SYNC_TIMEOUT || last)
             return rc;
-        if (e->poll(e->poll_ctx)) {
-            *stop = 1;
-            return rc;
-        }
     }
 }
 
@@ -940,6 +949,7 @@ void ae_engine_set_poll(ae_engine *e, ae_poll_fn poll, void *ctx, int poll_ms)
     e->poll = poll;
     e->poll_ctx = ctx;
     e->poll_ms = poll_ms > 0 ? poll_ms : 20;
+    e->next_poll_ns = now_ns() + (uint64_t)e->poll_ms * 1000000u;
 }
 
 /* Offset of `ev` from the trace base in ms, or -1 when it cannot be read. */

@@ -4,7 +4,6 @@ pending, and Ctrl-C."""
 
 import asyncio
 import os
-import signal
 import subprocess
 import sys
 import textwrap

@@ -195,14 +195,26 @@ class Server:
                 self.space_waiters.append(f)
         return f
 
+    def _wake_for_room(self):
+        # qlock held: wake as many run_async waiters as there are free places
+        n = self.max_queue - self.queued_calls
+        while n > 0 and self.space_waiters:
+            f = self.space_waiters.popleft()
+            if not f.done():
+                f.set_result(None)
+                n -= 1
+
     def _room_made(self, n):
         # qlock held: n calls left the queue
         self.queued_calls -= n
         self.qcv.notify_all()
-        while self.space_waiters and self.queued_calls < self.max_queue:
+        # one waiter per place made (waking them all would have all but one
+        # find the queue full again)
+        while n > 0 and self.space_waiters:
             f = self.space_waiters.popleft()
             if not f.done():
                 f.set_result(None)
+                n -= 1
 
     # ---- dispatch (engine lock held) -----------------------------------------------
 
@@ -340,6 +352,9 @@ class Server:
                 if self.closing:
                     return
                 self._expire(time.monotonic())    # deadlines hold even while every slot is busy
+                # a woken run_async caller that was cancelled before it submitted
+                # leaves its place unused: hand such places on
+                self._wake_for_room()
                 if not self.queue:
                     continue
             engine = self.engine_ref()

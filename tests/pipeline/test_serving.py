@@ -69,7 +69,8 @@ def test_asyncio_callers_each_get_their_own_rows(chain):
     with compile_chain(chain, depth=8, max_queue=16) as engine:   # most of them wait for room
         rows, outs = asyncio.run(main(engine))
     for k, (r, out) in enumerate(zip(rows, outs, strict=True)):
-        np.testing.assert_allclose(out["y"], chain_reference(chain, feeds_for(k, r)["x"]), rtol=1e-4, atol=1e-5)
+        want = chain_reference(chain, feeds_for(k, r)["x"])
+        np.testing.assert_allclose(out["y"], want, rtol=1e-4, atol=1e-5)
 
 
 def test_run_async_from_two_loops_in_two_threads(chain):
@@ -77,7 +78,8 @@ def test_run_async_from_two_loops_in_two_threads(chain):
     with compile_chain(chain, depth=4) as engine:
         def loop_thread(t):
             async def main():
-                return await asyncio.gather(*(engine.run_async(feeds_for(t * 1000 + k, 3)) for k in range(50)))
+                calls = (engine.run_async(feeds_for(t * 1000 + k, 3)) for k in range(50))
+                return await asyncio.gather(*calls)
             results[t] = asyncio.run(main())
 
         threads = [threading.Thread(target=loop_thread, args=(t,)) for t in range(2)]
@@ -98,8 +100,8 @@ def test_submit_interleaves_with_run_batch_and_run_many(chain):
         out = engine.run_batch(big, batch_size=4)
         many = list(engine.run_many(feeds_for(200 + k, 3) for k in range(6)))
         for k, f in enumerate(futures):
-            np.testing.assert_allclose(f.result(timeout=30)["y"], chain_reference(chain, feeds_for(k, 2)["x"]),
-                                       rtol=1e-4, atol=1e-5)
+            want = chain_reference(chain, feeds_for(k, 2)["x"])
+            np.testing.assert_allclose(f.result(timeout=30)["y"], want, rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(out["y"], chain_reference(chain, big["x"]), rtol=1e-4, atol=1e-5)
         for k, m in enumerate(many):
             np.testing.assert_allclose(m["y"], chain_reference(chain, feeds_for(200 + k, 3)["x"]),
@@ -118,15 +120,16 @@ def test_choose_batch_follows_the_gear_policy():
         return [P(C(), 0, r) for r in rows]
 
     gears = (1, 2, 4, 8)
-    assert serving.choose_batch(q(1, 1, 1), 8, gears, "upper", waited_out=False) == 0   # not full yet
-    assert serving.choose_batch(q(4, 4), 8, gears, "upper", waited_out=False) == 2       # full
-    assert serving.choose_batch(q(1, 1, 1), 8, gears, "upper", waited_out=True) == 3     # 3 rows at gear 4
-    assert serving.choose_batch(q(1, 1, 1), 8, gears, "lower", waited_out=True) == 2     # gear 2 now
-    assert serving.choose_batch(q(2, 1, 2), 8, gears, "lower", waited_out=True) == 2     # 5 rows: 2 + 1 at gear 4
-    assert serving.choose_batch(q(3, 3), 8, gears, "nearest", waited_out=True) == 2      # 6: a tie goes up
-    assert serving.choose_batch(q(1, 1, 1, 1, 1), 8, gears, "nearest", waited_out=True) == 4   # 5: 4 is nearer
-    assert serving.choose_batch(q(1, 1, 1, 1, 1, 1, 1), 8, gears, "nearest", waited_out=True) == 7   # 7: 8
-    assert serving.choose_batch(q(5, 5), 8, gears, "upper", waited_out=False) == 1       # the next does not fit
+    choose = serving.choose_batch
+    assert choose(q(1, 1, 1), 8, gears, "upper", waited_out=False) == 0   # not full yet
+    assert choose(q(4, 4), 8, gears, "upper", waited_out=False) == 2       # full
+    assert choose(q(1, 1, 1), 8, gears, "upper", waited_out=True) == 3     # 3 rows at gear 4
+    assert choose(q(1, 1, 1), 8, gears, "lower", waited_out=True) == 2     # gear 2 now
+    assert choose(q(2, 1, 2), 8, gears, "lower", waited_out=True) == 2     # 5 rows: 2 + 1 at gear 4
+    assert choose(q(3, 3), 8, gears, "nearest", waited_out=True) == 2      # 6: a tie goes up
+    assert choose(q(1, 1, 1, 1, 1), 8, gears, "nearest", waited_out=True) == 4   # 5: 4 is nearer
+    assert choose(q(1, 1, 1, 1, 1, 1, 1), 8, gears, "nearest", waited_out=True) == 7   # 7: 8
+    assert choose(q(5, 5), 8, gears, "upper", waited_out=False) == 1       # the next does not fit
 
 
 def test_batched_requests_are_merged_and_split_back(build):

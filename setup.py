@@ -115,7 +115,8 @@ cython_modules = [
     Extension(
         "ascend_engine._executor",
         sources=["ascend_engine/_executor.pyx", "ascend_engine/csrc/executor.c"],
-        include_dirs=["include"],
+        include_dirs=["include", numpy.get_include()],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=["-O2"],
     ),
 ]

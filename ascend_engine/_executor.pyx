@@ -35,6 +35,7 @@ import logging
 
 import numpy as np
 
+cimport numpy as cnp
 from cpython.mem cimport PyMem_Calloc, PyMem_Free
 from libc.stdint cimport int32_t, uint32_t, uint64_t, uintptr_t
 from libc.string cimport strncpy
@@ -50,6 +51,7 @@ from ascend_engine.serving import Call, Server
 from concurrent.futures import Future
 
 _log = logging.getLogger("ascend_engine")
+cnp.import_array()
 
 
 cdef extern from "ascend_engine/executor.h" nogil:
@@ -133,6 +135,7 @@ cdef extern from "ascend_engine/executor.h" nogil:
     aclError ae_engine_wait_request(ae_engine *engine, uint64_t request)
     int ae_engine_complete_waited(ae_engine *engine, uint64_t request, aclError wait_rc, ae_error *err)
     int ae_engine_free_slots(const ae_engine *engine)
+    int ae_engine_complete_ready(ae_engine *engine, ae_error *err)
     uint64_t ae_engine_submitted(const ae_engine *engine)
     uint64_t ae_engine_completed(const ae_engine *engine)
     void ae_engine_last_cancelled(const ae_engine *engine, uint64_t *begin, uint64_t *end)
@@ -226,7 +229,8 @@ cdef class _Arrays:
         if self.ptrs is NULL:
             raise MemoryError()
         for i, a in enumerate(arrays):
-            self.ptrs[i] = <const void *><uintptr_t>a.ctypes.data
+            # the arrays are C-contiguous ndarrays (checked by the callers)
+            self.ptrs[i] = <const void *>cnp.PyArray_DATA(<cnp.ndarray>a)
 
     def __dealloc__(self):
         PyMem_Free(self.ptrs)
@@ -777,7 +781,11 @@ cdef class Engine:
         with nogil:
             rc = ae_engine_complete_waited(self._engine, ticket, wait_rc, &err)
         failure = self._settle(rc, &err)
-        if rc != 0 and err.request == AE_NO_REQUEST:
+        if rc == 0 and ae_engine_in_flight(self._engine) > 0:
+            # more may be over already: deliver them in the same turn
+            rc = ae_engine_complete_ready(self._engine, &err)
+            failure = self._settle(rc if rc < 0 else 0, &err)
+        if rc < 0 and err.request == AE_NO_REQUEST:
             _log.warning("ascend_engine: completing requests failed: %s", failure)
 
     def _enqueue_device(self, list inputs, list outputs, uint64_t rows, on_done):

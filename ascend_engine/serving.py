@@ -151,6 +151,7 @@ class Server:
         self.qcv = threading.Condition(self.qlock)
         self.queue = collections.deque()              # Pieces in arrival order
         self.queued_calls = 0                         # calls with a piece still queued
+        self.with_deadline = 0                        # queued calls that have a deadline
         self.space_waiters = collections.deque()      # futures of run_async callers waiting for room
         self.closing = False
         self.threads = []
@@ -176,14 +177,20 @@ class Server:
                 self.queue.append(Piece(call, lo, min(call.rows, lo + self.max_batch)))
             call.pieces_left = -(-call.rows // self.max_batch)
             self.queued_calls += 1
+            if call.deadline is not None:
+                self.with_deadline += 1
             self._start_threads()
-            self.qcv.notify_all()   # the dispatcher, for a batch or a deadline
+            if self.delay or call.deadline is not None:
+                self.qcv.notify_all()   # the dispatcher: a batch to time, or a deadline
         # at low load, straight onto the device without a thread hand-over
         if not self.delay and self.cv.acquire(blocking=False):
             try:
                 self.dispatch_locked()
             finally:
                 self.cv.release()
+        if call.dispatched is None and not self.delay:
+            with self.qcv:
+                self.qcv.notify_all()   # not placed yet: the dispatcher (or the completer) will
 
     def space_future(self):
         """A future resolved when the queue has room (for run_async)."""
@@ -220,10 +227,8 @@ class Server:
 
     def _take(self, now):
         """Pieces for the next device request (qlock held); [] if none is due."""
-        self._expire(now)
-        for call in {id(p.call): p.call for p in self.queue
-                     if p.call.dispatched is None and p.call.future.cancelled()}.values():
-            self._drop_call(call)                 # cancelled while queued: never runs
+        if self.with_deadline:
+            self._expire(now)
         if not self.queue:
             return []
         if self.delay:
@@ -239,9 +244,11 @@ class Server:
             call = piece.call
             if call.dispatched is None:
                 if not call.future.set_running_or_notify_cancel():
-                    self._drop_call(call)         # cancelled just now
+                    self._drop_call(call)         # cancelled while queued: never runs
                     continue
                 call.dispatched = now
+                if call.deadline is not None:
+                    self.with_deadline -= 1
                 self.queue_ms.add((now - call.submitted) * 1000.0)
             taken.append(piece)
             if piece.hi == call.rows:
@@ -251,6 +258,8 @@ class Server:
     def _drop_call(self, call):
         """Remove every queued piece of a call that will not run (qlock held)."""
         self.queue = collections.deque(p for p in self.queue if p.call is not call)
+        if call.deadline is not None:
+            self.with_deadline -= 1
         self._room_made(1)
 
     def _expire(self, now):
@@ -271,8 +280,10 @@ class Server:
         while engine._free_slots() > 0:
             with self.qlock:
                 pieces = self._take(time.monotonic())
-            if not pieces:
-                return
+                if not pieces:
+                    if self.queue:
+                        self.qcv.notify_all()   # a batch not due yet: the dispatcher times it
+                    return
             self._run_pieces(engine, pieces)
 
     def _run_pieces(self, engine, pieces):
@@ -320,8 +331,17 @@ class Server:
             t.start()
 
     def _complete_loop(self):
+        engine = None
+        ticket = None
+        rc = 0
         while True:
             with self.cv:
+                if ticket is not None:
+                    if engine.closed:
+                        return
+                    engine._complete_waited(ticket, rc)
+                    self.dispatch_locked()
+                    ticket = None
                 while True:
                     engine = self.engine_ref()
                     if engine is None or engine.closed:
@@ -330,16 +350,10 @@ class Server:
                         break
                     if self.closing:
                         return
-                    del engine
+                    engine = None
                     self.cv.wait(0.5)
                 ticket = engine._oldest()
             rc = engine._wait_request(ticket)      # the GIL is released while it waits
-            with self.cv:
-                if engine.closed:
-                    return
-                engine._complete_waited(ticket, rc)
-                self.dispatch_locked()
-            del engine
 
     def _dispatch_loop(self):
         while True:
@@ -394,6 +408,7 @@ class Server:
             calls = {id(p.call): p.call for p in self.queue if p.call.dispatched is None}
             self.queue.clear()
             self.queued_calls = 0
+            self.with_deadline = 0
             for f in self.space_waiters:
                 if not f.done():
                     f.set_result(None)

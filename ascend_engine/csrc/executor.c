@@ -1094,6 +1094,24 @@ int ae_engine_complete_waited(ae_engine *e, uint64_t request, aclError wait_rc, 
     return ae_engine_complete_one(e, err);
 }
 
+int ae_engine_complete_ready(ae_engine *e, ae_error *err)
+{
+    int done = 0;
+    while (e->in_flight > 0) {
+        uint64_t request = e->next_request - (uint64_t)e->in_flight;
+        aclrtEventRecordedStatus status = ACL_EVENT_RECORDED_STATUS_NOT_READY;
+        if (e->acl->aclrtQueryEventStatus(e->slots[request % (uint64_t)e->plan.depth].done, &status) !=
+                ACL_SUCCESS ||
+            status != ACL_EVENT_RECORDED_STATUS_COMPLETE)
+            break;
+        int rc = ae_engine_complete_one(e, err);   /* returns at once: the event is complete */
+        if (rc)
+            return rc;
+        done++;
+    }
+    return done;
+}
+
 int ae_engine_free_slots(const ae_engine *e)
 {
     /* a wedged engine counts its slots free: the next submission finds out

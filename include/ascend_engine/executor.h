@@ -162,6 +162,10 @@ aclError ae_engine_wait_request(ae_engine *engine, uint64_t request);
  * `wait_rc` for it: as ae_engine_complete_one(), except that a wait that
  * already timed out is not waited again. */
 int ae_engine_complete_waited(ae_engine *engine, uint64_t request, aclError wait_rc, ae_error *err);
+/* Deliver, oldest first, every request whose done event has already
+ * completed, without blocking; returns how many, or -1 / AE_INTERRUPTED
+ * as ae_engine_complete_one() when delivering one failed. */
+int ae_engine_complete_ready(ae_engine *engine, ae_error *err);
 /* Slots free for a submission that would not block (depth - in flight). */
 int ae_engine_free_slots(const ae_engine *engine);
 

@@ -282,8 +282,9 @@ SIM_EXPORT aclError aclmdlGetDynamicBatch(const aclmdlDesc *modelDesc, aclmdlBat
         rc = sim_error(ACL_ERROR_INVALID_PARAM, "aclmdlGetDynamicBatch", "batch is NULL");
     else {
         memset(batch, 0, sizeof *batch);
-        batch->batchCount = info->n_gears;   /* 0: a static model */
-        for (uint32_t i = 0; i < info->n_gears; i++)
+        uint32_t n = info->dyn_kind == SIM_DYN_BATCH ? info->n_gears : 0;   /* 0: no dynamic batch */
+        batch->batchCount = n;
+        for (uint32_t i = 0; i < n; i++)
             batch->batch[i] = info->gears[i];
     }
     SIM_RETURN(aclmdlGetDynamicBatch, rc, "%p", (const void *)modelDesc);

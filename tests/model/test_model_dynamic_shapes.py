@@ -65,7 +65,8 @@ def test_hw_call_errors(models):
     with pytest.raises(ValueError, match=r"image size 40x8 \(height x width\) exceeds every gear "
                                          r"\['16x24', '32x32', '24x16'\]"):
         m["hw"](image=np.zeros((1, 3, 40, 8), np.float32))
-    with pytest.raises(ValueError, match=r"expected shape \(1, 3, -1, -1\) \(-1: dynamic\), got \(1, 4, 8, 8\)"):
+    with pytest.raises(ValueError, match=r"expected shape \(1, 3, -1, -1\) \(-1: dynamic\), "
+                                         r"got \(1, 4, 8, 8\)"):
         m["hw"](image=np.zeros((1, 4, 8, 8), np.float32))
     with pytest.raises(ValueError, match="execute_async takes static and dynamic-batch models"):
         m["hw"].execute_async([], [], ae.Stream(m["hw"].device))
@@ -105,3 +106,17 @@ def test_range_out_of_range(models, tmp_path):
         m.range_output_nbytes = 8 * 8 * 4  # exactly enough for the largest output
         x = np.ones((8, 16), np.float32)
         close(m(x=x), sim.reference(g["range"], {"x": x}))
+
+
+@pytest.mark.parametrize("kind,text", [("hw", "dynamic image size"), ("dims", "dynamic dims"),
+                                       ("range", "shape ranges")])
+def test_pipelines_refuse_them(models, kind, text):
+    _, m = models
+    pipe = ae.Pipeline(device=0)
+    handles = [pipe.input(s.name, dtype=s.dtype, shape=tuple(4 if d == -1 else d for d in s.shape))
+               for s in m[kind].inputs]
+    out = pipe.model(m[kind], *handles, name="dyn")
+    pipe.output("y", out[0] if isinstance(out, (list, tuple)) else out)
+    want = f"model node 'dyn': the model has {text}; pipelines take static and dynamic-batch models"
+    with pytest.raises(ae.PipelineError, match=want):
+        pipe.compile(depth=2)

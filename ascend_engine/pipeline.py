@@ -402,10 +402,10 @@ class Pipeline:
             specs = node.model.inputs
             kind = getattr(node.model, "dynamic_kind", "static")
             if kind not in ("static", "batch"):
-                what = {"hw": "dynamic image size", "dims": "dynamic dims", "range": "shape ranges"}.get(kind, kind)
+                what = {"hw": "dynamic image size", "dims": "dynamic dims", "range": "shape ranges"}
                 raise PipelineError(
-                    f"model node {node.name!r}: the model has {what}; pipelines take static and dynamic-batch "
-                    "models -- run this one with Model (model(x=...))"
+                    f"model node {node.name!r}: the model has {what.get(kind, kind)}; pipelines take static "
+                    "and dynamic-batch models -- run this one with Model (model(x=...))"
                 )
             if len(node.inputs) != len(specs):
                 raise PipelineError(

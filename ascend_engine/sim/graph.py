@@ -130,8 +130,7 @@ def _dims(where, shape):
         if d is None:
             if i:
                 raise GraphError(f"{where}: dimension {i} of shape {tuple(shape)} is None: only the first "
-                                 "(batch) dimension may be None or -1; name other dynamic dimensions "
-                                 "(\"h\", \"w\", \"seq\")")
+                                 "(batch) dimension may be None or -1")
             d = -1
         try:
             dims.append(int(d))

@@ -135,9 +135,8 @@ def _dims(where, shape):
         try:
             dims.append(int(d))
         except (TypeError, ValueError):
-            raise GraphError(f"{where}: dimension {i} of shape {tuple(shape)} must be an integer, a name "
-                             "for a "
-                             f"dynamic dimension (or None / -1 first for the batch), got {d!r}") from None
+            raise GraphError(f"{where}: dimension {i} of shape {tuple(shape)} must be an integer (or None / "
+                             f"-1 first for the batch), got {d!r}; a str names a dynamic dimension") from None
     return tuple(dims)
 
 

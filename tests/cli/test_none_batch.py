@@ -31,8 +31,8 @@ def test_graph_none_elsewhere_is_a_clear_error():
                                              r"the first \(batch\) dimension may be None or -1$"):
         g.input("x", "float32", (4, None))
     with pytest.raises(sim.GraphError, match=r"^input 'x': dimension 1 of shape \(None, \[3\]\) must be "
-                                             r"an integer \(or None / -1 first for the batch\), got \[3\]; a str "
-                                             r"names a dynamic dimension$"):
+                                             r"an integer \(or None / -1 first for the batch\), got \[3\]; "
+                                             r"a str names a dynamic dimension$"):
         g.input("x", "float32", (None, [3]))
 
 

@@ -132,6 +132,10 @@ cdef extern from "ascend_engine/acl.h" nogil:
         size_t hwCount
         uint64_t hw[128][2]
 
+    ctypedef struct aclmdlIODimsRange:
+        size_t rangeCount
+        int64_t range[128][2]
+
 
 cdef extern from "ascend_engine/loader.h" nogil:
     ctypedef struct ae_acl_api:
@@ -233,6 +237,8 @@ cdef extern from "ascend_engine/loader.h" nogil:
         aclError (*aclmdlGetInputDynamicGearCount)(const aclmdlDesc *modelDesc, size_t index, size_t *gearCount) noexcept nogil
         aclError (*aclmdlGetInputDynamicDims)(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims, size_t gearCount) noexcept nogil
         aclError (*aclmdlSetInputDynamicDims)(uint32_t modelId, aclmdlDataset *dataset, size_t index, const aclmdlIODims *dims) noexcept nogil
+        aclError (*aclmdlGetInputDimsV2)(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims) noexcept nogil
+        aclError (*aclmdlGetInputDimsRange)(const aclmdlDesc *modelDesc, size_t index, aclmdlIODimsRange *dimsRange) noexcept nogil
         aclmdlAIPP *(*aclmdlCreateAIPP)(uint64_t batchSize) noexcept nogil
         aclError (*aclmdlDestroyAIPP)(const aclmdlAIPP *aippParmsSet) noexcept nogil
         aclError (*aclmdlSetAIPPInputFormat)(aclmdlAIPP *aippParmsSet, aclAippInputFormat inputFormat) noexcept nogil

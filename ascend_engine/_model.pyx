@@ -2,10 +2,12 @@
 """Models: load a model file, describe its tensors, execute it.
 
 ``Model.load(path, device=0)`` loads with ``aclmdlLoadFromFile`` and reads
-every tensor's name, dtype, dims and the padded size the device needs from
-the model's descriptor.  ``model(x=array)`` runs once synchronously (choosing
-the dynamic-batch gear, padding and slicing, splitting batches above the
-largest gear); ``execute_async`` queues an execution on device buffers.
+every tensor's name, dtype, dims and size from the model's descriptor, and
+its dynamic mechanism: batch gears, image-size (HW) gears, dims gears or
+shape ranges.  ``model(x=array)`` runs once synchronously: it picks the gear
+from the arrays' shapes (padding up to it and slicing the outputs back), or
+describes a shape-range model's inputs; ``execute_async`` queues an execution
+on device buffers (static and dynamic-batch models).
 """
 
 from collections import namedtuple
@@ -14,11 +16,12 @@ import threading
 
 import numpy as np
 
-from libc.stdint cimport uint32_t, uint64_t, uintptr_t
+from libc.stdint cimport int64_t, uint32_t, uint64_t, uintptr_t
 from libc.string cimport memset
+from cpython.mem cimport PyMem_Malloc, PyMem_Free
 
 from ascend_engine._acl cimport *
-from ascend_engine._runtime cimport api, check, Resource, Device, Context, Stream, DeviceBuffer
+from ascend_engine._runtime cimport api, check, require, Resource, Device, Context, Stream, DeviceBuffer
 
 from ascend_engine import errors as _errors
 
@@ -51,6 +54,19 @@ _FORMATS = {-1: "UNDEFINED", 0: "NCHW", 1: "NHWC", 2: "ND", 3: "NC1HWC0", 4: "FR
 
 def _shape_text(shape):
     return "(" + ", ".join("batch" if d == -1 else str(d) for d in shape) + ")"
+
+
+def _dims_text(shape):
+    return "(" + ", ".join(str(d) for d in shape) + ")"
+
+
+def _pad_to(a, shape):
+    """``a`` padded with zeros at the end of each dimension up to ``shape``."""
+    if tuple(a.shape) == tuple(shape):
+        return np.ascontiguousarray(a)
+    out = np.zeros(shape, a.dtype)
+    out[tuple(slice(0, n) for n in a.shape)] = a
+    return out
 
 
 cdef object _spec(aclmdlDesc *desc, size_t i, bint is_input):
@@ -128,9 +144,13 @@ cdef class Model(Resource):
     """A model loaded on a device.
 
     ``Model.load(path, device=0)``; ``inputs`` / ``outputs`` are lists of
-    :class:`TensorSpec`; ``batch_sizes`` the dynamic-batch gears (empty for a
-    static model).  One loaded model executes one request at a time: calls
-    from several threads are serialized.
+    :class:`TensorSpec`.  The dynamic mechanism (``dynamic_kind``: "static",
+    "batch", "hw", "dims" or "range") and its gears: ``batch_sizes`` (batch
+    gears), ``hw_sizes`` ((height, width) gears), ``dims_gears`` (one dict
+    {input name: shape} per gear), ``shape_ranges`` ({input name: ((min,
+    max), ...) per dimension}, max -1 unbounded); each is empty unless it is
+    the model's mechanism.  One loaded model executes one request at a time:
+    calls from several threads are serialized.
     """
 
     cdef uint32_t _id
@@ -140,7 +160,13 @@ cdef class Model(Resource):
     cdef readonly tuple inputs
     cdef readonly tuple outputs
     cdef readonly tuple batch_sizes
+    cdef readonly tuple hw_sizes
+    cdef readonly tuple dims_gears
+    cdef readonly dict shape_ranges
+    cdef readonly str dynamic_kind
     cdef readonly int dynamic_index
+    cdef object _follow
+    cdef public object range_output_nbytes
     cdef readonly size_t dynamic_nbytes
     cdef object _own_device
     cdef object _lock
@@ -211,13 +237,86 @@ cdef class Model(Resource):
                                         range(min(<size_t>batch.batchCount, <size_t>ACL_MAX_BATCH_NUM))))
         self.dynamic_index = -1
         self.dynamic_nbytes = 0
-        if self.batch_sizes:
+        self.hw_sizes = ()
+        self.dims_gears = ()
+        self.shape_ranges = {}
+        self.range_output_nbytes = None
+        self._follow = None
+        self.dynamic_kind = "batch" if self.batch_sizes else "static"
+        gear_count = 0
+        if not self.batch_sizes:
+            gear_count = self._describe_hw_or_count()
+        if self.dynamic_kind != "static":
             check(t.aclmdlGetInputIndexByName(self._desc, ACL_DYNAMIC_TENSOR_NAME, &index),
                   b"aclmdlGetInputIndexByName")
             self.dynamic_index = <int>index
             self.dynamic_nbytes = t.aclmdlGetInputSizeByIndex(self._desc, index)
         self.inputs = tuple(_spec(self._desc, i, True) for i in range(n_in) if <int>i != self.dynamic_index)
         self.outputs = tuple(_spec(self._desc, i, False) for i in range(n_out))
+        if self.dynamic_kind == "dims":
+            self._describe_dims(gear_count)
+        elif self.dynamic_kind == "static" and any(d == -1 for s in self.inputs for d in s.shape):
+            self._describe_ranges()
+
+    cdef size_t _describe_hw_or_count(self) except? 0:
+        """Image-size gears (aclmdlGetDynamicHW) or the number of dims gears; sets dynamic_kind."""
+        cdef const ae_acl_api *t = api()
+        cdef aclmdlHW hw
+        cdef size_t count = 0
+        cdef size_t minus_one = <size_t>-1
+        if t.aclmdlGetDynamicHW is not NULL:
+            memset(&hw, 0, sizeof(hw))
+            check(t.aclmdlGetDynamicHW(self._desc, minus_one, &hw), b"aclmdlGetDynamicHW")
+            if hw.hwCount:
+                self.hw_sizes = tuple((int(hw.hw[k][0]), int(hw.hw[k][1]))
+                                      for k in range(min(<size_t>hw.hwCount, <size_t>ACL_MAX_HW_NUM)))
+                self.dynamic_kind = "hw"
+                return 0
+        if t.aclmdlGetInputDynamicGearCount is not NULL:
+            check(t.aclmdlGetInputDynamicGearCount(self._desc, minus_one, &count),
+                  b"aclmdlGetInputDynamicGearCount")
+            if count:
+                self.dynamic_kind = "dims"
+        return count
+
+    cdef _describe_dims(self, size_t count):
+        """Dims gears from aclmdlGetInputDynamicDims: every input's shape per gear, concatenated."""
+        cdef const ae_acl_api *t = api()
+        cdef size_t minus_one = <size_t>-1
+        cdef aclmdlIODims *gears
+        require(<const void *>t.aclmdlGetInputDynamicDims, b"aclmdlGetInputDynamicDims")
+        gears = <aclmdlIODims *>PyMem_Malloc(count * sizeof(aclmdlIODims))
+        if gears is NULL:
+            raise MemoryError()
+        try:
+            memset(gears, 0, count * sizeof(aclmdlIODims))
+            check(t.aclmdlGetInputDynamicDims(self._desc, minus_one, gears, count), b"aclmdlGetInputDynamicDims")
+            out = []
+            for g in range(count):
+                flat = [int(gears[g].dims[k])
+                        for k in range(min(<size_t>gears[g].dimCount, <size_t>ACL_MAX_DIM_CNT))]
+                shapes, at = {}, 0
+                for spec in self.inputs:
+                    shapes[spec.name] = tuple(flat[at:at + len(spec.shape)])
+                    at += len(spec.shape)
+                out.append(shapes)
+        finally:
+            PyMem_Free(gears)
+        self.dims_gears = tuple(out)
+
+    cdef _describe_ranges(self):
+        """A shape-range model: each input's (min, max) per dimension from aclmdlGetInputDimsRange."""
+        cdef const ae_acl_api *t = api()
+        cdef aclmdlIODimsRange r
+        require(<const void *>t.aclmdlGetInputDimsRange, b"aclmdlGetInputDimsRange")
+        ranges = {}
+        for i, spec in enumerate(self.inputs):
+            memset(&r, 0, sizeof(r))
+            check(t.aclmdlGetInputDimsRange(self._desc, i, &r), b"aclmdlGetInputDimsRange")
+            ranges[spec.name] = tuple((int(r.range[k][0]), int(r.range[k][1]))
+                                      for k in range(min(<size_t>r.rangeCount, <size_t>ACL_MAX_DIM_CNT)))
+        self.shape_ranges = ranges
+        self.dynamic_kind = "range"
 
     cdef int _release(self) except -1:
         cdef const ae_acl_api *t = api()
@@ -344,13 +443,25 @@ cdef class Model(Resource):
         """Run once synchronously on numpy inputs; returns {output name: array}.
 
         A dynamic-batch model runs each chunk of up to the largest gear at the
-        smallest gear that holds it (padding, then slicing the outputs).
+        smallest gear that holds it (padding, then slicing the outputs).  An
+        image-size or dims-gear model runs at the smallest gear holding every
+        input's shape: the inputs are padded with zeros up to it (after the
+        data, at the end of each dimension) and every output dimension that
+        follows an input dimension across the gears is sliced back to the
+        request's size; the others keep the gear's size.  A shape-range model
+        gets its inputs' shapes as tensor descriptions, and each output comes
+        back with the shape the execution reports (``range_output_nbytes``,
+        if set, is the first capacity tried for each output buffer).
         """
         cdef const ae_acl_api *t = api()
         cdef aclError rc
         cdef uint32_t mid
         cdef aclmdlDataset *ins
         cdef aclmdlDataset *outs
+        if self.dynamic_kind in ("hw", "dims"):
+            return self._call_gear(feeds)
+        if self.dynamic_kind == "range":
+            return self._call_range(feeds)
         arrays, rows = self._check_feeds(feeds)
         per_row = [self.output_has_batch(k) for k in range(len(self.outputs))]
         results = [np.empty((rows,) + tuple(s.shape[1:]) if batched else tuple(s.shape), dtype=s.dtype)
@@ -399,6 +510,242 @@ cdef class Model(Resource):
                                 f"most {self.max_batch} rows to read it")
         return {s.name: r for s, r in zip(self.outputs, results)}
 
+    # ---- image-size, dims-gear and shape-range models --------------------------------
+
+    def _shaped_arrays(self, feeds):
+        """Feeds in input order, checked for names, dtypes, ranks and fixed dimensions."""
+        names = [s.name for s in self.inputs]
+        missing = [n for n in names if n not in feeds]
+        extra = [n for n in feeds if n not in names]
+        if missing or extra:
+            raise ValueError(f"model {self.path!r}: inputs are {names}; missing {missing}, unexpected {extra}")
+        arrays = []
+        for spec in self.inputs:
+            a = np.asarray(feeds[spec.name])
+            if a.dtype != spec.dtype:
+                raise ValueError(f"input {spec.name!r}: expected dtype {spec.dtype}, got {a.dtype}")
+            if a.ndim != len(spec.shape) or any(d != -1 and d != n for d, n in zip(spec.shape, a.shape)) \
+                    or 0 in a.shape:
+                raise ValueError(f"input {spec.name!r}: expected shape {_dims_text(spec.shape)} (-1: dynamic), "
+                                 f"got {tuple(a.shape)}")
+            arrays.append(a)
+        return arrays
+
+    def gear_shapes(self, feeds):
+        """The gear a call with these feeds runs at: (gear, {input name: padded shape}).
+
+        ``gear`` is (height, width) for an image-size model, the gear's index in
+        ``dims_gears`` for a dims-gear model.  ValueError when no gear holds them.
+        """
+        arrays = self._shaped_arrays(feeds)
+        if self.dynamic_kind == "hw":
+            hw = None
+            for spec, a in zip(self.inputs, arrays):
+                dyn = [k for k, d in enumerate(spec.shape) if d == -1]
+                if len(dyn) == 2:
+                    got = (int(a.shape[dyn[0]]), int(a.shape[dyn[1]]))
+                    if hw is not None and got != hw:
+                        raise ValueError(f"input {spec.name!r}: image size {got[0]}x{got[1]} differs from the "
+                                         f"other image inputs' {hw[0]}x{hw[1]}")
+                    hw = got
+            fits = [g for g in self.hw_sizes if g[0] >= hw[0] and g[1] >= hw[1]]
+            if not fits:
+                raise ValueError(f"model {self.path!r}: image size {hw[0]}x{hw[1]} (height x width) exceeds every "
+                                 f"gear {[f'{h}x{w}' for h, w in self.hw_sizes]}: resize it to fit one")
+            gear = min(fits, key=lambda g: (g[0] * g[1], g))
+            shapes = {}
+            for spec in self.inputs:
+                dyn = [k for k, d in enumerate(spec.shape) if d == -1]
+                sub = dict(zip(dyn, gear))
+                shapes[spec.name] = tuple(sub.get(k, d) for k, d in enumerate(spec.shape))
+            return gear, shapes
+        if self.dynamic_kind == "dims":
+            best = None
+            for i, g in enumerate(self.dims_gears):
+                if all(all(n <= m for n, m in zip(a.shape, g[spec.name])) for spec, a in zip(self.inputs, arrays)):
+                    size = sum(int(np.prod(g[spec.name])) for spec in self.inputs)
+                    if best is None or size < best[0]:
+                        best = (size, i)
+            if best is None:
+                got = {spec.name: tuple(a.shape) for spec, a in zip(self.inputs, arrays)}
+                raise ValueError(f"model {self.path!r}: no dims gear holds the input shapes {got}; gears: "
+                                 f"{list(self.dims_gears)}")
+            return best[1], dict(self.dims_gears[best[1]])
+        raise ValueError(f"model {self.path!r} has {self.dynamic_kind} shapes, not image-size or dims gears")
+
+    cdef int _set_gear(self, aclmdlDataset *dataset, gear) except -1:
+        cdef const ae_acl_api *t = api()
+        cdef aclmdlIODims dims
+        if self.dynamic_kind == "hw":
+            require(<const void *>t.aclmdlSetDynamicHWSize, b"aclmdlSetDynamicHWSize")
+            check(t.aclmdlSetDynamicHWSize(self._id, dataset, <size_t>self.dynamic_index, <uint64_t>gear[0],
+                                           <uint64_t>gear[1]), b"aclmdlSetDynamicHWSize")
+            return 0
+        require(<const void *>t.aclmdlSetInputDynamicDims, b"aclmdlSetInputDynamicDims")
+        memset(&dims, 0, sizeof(dims))
+        flat = [d for spec in self.inputs for d in self.dims_gears[gear][spec.name]]
+        dims.dimCount = len(flat)
+        for k, v in enumerate(flat):
+            dims.dims[k] = <int64_t>v
+        check(t.aclmdlSetInputDynamicDims(self._id, dataset, <size_t>self.dynamic_index, &dims),
+              b"aclmdlSetInputDynamicDims")
+        return 0
+
+    cdef tuple _cur_output_shape(self, size_t k):
+        cdef const ae_acl_api *t = api()
+        cdef aclmdlIODims dims
+        require(<const void *>t.aclmdlGetCurOutputDims, b"aclmdlGetCurOutputDims")
+        memset(&dims, 0, sizeof(dims))
+        check(t.aclmdlGetCurOutputDims(self._desc, k, &dims), b"aclmdlGetCurOutputDims")
+        return tuple(int(dims.dims[i]) for i in range(min(<size_t>dims.dimCount, <size_t>ACL_MAX_DIM_CNT)))
+
+    def _gear_list(self):
+        if self.dynamic_kind == "hw":
+            return list(self.hw_sizes)
+        return list(range(len(self.dims_gears)))
+
+    def _input_dim(self, gear, i, k):
+        if self.dynamic_kind == "hw":
+            dyn = [j for j, d in enumerate(self.inputs[i].shape) if d == -1]
+            return gear[dyn.index(k)]
+        return self.dims_gears[gear][self.inputs[i].name][k]
+
+    cdef _learn_follow(self, _DatasetPair pair):
+        """Which input dimension each dynamic output dimension follows across the gears (None: none)."""
+        per_gear = []
+        for gear in self._gear_list():
+            self._set_gear(pair.inputs, gear)
+            per_gear.append((gear, [self._cur_output_shape(k) for k in range(len(self.outputs))]))
+        slots = [(i, k) for i, spec in enumerate(self.inputs) for k, d in enumerate(spec.shape) if d == -1]
+        follow = []
+        for o, spec in enumerate(self.outputs):
+            dims = []
+            for j, d in enumerate(spec.shape):
+                found = None
+                if d == -1:
+                    for i, k in slots:
+                        if all(shapes[o][j] == self._input_dim(gear, i, k) for gear, shapes in per_gear):
+                            found = (i, k)
+                            break
+                dims.append(found)
+            follow.append(dims)
+        self._follow = follow
+
+    def _call_gear(self, feeds):
+        cdef const ae_acl_api *t = api()
+        cdef aclError rc
+        cdef uint32_t mid
+        cdef aclmdlDataset *ins
+        cdef aclmdlDataset *outs
+        cdef _DatasetPair pair
+        arrays = self._shaped_arrays(feeds)
+        gear, shapes = self.gear_shapes(feeds)
+        with self._lock:
+            self._activate()
+            if self._sync is None:
+                self._sync = self._make_pair(
+                    [DeviceBuffer(self.device, s.nbytes) for s in self.inputs],
+                    [DeviceBuffer(self.device, s.nbytes) for s in self.outputs])
+            pair = self._sync
+            in_bufs = [b for b in pair.keep[:len(self.inputs) + 1] if b is not pair.dynamic]
+            out_bufs = pair.keep[len(pair.keep) - len(self.outputs):]
+            if self._follow is None:
+                self._learn_follow(pair)
+            for spec, a, buf in zip(self.inputs, arrays, in_bufs):
+                buf.copy_from(_pad_to(a, shapes[spec.name]))
+            self._set_gear(pair.inputs, gear)
+            mid = self._id
+            ins = pair.inputs
+            outs = pair.outputs
+            with nogil:
+                rc = t.aclmdlExecute(mid, ins, outs)
+            check(rc, b"aclmdlExecute")
+            results = {}
+            for k, (spec, buf) in enumerate(zip(self.outputs, out_bufs)):
+                r = np.empty(self._cur_output_shape(k), dtype=spec.dtype)
+                buf.copy_to(r, nbytes=r.nbytes)
+                cut = tuple(slice(0, arrays[f[0]].shape[f[1]]) if f is not None else slice(None)
+                            for f in self._follow[k])
+                results[spec.name] = np.ascontiguousarray(r[cut])
+        return results
+
+    cdef _describe_input(self, aclmdlDataset *dataset, size_t i, tuple shape):
+        cdef const ae_acl_api *t = api()
+        cdef int64_t dims[128]
+        cdef aclTensorDesc *desc
+        require(<const void *>t.aclCreateTensorDesc, b"aclCreateTensorDesc")
+        require(<const void *>t.aclmdlSetDatasetTensorDesc, b"aclmdlSetDatasetTensorDesc")
+        for k, v in enumerate(shape):
+            dims[k] = <int64_t>v
+        fmt = t.aclmdlGetInputFormat(self._desc, i) if t.aclmdlGetInputFormat is not NULL else ACL_FORMAT_ND
+        desc = t.aclCreateTensorDesc(t.aclmdlGetInputDataType(self._desc, i), <int>len(shape), dims, fmt)
+        if desc is NULL:
+            raise MemoryError("aclCreateTensorDesc failed")
+        try:
+            check(t.aclmdlSetDatasetTensorDesc(dataset, desc, i), b"aclmdlSetDatasetTensorDesc")
+        finally:
+            t.aclDestroyTensorDesc(desc)
+
+    cdef tuple _dataset_shape(self, aclmdlDataset *dataset, size_t k):
+        cdef const ae_acl_api *t = api()
+        cdef aclTensorDesc *desc
+        cdef int64_t v = 0
+        require(<const void *>t.aclmdlGetDatasetTensorDesc, b"aclmdlGetDatasetTensorDesc")
+        desc = t.aclmdlGetDatasetTensorDesc(dataset, k)
+        if desc is NULL:
+            check(100000, b"aclmdlGetDatasetTensorDesc")
+        shape = []
+        for i in range(t.aclGetTensorDescNumDims(desc)):
+            check(t.aclGetTensorDescDimV2(desc, i, &v), b"aclGetTensorDescDimV2")
+            shape.append(int(v))
+        return tuple(shape)
+
+    def _call_range(self, feeds):
+        cdef const ae_acl_api *t = api()
+        cdef aclError rc = ACL_SUCCESS
+        cdef uint32_t mid
+        cdef aclmdlDataset *ins
+        cdef aclmdlDataset *outs
+        cdef _DatasetPair pair
+        arrays = self._shaped_arrays(feeds)
+        for spec, a in zip(self.inputs, arrays):
+            for k, (lo, hi) in enumerate(self.shape_ranges[spec.name]):
+                n = a.shape[k]
+                if n < lo or (hi != -1 and n > hi):
+                    raise ValueError(f"input {spec.name!r}: dimension {k} is {n}, outside the model's range "
+                                     f"{lo}..{'any' if hi == -1 else hi}")
+        cap = self.range_output_nbytes or max(4096, sum(a.nbytes for a in arrays))
+        with self._lock:
+            self._activate()
+            ins_bufs = [DeviceBuffer(self.device, max(1, a.nbytes)) for a in arrays]
+            for a, buf in zip(arrays, ins_bufs):
+                buf.copy_from(np.ascontiguousarray(a))
+            for attempt in range(24):
+                # an output's size is known only after the execution: grow the buffers until they hold it
+                outs_sizes = [s.nbytes if s.nbytes and -1 not in s.shape else cap for s in self.outputs]
+                pair = self._make_pair(ins_bufs, [DeviceBuffer(self.device, n) for n in outs_sizes])
+                try:
+                    for i, a in enumerate(arrays):
+                        self._describe_input(pair.inputs, i, tuple(a.shape))
+                    mid = self._id
+                    ins = pair.inputs
+                    outs = pair.outputs
+                    with nogil:
+                        rc = t.aclmdlExecute(mid, ins, outs)
+                    if rc == 100018 and attempt < 23:   # ACL_ERROR_MODEL_OUTPUT_NOT_MATCH
+                        cap *= 2
+                        continue
+                    check(rc, b"aclmdlExecute")
+                    results = {}
+                    out_bufs = pair.keep[len(pair.keep) - len(self.outputs):]
+                    for k, (spec, buf) in enumerate(zip(self.outputs, out_bufs)):
+                        r = np.empty(self._dataset_shape(pair.outputs, k), dtype=spec.dtype)
+                        buf.copy_to(r, nbytes=r.nbytes)
+                        results[spec.name] = r
+                    return results
+                finally:
+                    pair.destroy()
+
     def execute_async(self, inputs, outputs, Stream stream not None, batch=None):
         """Queue one execution on ``stream`` with device buffers.
 
@@ -410,6 +757,9 @@ cdef class Model(Resource):
         cdef const ae_acl_api *t = api()
         cdef _DatasetPair pair
         cdef aclError rc
+        if self.dynamic_kind not in ("static", "batch"):
+            raise ValueError(f"model {self.path!r} has {self.dynamic_kind} shapes: execute_async takes static and "
+                             "dynamic-batch models; call the model (model(x=...)) to run it")
         inputs, outputs = list(inputs), list(outputs)
         if len(inputs) != len(self.inputs) or len(outputs) != len(self.outputs):
             raise ValueError(f"model {self.path!r} takes {len(self.inputs)} input and {len(self.outputs)} "

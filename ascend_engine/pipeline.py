@@ -423,6 +423,13 @@ class Pipeline:
         for i in order:
             node = self._nodes[i]
             specs = node.model.inputs
+            kind = getattr(node.model, "dynamic_kind", "static")
+            if kind not in ("static", "batch"):
+                what = {"hw": "dynamic image size", "dims": "dynamic dims", "range": "shape ranges"}
+                raise PipelineError(
+                    f"model node {node.name!r}: the model has {what.get(kind, kind)}; pipelines take static "
+                    "and dynamic-batch models -- run this one with Model (model(x=...))"
+                )
             if len(node.inputs) != len(specs):
                 raise PipelineError(
                     f"model node {node.name!r}: the model takes {len(specs)} input(s) "
@@ -523,6 +530,7 @@ class ModelDescription:
     dynamic_index: int
     dynamic_nbytes: int
     device_id: int
+    dynamic_kind: str = "static"
 
 
 def _describe_file(path, device, node_name) -> ModelDescription:
@@ -531,7 +539,7 @@ def _describe_file(path, device, node_name) -> ModelDescription:
     try:
         with Model.load(path, device=device) as m:
             return ModelDescription(str(path), m.inputs, m.outputs, m.batch_sizes, m.dynamic_index,
-                                    m.dynamic_nbytes, m.device_id)
+                                    m.dynamic_nbytes, m.device_id, m.dynamic_kind)
     except Exception as exc:
         raise PipelineError(f"model node {node_name!r}: {exc}") from exc
 

@@ -19,9 +19,13 @@ import numpy as np
 __all__ = ["Graph", "Tensor", "GraphError", "reference", "MAGIC", "VERSION"]
 
 MAGIC = b"AESIMMDL"
-VERSION = 1
+VERSION = 2  # the newest version written; static and dynamic-batch models are still written as version 1
 
 HEADER_SIZE = 136
+HEADER_SIZE_V2 = 160
+MAX_SYMS = 32
+# dynamic mechanisms (docs/sim-model-format.md, "Dynamic section")
+DYN_NONE, DYN_BATCH, DYN_HW, DYN_DIMS, DYN_RANGE = 0, 1, 2, 3, 4
 TENSOR_RECORD = 104
 OP_RECORD = 192
 IO_RECORD = 16
@@ -97,6 +101,11 @@ def _check_name(where, what, name):
     return name
 
 
+def _is_sym(d):
+    """A dynamic dimension: the batch (-1) or a named one (a str)."""
+    return isinstance(d, str) or d == -1
+
+
 def _shape_str(shape):
     return (
         "("
@@ -107,9 +116,17 @@ def _shape_str(shape):
 
 
 def _dims(where, shape):
-    """``shape`` as ints; ``None`` first stands for the batch, like -1 (the TF/ONNX way to write it)."""
+    """``shape`` as ints and names.  ``None`` or -1 first stands for the batch (the TF/ONNX way to write
+    it); a str anywhere is a named dynamic dimension (an image's "h" and "w", a sequence's "seq")."""
     dims = []
     for i, d in enumerate(tuple(shape)):
+        if isinstance(d, str):
+            if not d or not d.isidentifier():
+                raise GraphError(f"{where}: dimension {i} of shape {tuple(shape)} is the name {d!r}: a "
+                                 "dynamic "
+                                 "dimension's name is an identifier (letters, digits, _)")
+            dims.append(d)
+            continue
         if d is None:
             if i:
                 raise GraphError(f"{where}: dimension {i} of shape {tuple(shape)} is None: only the first "
@@ -119,14 +136,15 @@ def _dims(where, shape):
             dims.append(int(d))
         except (TypeError, ValueError):
             raise GraphError(f"{where}: dimension {i} of shape {tuple(shape)} must be an integer (or None / "
-                             f"-1 first for the batch), got {d!r}") from None
+                             f"-1 first for the batch), got {d!r}; a str names a dynamic dimension") from None
     return tuple(dims)
 
 
 class Tensor:
     """A value in a :class:`Graph`: an input, a constant or an op's result.
 
-    ``shape`` uses ``-1`` for the dynamic batch dimension (always the first).
+    ``shape`` uses ``-1`` for the dynamic batch dimension (always the first)
+    and names (str) for other dynamic dimensions.
     """
 
     __slots__ = ("graph", "index", "name", "dtype", "shape", "format", "kind", "data")
@@ -136,7 +154,7 @@ class Tensor:
         self.index = index
         self.name = name
         self.dtype = dtype
-        self.shape = tuple(int(d) for d in shape)
+        self.shape = tuple(d if isinstance(d, str) else int(d) for d in shape)
         self.format = fmt
         self.kind = kind
         self.data = data
@@ -149,6 +167,11 @@ class Tensor:
     @property
     def ndim(self):
         return len(self.shape)
+
+    @property
+    def dynamic(self):
+        """True when some dimension is dynamic (the batch or a named one)."""
+        return any(_is_sym(d) for d in self.shape)
 
     def __repr__(self):
         return f"Tensor({self.name!r}, {self.dtype}, {_shape_str(self.shape)})"
@@ -193,6 +216,15 @@ def _broadcast(op, a, b):
     return tuple(out)
 
 
+def _fixed_axis(op, t, ax):
+    """Ops that reduce, normalize or concatenate along an axis need it fixed (the simulator's rule)."""
+    if isinstance(t.shape[ax], str):
+        raise GraphError(
+            f"{op}: axis {ax} of {t.name!r} {_shape_str(t.shape)} is the dynamic dimension {t.shape[ax]!r}; "
+            "this op needs a fixed axis"
+        )
+
+
 def _norm_axis(op, axis, rank):
     axis = int(axis)
     if not -rank <= axis < rank:
@@ -226,12 +258,12 @@ class Graph:
 
     # -- helpers -------------------------------------------------------------
     def _new(self, name, dtype, shape, fmt="ND", kind=KIND_RESULT, data=None, op=None):
-        shape = tuple(int(d) for d in shape)
+        shape = tuple(d if isinstance(d, str) else int(d) for d in shape)
         where = op or "Graph"
         if len(shape) > MAX_RANK:
             raise GraphError(f"{where}: rank {len(shape)} exceeds the maximum {MAX_RANK}")
         for i, d in enumerate(shape):
-            if d == -1 and i == 0:
+            if (d == -1 and i == 0) or isinstance(d, str):
                 continue
             if d < 1:
                 raise GraphError(
@@ -383,6 +415,7 @@ class Graph:
             raise GraphError(
                 f"{op}: axis {axis} is the batch axis of {x.name!r}; softmax over the batch is not supported"
             )
+        _fixed_axis(op, x, ax)
         return self._result(op, [x], x.dtype, x.shape, ints=[ax], fmt=x.format, name=name)
 
     def layernorm(self, x, gamma=None, beta=None, eps=1e-5, name=None):
@@ -395,6 +428,7 @@ class Graph:
         self._need_float(op, x)
         if x.ndim < 1 or (x.ndim == 1 and x.batched):
             raise GraphError(f"{op}: needs a last axis that is not the batch, got {_shape_str(x.shape)}")
+        _fixed_axis(op, x, x.ndim - 1)
         d = x.shape[-1]
         np_dt = np.dtype(x.dtype)
         gamma = self.const(np.ones(d, np_dt)) if gamma is None else self._operand(op, gamma, x)
@@ -416,6 +450,30 @@ class Graph:
         op = "reshape"
         self._check(op, x)
         shape = _dims(op, shape)
+        names_in = sorted(d for d in x.shape if isinstance(d, str))
+        names_out = sorted(d for d in shape if isinstance(d, str))
+        if names_in != names_out:
+            raise GraphError(
+                f"{op}: {x.name!r} {_shape_str(x.shape)} has the dynamic dimensions {names_in}, "
+                f"the new shape "
+                f"{_shape_str(shape)} has {names_out}: each must stay a dimension of its own"
+            )
+        if names_in:  # the named dimensions stay; the fixed ones (and the batch) follow the usual rules
+            x_fixed = tuple(d for d in x.shape if not isinstance(d, str))
+            new_fixed = tuple(d for d in shape if not isinstance(d, str))
+            if (-1 in x_fixed) != (-1 in new_fixed) or new_fixed.count(-1) > 1:
+                raise GraphError(
+                    f"{op}: the batch must stay in {_shape_str(shape)} as in {_shape_str(x.shape)}"
+                )
+            have = int(np.prod([d for d in x_fixed if d != -1], dtype=np.int64))
+            want = int(np.prod([d for d in new_fixed if d != -1], dtype=np.int64))
+            if have != want or any(d < 1 and d != -1 for d in new_fixed):
+                raise GraphError(
+                    f"{op}: cannot reshape {x.name!r} {_shape_str(x.shape)} to {_shape_str(shape)}: "
+                    "the fixed "
+                    f"dimensions hold {have} elements vs {want}"
+                )
+            return self._result(op, [x], x.dtype, shape, name=name)
         if x.batched:
             if not shape or shape[0] != -1 or -1 in shape[1:]:
                 raise GraphError(
@@ -481,6 +539,7 @@ class Graph:
                 raise GraphError(
                     f"{op}: axis {ax} is the batch axis of {t.name!r}; cannot concatenate along the batch"
                 )
+            _fixed_axis(op, t, ax)
             total += t.shape[ax]
         shape = list(first.shape)
         shape[ax] = total
@@ -495,6 +554,7 @@ class Graph:
         ax = _norm_axis(op, axis, x.ndim)
         if ax == 0 and x.batched:
             raise GraphError(f"{op}: axis {axis} is the batch axis of {x.name!r}")
+        _fixed_axis(op, x, ax)
         shape = x.shape[:ax] + x.shape[ax + 1 :]
         return self._result(op, [x], "int32", shape, ints=[ax], name=name)
 
@@ -519,6 +579,8 @@ class Graph:
             raise GraphError(f"{op}: needs 1..{MAX_INTS - 1} axes, got {len(axes)}")
         if x.batched and 0 in axes:
             raise GraphError(f"{op}: cannot reduce over the batch axis of {x.name!r} {_shape_str(x.shape)}")
+        for a in axes:
+            _fixed_axis(op, x, a)
         if keepdims:
             shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
         else:
@@ -551,6 +613,18 @@ class Graph:
         """True when some tensor has the dynamic batch dimension."""
         return any(t.batched for t in self.tensors)
 
+    def symbols(self):
+        """The graph's dynamic dimensions in the order ATC lists them: by input, then by dimension.
+
+        The batch is ``-1``; named dimensions are their names.  Each appears once.
+        """
+        out = []
+        for t in self.inputs:
+            for d in t.shape:
+                if _is_sym(d) and d not in out:
+                    out.append(d)
+        return out
+
     def _gears(self, batch_sizes):
         if batch_sizes is None:
             if self.batched:
@@ -569,11 +643,121 @@ class Graph:
             raise GraphError("save: batch_sizes given but no input has a -1 (batch) first dimension")
         return gears
 
-    def to_bytes(self, batch_sizes=None, latency_us=0, latency_per_item_us=0):
+    def _dynamic(self, batch_sizes, hw_sizes, dims, shape_ranges):
+        """(kind, symbol order, gear rows, ranges) for the mechanism the caller chose (one, as ATC allows)."""
+        chosen = [k for k, v in (("batch_sizes", batch_sizes), ("hw_sizes", hw_sizes), ("dims", dims),
+                                 ("shape_ranges", shape_ranges)) if v is not None]
+        syms = self.symbols()
+        named = [d for d in syms if isinstance(d, str)]
+        if len(chosen) > 1:
+            raise GraphError(f"save: {' and '.join(chosen)} are mutually exclusive (one dynamic "
+                             "mechanism per "
+                             "model, as ATC's --dynamic_batch_size / --dynamic_image_size / --dynamic_dims / "
+                             "--input_shape_range)")
+        if not chosen or chosen == ["batch_sizes"]:
+            if named:
+                raise GraphError(f"save: graph {self.name!r} has the dynamic dimensions {named}: "
+                                 "pass hw_sizes=, "
+                                 "dims= or shape_ranges= with their values")
+            gears = self._gears(batch_sizes)
+            return (DYN_BATCH if gears else DYN_NONE), ([-1] if gears else []), [[g] for g in gears], None
+        if len(syms) > MAX_SYMS:
+            raise GraphError(f"save: {len(syms)} dynamic dimensions, the format holds {MAX_SYMS}")
+        if chosen == ["hw_sizes"]:
+            return (DYN_HW,) + self._hw(hw_sizes, syms) + (None,)
+        if chosen == ["dims"]:
+            return DYN_DIMS, syms, self._dims_gears(dims, syms), None
+        return DYN_RANGE, syms, [], self._ranges(shape_ranges, syms)
+
+    def _hw(self, hw_sizes, syms):
+        imgs = [t for t in self.inputs if t.dynamic]
+        hw = None
+        for t in imgs:
+            pos = {"NCHW": 2, "NHWC": 1}.get(t.format)
+            ok = pos is not None and t.ndim == 4 and all(
+                isinstance(d, str) if i in (pos, pos + 1) else not _is_sym(d) for i, d in enumerate(t.shape))
+            if not ok or (hw is not None and (t.shape[pos], t.shape[pos + 1]) != hw):
+                raise GraphError(
+                    f"save: hw_sizes: input {t.name!r} {_shape_str(t.shape)} ({t.format}) must be "
+                    "NCHW or NHWC "
+                    "with named H and W dimensions (the same in every image input) and nothing else dynamic"
+                )
+            hw = (t.shape[pos], t.shape[pos + 1])
+        if hw is None or hw[0] == hw[1]:
+            raise GraphError("save: hw_sizes needs an NCHW or NHWC input with two different named dimensions "
+                             "for H and W, e.g. shape (1, 3, 'h', 'w')")
+        gears = []
+        for g in hw_sizes:
+            try:
+                h, w = (int(v) for v in g)
+            except (TypeError, ValueError):
+                raise GraphError(f"save: hw_sizes entries are (height, width) pairs, got {g!r}") from None
+            gears.append([h, w])
+        self._check_gear_rows("hw_sizes", gears)
+        return list(hw), gears
+
+    def _dims_gears(self, dims, syms):
+        # ATC's --dynamic_dims: one value per dynamic dimension of the inputs, in input order; a name shared
+        # by several inputs takes one value (give it each time, or pass a dict {name: value})
+        slots = [d for t in self.inputs for d in t.shape if _is_sym(d)]
+        gears = []
+        for g in dims:
+            if isinstance(g, dict):
+                extra = set(g) - set(syms)
+                if extra or set(syms) - set(g):
+                    raise GraphError(f"save: dims gear {g!r} must give exactly the dynamic dimensions {syms}")
+                gears.append([int(g[sym]) for sym in syms])
+                continue
+            vals = [int(v) for v in g]
+            if len(vals) != len(slots):
+                raise GraphError(f"save: dims gear {list(g)} has {len(vals)} values, the inputs have "
+                                 f"{len(slots)} "
+                                 f"dynamic dimensions {[('batch' if d == -1 else d) for d in slots]}")
+            row = {}
+            for sym, v in zip(slots, vals, strict=True):
+                if row.setdefault(sym, v) != v:
+                    raise GraphError(f"save: dims gear {vals} gives {sym!r} two values ({row[sym]} and {v})")
+            gears.append([row[sym] for sym in syms])
+        self._check_gear_rows("dims", gears)
+        return gears
+
+    @staticmethod
+    def _check_gear_rows(what, gears):
+        if not 1 <= len(gears) <= MAX_GEARS:
+            raise GraphError(f"save: {what} needs 1..{MAX_GEARS} gears, got {len(gears)}")
+        for g in gears:
+            if any(not 1 <= v <= MAX_GEAR_VALUE for v in g):
+                raise GraphError(f"save: {what} gear {g} has values outside 1..{MAX_GEAR_VALUE}")
+        if len({tuple(g) for g in gears}) != len(gears):
+            raise GraphError(f"save: {what} lists a gear twice: {gears}")
+
+    def _ranges(self, shape_ranges, syms):
+        ranges = dict(shape_ranges)
+        keys = [("batch" if k in (-1, None) else k) for k in ranges]
+        want = ["batch" if d == -1 else d for d in syms]
+        if sorted(map(str, keys)) != sorted(map(str, want)):
+            raise GraphError(f"save: shape_ranges must give a (min, max) for each dynamic dimension {want}, "
+                             f"got {keys}")
+        out = []
+        for sym in syms:
+            lo, hi = ranges[sym] if sym in ranges else ranges.get("batch", ranges.get(None))
+            hi = -1 if hi is None else int(hi)
+            lo = int(lo)
+            if not 1 <= lo <= MAX_GEAR_VALUE or (hi != -1 and not lo <= hi <= MAX_GEAR_VALUE):
+                raise GraphError(f"save: the range of {sym!r} is ({lo}, {hi}): expected 1 <= min <= max <= "
+                                 f"{MAX_GEAR_VALUE}, or max None / -1 (unbounded)")
+            out.append((lo, hi))
+        return out
+
+    def to_bytes(self, batch_sizes=None, latency_us=0, latency_per_item_us=0, hw_sizes=None, dims=None,
+                 shape_ranges=None):
         """The model file as bytes (see :meth:`save`)."""
         if not self.outputs:
             raise GraphError(f"save: graph {self.name!r} has no outputs")
-        gears = self._gears(batch_sizes)
+        kind, syms, gear_rows, ranges = self._dynamic(batch_sizes, hw_sizes, dims, shape_ranges)
+        version = 1 if kind in (DYN_NONE, DYN_BATCH) else 2
+        header_size = HEADER_SIZE if version == 1 else HEADER_SIZE_V2
+        code = {sym: -1 - i for i, sym in enumerate(syms)}
         latency_us, latency_per_item_us = float(latency_us), float(latency_per_item_us)
         for label, v in (("latency_us", latency_us), ("latency_per_item_us", latency_per_item_us)):
             if not (math.isfinite(v) and 0 <= v <= 60e6):
@@ -595,11 +779,12 @@ class Graph:
         out_names = [string(n) for n, _, _ in self.outputs]
 
         n_t, n_o, n_in, n_out = len(self.tensors), len(self.ops), len(self.inputs), len(self.outputs)
-        tensor_off = HEADER_SIZE
+        tensor_off = header_size
         op_off = tensor_off + n_t * TENSOR_RECORD
         io_off = op_off + n_o * OP_RECORD
         gear_off = io_off + (n_in + n_out) * IO_RECORD
-        str_off = gear_off + 8 * len(gears)
+        range_off = gear_off + 8 * len(syms) * len(gear_rows)
+        str_off = range_off + (16 * len(ranges) if ranges else 0)
         data_off = (str_off + len(strings) + DATA_ALIGN - 1) // DATA_ALIGN * DATA_ALIGN
 
         data = bytearray()
@@ -616,14 +801,14 @@ class Graph:
         out += struct.pack(
             "<8sIIQIIIIIIII QQQQQQQQ dd",
             MAGIC,
-            VERSION,
-            HEADER_SIZE,
+            version,
+            header_size,
             file_size,
             n_t,
             n_o,
             n_in,
             n_out,
-            len(gears),
+            len(gear_rows),
             name_ref[0],
             name_ref[1],
             0,
@@ -638,9 +823,11 @@ class Graph:
             latency_us,
             latency_per_item_us,
         )
-        assert len(out) == HEADER_SIZE
+        if version == 2:
+            out += struct.pack("<IIQQ", kind, len(syms), range_off if ranges else 0, 0)
+        assert len(out) == header_size
         for t, (noff, nlen) in zip(self.tensors, tensor_names, strict=True):
-            dims = list(t.shape) + [0] * (MAX_RANK - t.ndim)
+            dims = [code[d] if _is_sym(d) else d for d in t.shape] + [0] * (MAX_RANK - t.ndim)
             doff, dsize = const_place.get(t.index, (0, 0))
             out += struct.pack(
                 "<IIiiII8qQQ",
@@ -675,22 +862,38 @@ class Graph:
             out += struct.pack("<IIIi", t.index, noff, nlen, _FORMATS[t.format])
         for (_name, t, fmt), (noff, nlen) in zip(self.outputs, out_names, strict=True):
             out += struct.pack("<IIIi", t.index, noff, nlen, _FORMATS[fmt])
-        for g in gears:
-            out += struct.pack("<Q", g)
+        for row in gear_rows:
+            out += struct.pack(f"<{len(row)}Q", *row)
+        for lo, hi in ranges or ():
+            out += struct.pack("<qq", lo, hi)
         out += strings
         out += b"\0" * (data_off - len(out))
         out += data
         assert len(out) == file_size
         return bytes(out)
 
-    def save(self, path, batch_sizes=None, latency_us=0, latency_per_item_us=0):
+    def save(self, path, batch_sizes=None, latency_us=0, latency_per_item_us=0, hw_sizes=None, dims=None,
+             shape_ranges=None):
         """Write the model file read by ``aclmdlLoadFromFile``.
 
-        ``batch_sizes`` lists the batch gears (required when an input has a -1
-        batch dimension); ``latency_us + latency_per_item_us * batch`` is the
-        least device time an execution occupies its stream.  Returns ``path``.
+        One dynamic mechanism at most, as ATC builds models:
+
+        * ``batch_sizes``: the batch gears (required when an input has a -1
+          batch dimension and nothing else is dynamic);
+        * ``hw_sizes=[(h, w), ...]``: dynamic image size -- the image inputs
+          are NCHW or NHWC with named H and W dimensions, e.g. (1, 3, "h", "w");
+        * ``dims=[[...], ...]``: dynamic dims gears -- each gear gives a value
+          for every dynamic dimension of the inputs in input order (ATC's
+          --dynamic_dims), or is a dict {name: value};
+        * ``shape_ranges={name: (min, max)}``: a shape-range model (ATC's
+          --input_shape_range); max None is unbounded, "batch" names the -1.
+
+        ``latency_us + latency_per_item_us * items`` is the least device time
+        an execution occupies its stream (items: dimension 0 of the first
+        input when it is dynamic -- the batch --, else 1).  Returns ``path``.
         """
-        blob = self.to_bytes(batch_sizes, latency_us, latency_per_item_us)
+        blob = self.to_bytes(batch_sizes, latency_us, latency_per_item_us, hw_sizes=hw_sizes, dims=dims,
+                             shape_ranges=shape_ranges)
         tmp = f"{path}.tmp{os.getpid()}"
         with open(tmp, "wb") as f:
             f.write(blob)
@@ -779,14 +982,15 @@ def _evaluate(op, args, out_dtype):
 def reference(graph, feeds):
     """Evaluate ``graph`` with numpy on ``feeds`` (input name -> array): {output name: array}.
 
-    Batched inputs take any batch >= 1 (the same for all of them); dtypes must
-    match exactly.  Float16 is computed in float32 and rounded after every op,
-    as the simulator stores float16 intermediates.
+    Dynamic dimensions take any size >= 1: the batch the same in every batched
+    input, a named dimension the same wherever it appears.  Dtypes must match
+    exactly.  Float16 is computed in float32 and rounded after every op, as the
+    simulator stores float16 intermediates.
     """
     if not isinstance(graph, Graph):
         raise TypeError(f"reference: expected a Graph, got {type(graph).__name__}")
     values = {}
-    batch = None
+    sizes = {}  # dynamic dimension (-1 or a name) -> its size in these feeds
     names = {t.name for t in graph.inputs}
     extra = set(feeds) - names
     if extra:
@@ -797,17 +1001,17 @@ def reference(graph, feeds):
         a = np.asarray(feeds[t.name])
         if a.dtype != np.dtype(t.dtype):
             raise GraphError(f"reference: input {t.name!r} must be {t.dtype}, got {a.dtype}")
-        ok = a.ndim == t.ndim and all(
-            d == -1 or d == s for d, s in zip(t.shape, a.shape, strict=False)
-        )  # ranks compared just before
-        if ok and t.batched:
-            if batch is None:
-                batch = a.shape[0]
-            ok = a.shape[0] == batch and batch >= 1
+        ok = a.ndim == t.ndim
+        for d, n in zip(t.shape, a.shape if ok else (), strict=False):
+            if _is_sym(d):
+                ok = ok and n >= 1 and sizes.setdefault(d, n) == n
+            else:
+                ok = ok and d == n
         if not ok:
+            known = {("batch" if k == -1 else k): v for k, v in sizes.items()}
             raise GraphError(
                 f"reference: input {t.name!r} expects shape {_shape_str(t.shape)}"
-                + (f" with batch {batch}" if t.batched and batch is not None else "")
+                + (f" with {', '.join(f'{k} {v}' for k, v in known.items())}" if known else "")
                 + f", got {a.shape}"
             )
         values[t.index] = a
@@ -818,8 +1022,7 @@ def reference(graph, feeds):
         out_t = graph.tensors[op.output]
         args = [values[i] for i in op.inputs]
         if op.kind == "reshape":
-            shape = tuple(batch if (d == -1 and i == 0) else d for i, d in enumerate(out_t.shape))
-            r = args[0].reshape(shape)
+            r = args[0].reshape(tuple(sizes[d] if _is_sym(d) else d for d in out_t.shape))
         else:
             r = _evaluate(op, args, out_t.dtype)
         values[op.output] = r

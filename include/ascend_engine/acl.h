@@ -115,6 +115,7 @@ typedef void (*aclrtExceptionInfoCallback)(aclrtExceptionInfo *exceptionInfo);
 #define ACL_ERROR_RT_COPY_DATA 507052
 #define ACL_ERROR_GE_PARAM_INVALID 145000
 #define ACL_ERROR_GE_EXEC_MODEL_ID_INVALID 145003
+#define ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID 145012
 #define ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID 145013
 #define ACL_ERROR_GE_AIPP_NOT_EXIST 145015
 #define ACL_ERROR_GE_SHAPE_INVALID 145021
@@ -245,6 +246,7 @@ typedef enum aclrtMemAttr {
 #define ACL_MAX_BATCH_NUM 128
 #define ACL_MAX_HW_NUM 128
 #define ACL_MAX_SHAPE_COUNT 128
+#define ACL_DIM_ENDPOINTS 2
 #define ACL_DYNAMIC_TENSOR_NAME "ascend_mbatch_shape_data"
 #define ACL_DYNAMIC_AIPP_NAME "ascend_dynamic_aipp_data"
 
@@ -281,6 +283,11 @@ typedef struct aclmdlIODims {
     size_t dimCount;
     int64_t dims[ACL_MAX_DIM_CNT];
 } aclmdlIODims;
+
+typedef struct aclmdlIODimsRange {
+    size_t rangeCount;
+    int64_t range[ACL_MAX_DIM_CNT][ACL_DIM_ENDPOINTS];
+} aclmdlIODimsRange;
 
 typedef struct aclmdlBatch {
     size_t batchCount;

@@ -124,12 +124,14 @@ AE_ACL_FN(0, aclTensorDesc *, aclGetTensorDescByIndex, (aclTensorDesc *desc, siz
 AE_ACL_FN(0, aclError, aclmdlSetDatasetTensorDesc, (aclmdlDataset *dataset, aclTensorDesc *tensorDesc, size_t index))
 AE_ACL_FN(0, aclTensorDesc *, aclmdlGetDatasetTensorDesc, (const aclmdlDataset *dataset, size_t index))
 
-/* dynamic image size and dynamic dims (simulator models have dynamic batch only) */
+/* dynamic image size, dynamic dims and shape ranges */
 AE_ACL_FN(0, aclError, aclmdlGetDynamicHW, (const aclmdlDesc *modelDesc, size_t index, aclmdlHW *hw))
 AE_ACL_FN(0, aclError, aclmdlSetDynamicHWSize, (uint32_t modelId, aclmdlDataset *dataset, size_t index, uint64_t height, uint64_t width))
 AE_ACL_FN(0, aclError, aclmdlGetInputDynamicGearCount, (const aclmdlDesc *modelDesc, size_t index, size_t *gearCount))
 AE_ACL_FN(0, aclError, aclmdlGetInputDynamicDims, (const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims, size_t gearCount))
 AE_ACL_FN(0, aclError, aclmdlSetInputDynamicDims, (uint32_t modelId, aclmdlDataset *dataset, size_t index, const aclmdlIODims *dims))
+AE_ACL_FN(0, aclError, aclmdlGetInputDimsV2, (const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims))
+AE_ACL_FN(0, aclError, aclmdlGetInputDimsRange, (const aclmdlDesc *modelDesc, size_t index, aclmdlIODimsRange *dimsRange))
 
 /* AIPP parameter sets (simulator models have no AIPP inputs) */
 AE_ACL_FN(0, aclmdlAIPP *, aclmdlCreateAIPP, (uint64_t batchSize))

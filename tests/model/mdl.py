@@ -19,6 +19,7 @@ ACL_ERROR_READ_MODEL_FAILURE = 100014
 ACL_ERROR_MODEL_INPUT_NOT_MATCH = 100017
 ACL_ERROR_MODEL_OUTPUT_NOT_MATCH = 100018
 ACL_ERROR_MODEL_NOT_DYNAMIC = 100019
+ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID = 145012
 ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID = 145013
 ACL_ERROR_RT_MODEL_EXECUTE = 507011
 ACL_MEMCPY_HOST_TO_DEVICE = 1
@@ -34,6 +35,23 @@ class IODims(ctypes.Structure):
 
 class Batch(ctypes.Structure):
     _fields_ = [("batchCount", ctypes.c_size_t), ("batch", ctypes.c_uint64 * 128)]
+
+
+class HW(ctypes.Structure):
+    _fields_ = [("hwCount", ctypes.c_size_t), ("hw", (ctypes.c_uint64 * 2) * 128)]
+
+
+class IODimsRange(ctypes.Structure):
+    _fields_ = [("rangeCount", ctypes.c_size_t), ("range", (ctypes.c_int64 * 2) * 128)]
+
+
+def io_dims(values):
+    """An aclmdlIODims holding ``values``."""
+    d = IODims()
+    d.dimCount = len(values)
+    for i, v in enumerate(values):
+        d.dims[i] = v
+    return d
 
 
 class AclFailed(AssertionError):
@@ -130,6 +148,47 @@ class Buffers:
             "aclmdlSetDynamicBatchSize",
         )
 
+    def dynamic_index(self):
+        idx = ctypes.c_size_t()
+        check(
+            self.lib,
+            self.lib.aclmdlGetInputIndexByName(self.model.desc, DYNAMIC_NAME.encode(), ctypes.byref(idx)),
+            "aclmdlGetInputIndexByName",
+        )
+        return idx.value
+
+    def set_hw(self, h, w):
+        rc = self.lib.aclmdlSetDynamicHWSize(self.model.id, self.input, self.dynamic_index(), h, w)
+        check(self.lib, rc, "aclmdlSetDynamicHWSize")
+
+    def set_dims(self, values):
+        d = io_dims(values)
+        check(self.lib, self.lib.aclmdlSetInputDynamicDims(self.model.id, self.input, self.dynamic_index(),
+                                                           ctypes.byref(d)), "aclmdlSetInputDynamicDims")
+
+    def describe_inputs(self, shapes):
+        """aclmdlSetDatasetTensorDesc for each input: shapes maps input index -> shape."""
+        lib = self.lib
+        for i, shape in shapes.items():
+            io = self.model.inputs[i]
+            arr = (ctypes.c_int64 * len(shape))(*shape)
+            desc = lib.aclCreateTensorDesc(io["dtype"], len(shape), arr, io["format"])
+            assert desc
+            check(lib, lib.aclmdlSetDatasetTensorDesc(self.input, desc, i), "aclmdlSetDatasetTensorDesc")
+            lib.aclDestroyTensorDesc(desc)
+
+    def output_shape(self, i):
+        """The shape aclmdlGetDatasetTensorDesc reports for output i (after an execution)."""
+        lib = self.lib
+        desc = lib.aclmdlGetDatasetTensorDesc(self.output, i)
+        assert desc, simlib.recent_error(lib)
+        dims = []
+        for k in range(lib.aclGetTensorDescNumDims(desc)):
+            v = ctypes.c_int64()
+            check(lib, lib.aclGetTensorDescDimV2(desc, k, ctypes.byref(v)), "aclGetTensorDescDimV2")
+            dims.append(v.value)
+        return tuple(dims)
+
     def feed(self, feeds):
         """Copy host arrays into the input buffers (by input name)."""
         for i, io in enumerate(self.model.inputs):
@@ -139,16 +198,19 @@ class Buffers:
             check(
                 self.lib,
                 self.lib.aclrtMemcpy(
-                    self.in_ptrs[i], io["size"], a.ctypes.data, a.nbytes, ACL_MEMCPY_HOST_TO_DEVICE
+                    self.in_ptrs[i], self.lib.aclGetDataBufferSizeV2(self.bufs[i]), a.ctypes.data, a.nbytes,
+                    ACL_MEMCPY_HOST_TO_DEVICE,
                 ),
                 "aclrtMemcpy H2D",
             )
 
-    def fetch(self, batch=None):
-        """Output arrays (batch rows for batched outputs)."""
+    def fetch(self, batch=None, shapes=None):
+        """Output arrays (batch rows for batched outputs, or the given shapes by output name)."""
         res = {}
         for i, io in enumerate(self.model.outputs):
             shape = tuple(batch if d == -1 else d for d in io["dims"])
+            if shapes is not None:
+                shape = tuple(shapes[io["name"]])
             a = np.empty(shape, ACL_DTYPES[io["dtype"]])
             check(
                 self.lib,

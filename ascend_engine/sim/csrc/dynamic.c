@@ -1,18 +1,62 @@
 /*
- * dynamic.c -- dynamic image size (HW) and dynamic dims.
+ * dynamic.c -- the gear mechanisms: dynamic batch, dynamic image size (HW)
+ * and dynamic dims.  The queries list a model's gears; the setters check a
+ * gear against them, write it into the buffer of the model's
+ * ascend_mbatch_shape_data input (as the runtime does) and record it in the
+ * dataset, where the execution finds it (sim_exec_syms).
  *
- * Simulator models can have a dynamic batch (model.c) but never dynamic HW
- * or dynamic dims gears.  These functions therefore answer as the NPU does
- * for a model compiled without those options: the queries succeed and report
- * no gears, the setters validate their arguments and then fail with
- * ACL_ERROR_MODEL_NOT_DYNAMIC (100019) and a message saying which feature
- * the model lacks.  Argument checks come first so that a wrong call is
- * reported as such even on a model that could never accept it.
+ * Codes follow GE's executor: a value that is not one of the model's gears --
+ * or a setter of another mechanism than the model's, whose gears then never
+ * match -- is ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID (145013) for all three;
+ * a dynamic input buffer too small for the values, or dims whose count or
+ * fixed values disagree with the inputs, ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID
+ * (145012).  A static (or shape-range) model answers ACL_ERROR_MODEL_NOT_DYNAMIC
+ * (100019).  Argument checks come first.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "model.h"
+
+/* "1, 2, 4" / "32x32, 64x48" / "(1, 20), (1, 40)": a model's gears for messages. */
+static void gear_text(const sim_model_info *info, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (uint32_t g = 0; g < info->n_gears && used < n; g++) {
+        const uint64_t *v = &info->gear_vals[(size_t)g * info->n_syms];
+        if (info->dyn_kind == SIM_DYN_BATCH) {
+            used += (size_t)snprintf(buf + used, n - used, g ? ", %" PRIu64 : "%" PRIu64, v[0]);
+        } else if (info->dyn_kind == SIM_DYN_HW) {
+            used += (size_t)snprintf(buf + used, n - used, g ? ", %" PRIu64 "x%" PRIu64 : "%" PRIu64 "x%" PRIu64,
+                                     v[0], v[1]);
+        } else {
+            used += (size_t)snprintf(buf + used, n - used, g ? ", (" : "(");
+            for (uint32_t s = 0; s < info->n_syms && used < n; s++)
+                used += (size_t)snprintf(buf + used, n - used, s ? ", %" PRIu64 : "%" PRIu64, v[s]);
+            if (used < n)
+                used += (size_t)snprintf(buf + used, n - used, ")");
+        }
+    }
+}
+
+static const char *setter_of(uint32_t kind)
+{
+    return kind == SIM_DYN_BATCH ? "aclmdlSetDynamicBatchSize" : kind == SIM_DYN_HW ? "aclmdlSetDynamicHWSize"
+           : kind == SIM_DYN_DIMS ? "aclmdlSetInputDynamicDims" : "aclmdlSetDatasetTensorDesc";
+}
+
+/* The gear whose symbol values equal sym, or -1. */
+static int find_gear(const sim_model_info *info, const uint64_t *sym)
+{
+    for (uint32_t g = 0; g < info->n_gears; g++)
+        if (!memcmp(&info->gear_vals[(size_t)g * info->n_syms], sym, sizeof(uint64_t) * info->n_syms))
+            return (int)g;
+    return -1;
+}
+
+/* ---- queries ------------------------------------------------------------------ */
 
 SIM_EXPORT aclError aclmdlGetDynamicHW(const aclmdlDesc *modelDesc, size_t index, aclmdlHW *hw)
 {
@@ -27,8 +71,16 @@ SIM_EXPORT aclError aclmdlGetDynamicHW(const aclmdlDesc *modelDesc, size_t index
     else if (index != (size_t)-1 && index >= info->n_inputs)
         rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "index %zu out of range: the model has %u inputs (or pass -1)",
                        index, info->n_inputs);
-    else
-        memset(hw, 0, sizeof *hw);   /* hwCount 0: no dynamic image size gears */
+    else {
+        memset(hw, 0, sizeof *hw);   /* hwCount 0: no dynamic image size */
+        if (info->dyn_kind == SIM_DYN_HW) {
+            hw->hwCount = info->n_gears;
+            for (uint32_t g = 0; g < info->n_gears; g++) {
+                hw->hw[g][0] = info->gear_vals[2 * g];
+                hw->hw[g][1] = info->gear_vals[2 * g + 1];
+            }
+        }
+    }
     SIM_RETURN(aclmdlGetDynamicHW, rc, "%p index %zu", (const void *)modelDesc, index);
 }
 
@@ -45,8 +97,21 @@ SIM_EXPORT aclError aclmdlGetInputDynamicGearCount(const aclmdlDesc *modelDesc, 
     else if (index != (size_t)-1)
         rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "index is %zu: this argument is unused and must be -1", index);
     else
-        *gearCount = 0;   /* no dynamic dims gears */
+        *gearCount = info->dyn_kind == SIM_DYN_DIMS ? info->n_gears : 0;
     SIM_RETURN(aclmdlGetInputDynamicGearCount, rc, "%p", (const void *)modelDesc);
+}
+
+/* Gear g of a dims model as CANN lists it: every input's shape, in input
+ * order, concatenated, with the gear's values in place of the -1s. */
+static void dims_gear(const sim_model_info *info, uint32_t g, aclmdlIODims *out)
+{
+    memset(out, 0, sizeof *out);   /* name: reserved, empty */
+    const uint64_t *v = &info->gear_vals[(size_t)g * info->n_syms];
+    for (uint32_t i = 0; i < info->n_file_inputs; i++) {
+        const sim_io *io = &info->inputs[i];
+        sim_resolve_dims(io->dims, io->rank, v, out->dims + out->dimCount);   /* total <= 128 (parser) */
+        out->dimCount += io->rank;
+    }
 }
 
 SIM_EXPORT aclError aclmdlGetInputDynamicDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims,
@@ -56,20 +121,27 @@ SIM_EXPORT aclError aclmdlGetInputDynamicDims(const aclmdlDesc *modelDesc, size_
     const char *fn = "aclmdlGetInputDynamicDims";
     const sim_model_info *info = sim_desc_info(fn, modelDesc);
     aclError rc = ACL_SUCCESS;
+    size_t have = info && info->dyn_kind == SIM_DYN_DIMS ? info->n_gears : 0;
     if (!info)
         rc = ACL_ERROR_INVALID_PARAM;
     else if (index != (size_t)-1)
         rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "index is %zu: this argument is unused and must be -1", index);
-    else if (gearCount != 0)
-        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "gearCount %zu does not match the model's %d dynamic dims gears "
-                       "(aclmdlGetInputDynamicGearCount)", gearCount, 0);
-    (void)dims;   /* nothing to fill: zero gears */
+    else if (gearCount != have)
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "gearCount %zu does not match the model's %zu dynamic dims gears "
+                       "(aclmdlGetInputDynamicGearCount)", gearCount, have);
+    else if (have && !dims)
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "dims is NULL: pass an array of %zu aclmdlIODims", have);
+    for (size_t g = 0; rc == ACL_SUCCESS && g < have; g++)
+        dims_gear(info, (uint32_t)g, &dims[g]);
     SIM_RETURN(aclmdlGetInputDynamicDims, rc, "%p gears %zu", (const void *)modelDesc, gearCount);
 }
 
-/* Shared checks of the dynamic setters: runtime, model, dataset, index. */
-static aclError setter_checks(const char *fn, uint32_t modelId, const aclmdlDataset *dataset, size_t index,
-                              const sim_model_info **info_out, sim_model **m_out)
+/* ---- setters ------------------------------------------------------------------------ */
+
+/* Shared checks: runtime, model, dataset, the index of ascend_mbatch_shape_data
+ * and the mechanism.  On success *m_out holds a reference. */
+static aclError setter_checks(const char *fn, uint32_t kind, uint32_t modelId, const aclmdlDataset *dataset,
+                              size_t index, sim_model **m_out)
 {
     aclError rc = sim_check_init(fn);
     if (rc != ACL_SUCCESS)
@@ -78,22 +150,81 @@ static aclError setter_checks(const char *fn, uint32_t modelId, const aclmdlData
     if (!m)
         return sim_error(ACL_ERROR_INVALID_MODEL_ID, fn, "modelId %u is not a loaded model", modelId);
     *m_out = m;
-    *info_out = m->meta->info;
+    const sim_model_info *info = m->meta->info;
+    const char *feature = kind == SIM_DYN_BATCH ? "dynamic batch" : kind == SIM_DYN_HW
+                          ? "dynamic image size (HW gears)" : "dynamic dims gears";
+    if (info->dyn_kind == SIM_DYN_NONE)
+        return sim_error(ACL_ERROR_MODEL_NOT_DYNAMIC, fn, "model %u ('%s') has no %s: it is static (saved "
+                         "without %s)", modelId, info->name, feature,
+                         kind == SIM_DYN_BATCH ? "batch_sizes" : kind == SIM_DYN_HW ? "hw_sizes" : "dims");
+    if (info->dyn_kind == SIM_DYN_RANGE)
+        return sim_error(ACL_ERROR_MODEL_NOT_DYNAMIC, fn, "model %u ('%s') has no %s: it has shape ranges, with "
+                         "no gears; describe each input's shape with aclmdlSetDatasetTensorDesc", modelId,
+                         info->name, feature);
     if (!sim_dataset_ok(dataset))
         return sim_error(ACL_ERROR_INVALID_PARAM, fn, "dataset %p is NULL or not a live dataset",
                          (const void *)dataset);
-    if (index >= m->meta->info->n_inputs)
-        return sim_error(ACL_ERROR_INVALID_PARAM, fn, "index %zu out of range: model %u has %u inputs", index,
-                         modelId, m->meta->info->n_inputs);
+    if (index != (size_t)info->n_inputs - 1)
+        return sim_error(ACL_ERROR_INVALID_PARAM, fn, "index %zu is not the dynamic input: %s is input %u "
+                         "(aclmdlGetInputIndexByName)", index, ACL_DYNAMIC_TENSOR_NAME, info->n_inputs - 1);
+    if (index >= dataset->count || !sim_databuf_ok(dataset->buffers[index]))
+        return sim_error(ACL_ERROR_INVALID_PARAM, fn, "the dataset has no buffer at index %zu: add the %s input's "
+                         "buffer (aclmdlGetInputSizeByIndex bytes) first", index, ACL_DYNAMIC_TENSOR_NAME);
+    if (info->dyn_kind != kind) {
+        char gears[1024];
+        gear_text(info, gears, sizeof gears);
+        return sim_error(ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID, fn, "model %u ('%s') has %s, not %s: no gear "
+                         "matches; use %s (gears: %s)", modelId, info->name, sim_dyn_kind_name(info->dyn_kind),
+                         feature, setter_of(info->dyn_kind), gears);
+    }
     return ACL_SUCCESS;
 }
 
-static aclError not_dynamic(const char *fn, uint32_t modelId, const sim_model_info *info, const char *feature)
+/* The value was accepted: write it to the dynamic input's buffer (n values,
+ * 8 bytes each when they fit, else 4, as the runtime does) and record it. */
+static aclError set_gear(const char *fn, sim_model *m, aclmdlDataset *ds, size_t index, const uint64_t *sym,
+                         const uint64_t *vals, uint32_t n_vals)
 {
-    return sim_error(ACL_ERROR_MODEL_NOT_DYNAMIC, fn, "model %u ('%s') has no %s: simulator models support dynamic "
-                     "batch only (%s)", modelId, info->name, feature,
-                     info->n_gears ? "this one has batch gears: use aclmdlSetDynamicBatchSize"
-                                   : "this one is static");
+    const sim_model_info *info = m->meta->info;
+    aclDataBuffer *b = ds->buffers[index];
+    size_t width = b->size >= 8u * n_vals ? 8 : 4;
+    aclError rc = sim_mem_check_device(fn, "dataset buffer of " ACL_DYNAMIC_TENSOR_NAME, b->data,
+                                       width * n_vals, m->device);
+    if (rc != ACL_SUCCESS)
+        return rc;
+    for (uint32_t i = 0; i < n_vals; i++) {
+        uint32_t v32 = (uint32_t)vals[i];
+        memcpy((char *)b->data + width * i, width == 8 ? (const void *)&vals[i] : (const void *)&v32, width);
+    }
+    ds->dyn_kind = info->dyn_kind;
+    memcpy(ds->dyn_vals, sym, sizeof(uint64_t) * info->n_syms);
+    pthread_mutex_lock(&m->last_lock);
+    memcpy(m->last_syms, sym, sizeof(uint64_t) * info->n_syms);
+    m->has_last = 1;
+    pthread_mutex_unlock(&m->last_lock);
+    return ACL_SUCCESS;
+}
+
+SIM_EXPORT aclError aclmdlSetDynamicBatchSize(uint32_t modelId, aclmdlDataset *dataset, size_t index,
+                                              uint64_t batchSize)
+{
+    SIM_ENTER(aclmdlSetDynamicBatchSize);
+    const char *fn = "aclmdlSetDynamicBatchSize";
+    sim_model *m = NULL;
+    aclError rc = setter_checks(fn, SIM_DYN_BATCH, modelId, dataset, index, &m);
+    if (rc == ACL_SUCCESS && find_gear(m->meta->info, &batchSize) < 0) {
+        char gears[1024];
+        gear_text(m->meta->info, gears, sizeof gears);
+        rc = sim_error(ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID, fn, "batch %" PRIu64 " is not a gear of model %u "
+                       "(gears: %s)", batchSize, modelId, gears);
+    }
+    if (rc == ACL_SUCCESS && dataset->buffers[index]->size < 8)
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "the %s buffer holds %zu bytes, needs %" PRIu64,
+                       ACL_DYNAMIC_TENSOR_NAME, dataset->buffers[index]->size, m->meta->info->inputs[index].size);
+    if (rc == ACL_SUCCESS)
+        rc = set_gear(fn, m, dataset, index, &batchSize, &batchSize, 1);
+    sim_model_unref(m);
+    SIM_RETURN(aclmdlSetDynamicBatchSize, rc, "id %u index %zu batch %" PRIu64, modelId, index, batchSize);
 }
 
 SIM_EXPORT aclError aclmdlSetDynamicHWSize(uint32_t modelId, aclmdlDataset *dataset, size_t index, uint64_t height,
@@ -101,16 +232,60 @@ SIM_EXPORT aclError aclmdlSetDynamicHWSize(uint32_t modelId, aclmdlDataset *data
 {
     SIM_ENTER(aclmdlSetDynamicHWSize);
     const char *fn = "aclmdlSetDynamicHWSize";
-    const sim_model_info *info = NULL;
     sim_model *m = NULL;
-    aclError rc = setter_checks(fn, modelId, dataset, index, &info, &m);
-    if (rc == ACL_SUCCESS && (height == 0 || width == 0))
-        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "height %" PRIu64 " x width %" PRIu64 ": both must be > 0", height,
-                       width);
+    uint64_t hw[2] = {height, width};
+    aclError rc = setter_checks(fn, SIM_DYN_HW, modelId, dataset, index, &m);
+    if (rc == ACL_SUCCESS && dataset->buffers[index]->size < 8)
+        rc = sim_error(ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID, fn, "the %s buffer holds %zu bytes, needs at "
+                       "least 8 for the height and the width (aclmdlGetInputSizeByIndex: %" PRIu64 ")",
+                       ACL_DYNAMIC_TENSOR_NAME, dataset->buffers[index]->size, m->meta->info->inputs[index].size);
+    if (rc == ACL_SUCCESS && find_gear(m->meta->info, hw) < 0) {
+        char gears[1024];
+        gear_text(m->meta->info, gears, sizeof gears);
+        rc = sim_error(ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID, fn, "image size %" PRIu64 "x%" PRIu64 " (height x "
+                       "width) is not a gear of model %u (gears: %s)", height, width, modelId, gears);
+    }
     if (rc == ACL_SUCCESS)
-        rc = not_dynamic(fn, modelId, info, "dynamic image size (HW gears)");
+        rc = set_gear(fn, m, dataset, index, hw, hw, 2);
     sim_model_unref(m);
     SIM_RETURN(aclmdlSetDynamicHWSize, rc, "id %u index %zu %" PRIu64 "x%" PRIu64, modelId, index, height, width);
+}
+
+/* aclmdlSetInputDynamicDims: every dimension of every input, fixed ones
+ * included (GE compares them with the model and keeps the -1 positions). */
+static aclError dims_to_syms(const char *fn, const sim_model_info *info, const aclmdlIODims *dims, uint64_t *sym,
+                             uint64_t *vals, uint32_t *n_vals)
+{
+    size_t total = 0, at = 0;
+    for (uint32_t i = 0; i < info->n_file_inputs; i++)
+        total += info->inputs[i].rank;
+    if (dims->dimCount != total)
+        return sim_error(ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID, fn, "dims->dimCount is %zu, the model's inputs "
+                         "have %zu dimensions in all: pass every input's full shape, in input order", dims->dimCount,
+                         total);
+    uint32_t seen = 0;
+    *n_vals = 0;
+    for (uint32_t i = 0; i < info->n_file_inputs; i++) {
+        const sim_io *io = &info->inputs[i];
+        for (uint32_t d = 0; d < io->rank; d++, at++) {
+            int64_t v = dims->dims[at];
+            if (io->dims[d] >= 0 && v != io->dims[d])
+                return sim_error(ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID, fn, "dims->dims[%zu] is %" PRId64 ": "
+                                 "dimension %u of input %u ('%s') is fixed at %" PRId64, at, v, d, i, io->name,
+                                 io->dims[d]);
+            if (io->dims[d] >= 0)
+                continue;
+            uint32_t s = SIM_SYM(io->dims[d]);
+            vals[(*n_vals)++] = v < 0 ? 0 : (uint64_t)v;
+            /* a symbol shared by several inputs takes one value; a disagreement matches no gear */
+            if ((seen >> s) & 1u && sym[s] != (uint64_t)v)
+                sym[s] = 0;
+            else if (!((seen >> s) & 1u))
+                sym[s] = v < 0 ? 0 : (uint64_t)v;
+            seen |= 1u << s;
+        }
+    }
+    return ACL_SUCCESS;
 }
 
 SIM_EXPORT aclError aclmdlSetInputDynamicDims(uint32_t modelId, aclmdlDataset *dataset, size_t index,
@@ -118,16 +293,69 @@ SIM_EXPORT aclError aclmdlSetInputDynamicDims(uint32_t modelId, aclmdlDataset *d
 {
     SIM_ENTER(aclmdlSetInputDynamicDims);
     const char *fn = "aclmdlSetInputDynamicDims";
-    const sim_model_info *info = NULL;
     sim_model *m = NULL;
-    aclError rc = setter_checks(fn, modelId, dataset, index, &info, &m);
-    if (rc == ACL_SUCCESS && !dims)
+    uint64_t sym[SIM_MAX_SYMS] = {0}, vals[ACL_MAX_DIM_CNT];
+    uint32_t n_vals = 0;
+    aclError rc = ACL_SUCCESS;
+    if (!dims)
         rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "dims is NULL");
-    if (rc == ACL_SUCCESS && (dims->dimCount == 0 || dims->dimCount > ACL_MAX_DIM_CNT))
+    else if (dims->dimCount == 0 || dims->dimCount > ACL_MAX_DIM_CNT)
         rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "dims->dimCount %zu out of range 1..%d", dims->dimCount,
                        ACL_MAX_DIM_CNT);
     if (rc == ACL_SUCCESS)
-        rc = not_dynamic(fn, modelId, info, "dynamic dims gears");
+        rc = setter_checks(fn, SIM_DYN_DIMS, modelId, dataset, index, &m);
+    const sim_model_info *info = m ? m->meta->info : NULL;
+    if (rc == ACL_SUCCESS)
+        rc = dims_to_syms(fn, info, dims, sym, vals, &n_vals);
+    if (rc == ACL_SUCCESS && find_gear(info, sym) < 0) {
+        char gears[1024];
+        gear_text(info, gears, sizeof gears);
+        rc = sim_error(ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID, fn, "the dynamic dims are not a gear of model %u "
+                       "(values of its -1 dimensions per gear: %s)", modelId, gears);
+    }
+    if (rc == ACL_SUCCESS && dataset->buffers[index]->size < 4u * n_vals)
+        rc = sim_error(ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID, fn, "the %s buffer holds %zu bytes, needs at "
+                       "least %u for the %u dynamic dimensions (aclmdlGetInputSizeByIndex: %" PRIu64 ")",
+                       ACL_DYNAMIC_TENSOR_NAME, dataset->buffers[index]->size, 4u * n_vals, n_vals,
+                       info->inputs[index].size);
+    if (rc == ACL_SUCCESS)
+        rc = set_gear(fn, m, dataset, index, sym, vals, n_vals);
     sim_model_unref(m);
     SIM_RETURN(aclmdlSetInputDynamicDims, rc, "id %u index %zu", modelId, index);
+}
+
+/* ---- the execution's symbol values ------------------------------------------------------ */
+
+aclError sim_exec_syms(const char *fn, const sim_model *m, const aclmdlDataset *in, uint64_t *sym)
+{
+    const sim_model_info *info = m->meta->info;
+    if (info->dyn_kind == SIM_DYN_RANGE) {
+        if (in->dyn_kind != SIM_DYN_NONE)
+            return sim_error(ACL_ERROR_INVALID_PARAM, fn, "model %u has shape ranges but the input dataset carries a "
+                             "gear set by %s: the dynamic mechanisms are mutually exclusive on one model",
+                             m->id, setter_of(in->dyn_kind));
+        return sim_range_syms(fn, m, in, sym);
+    }
+    for (uint32_t i = 0; i < info->n_file_inputs && i < in->n_descs; i++)
+        if (in->descs[i])
+            return sim_error(ACL_ERROR_INVALID_PARAM, fn, "input %u ('%s') has a tensor description "
+                             "(aclmdlSetDatasetTensorDesc) but model %u has %s: aclmdlSetDatasetTensorDesc and %s "
+                             "are mutually exclusive on one model", i, info->inputs[i].name, m->id,
+                             sim_dyn_kind_name(info->dyn_kind), setter_of(info->dyn_kind));
+    if (in->dyn_kind != info->dyn_kind || find_gear(info, in->dyn_vals) < 0) {
+        char gears[1024];
+        gear_text(info, gears, sizeof gears);
+        if (info->dyn_kind == SIM_DYN_BATCH)
+            return sim_error(ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID, fn,
+                             "model %u has dynamic batch but the input dataset has no valid gear set: call "
+                             "aclmdlSetDynamicBatchSize(modelId, dataset, index of %s, batch) with one of the "
+                             "gears (%s) before executing", m->id, ACL_DYNAMIC_TENSOR_NAME, gears);
+        return sim_error(ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID, fn, "model %u has %s but the input dataset has %s: "
+                         "call %s with one of the gears (%s) before executing", m->id,
+                         sim_dyn_kind_name(info->dyn_kind),
+                         in->dyn_kind ? "a gear set by another mechanism's setter" : "no gear set",
+                         setter_of(info->dyn_kind), gears);
+    }
+    memcpy(sym, in->dyn_vals, sizeof(uint64_t) * info->n_syms);
+    return ACL_SUCCESS;
 }

@@ -68,29 +68,34 @@ static void op_clear(exc_op *op)
 
 /* Descriptions of a model's inputs or outputs as they were executed. */
 static aclTensorDesc *io_descs(const sim_model_info *info, const sim_io *ios, uint32_t n, void *const *ptrs,
-                               uint64_t gear)
+                               const uint64_t *sym)
 {
     aclTensorDesc *a = n ? sim_tensor_desc_array(n) : NULL;
     for (uint32_t i = 0; a && i < n; i++) {
         a[i].dtype = ios[i].dtype;
         a[i].format = ios[i].format;
         a[i].num_dims = ios[i].rank;
-        for (uint32_t k = 0; k < ios[i].rank && k < ACL_MAX_DIM_CNT; k++)
-            a[i].dims[k] = ios[i].dims[k] == -1 && gear ? (int64_t)gear : ios[i].dims[k];
+        if (ios[i].tensor == UINT32_MAX) {
+            memcpy(a[i].dims, ios[i].dims, sizeof(int64_t) * ios[i].rank);   /* ascend_mbatch_shape_data */
+        } else {
+            sim_resolve_dims(ios[i].dims, ios[i].rank, sym, a[i].dims);
+            for (uint32_t k = 0; k < ios[i].rank; k++)
+                a[i].dims[k] = a[i].dims[k] < 0 ? -1 : a[i].dims[k];   /* no values: unknown, as CANN writes it */
+        }
         a[i].address = ptrs ? ptrs[i] : NULL;
     }
     (void)info;
     return a;
 }
 
-void sim_exception_note_model(const sim_model_info *info, void *const *in, void *const *out, uint64_t gear)
+void sim_exception_note_model(const sim_model_info *info, void *const *in, void *const *out, const uint64_t *sym)
 {
     if (pending_set)
         op_clear(&pending_op);
     snprintf(pending_op.name, sizeof pending_op.name, "%s", info->name);
-    pending_op.in = io_descs(info, info->inputs, info->n_inputs, in, gear);
+    pending_op.in = io_descs(info, info->inputs, info->n_inputs, in, sym);
     pending_op.n_in = pending_op.in ? info->n_inputs : 0;
-    pending_op.out = io_descs(info, info->outputs, info->n_outputs, out, gear);
+    pending_op.out = io_descs(info, info->outputs, info->n_outputs, out, sym);
     pending_op.n_out = pending_op.out ? info->n_outputs : 0;
     pending_set = 1;
 }

@@ -122,6 +122,7 @@ void sim_model_info_free(sim_model_info *info)
     free(info->ops);
     free(info->inputs);
     free(info->outputs);
+    free(info->gear_vals);
     free(info);
 }
 
@@ -151,17 +152,18 @@ aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_mod
     if (size < 16)
         return sim_error(ACL_ERROR_PARSE_MODEL, fn, "invalid simulator model: truncated header: %zu bytes", size);
     uint32_t version = rd32(b + 8), header_size = rd32(b + 12);
-    if (version != SIM_MODEL_VERSION)
+    if (version < 1 || version > SIM_MODEL_VERSION)
         return sim_error(ACL_ERROR_PARSE_MODEL, fn,
-                         "simulator model version %u is not supported (this simulator reads version %u; "
+                         "simulator model version %u is not supported (this simulator reads versions 1 to %u; "
                          "rebuild the model with this ascend_engine)", version, SIM_MODEL_VERSION);
-    if (header_size != SIM_HEADER_SIZE)
+    uint32_t want_header = version == 1 ? SIM_HEADER_SIZE : SIM_HEADER_SIZE_V2;
+    if (header_size != want_header)
         return sim_error(ACL_ERROR_PARSE_MODEL, fn,
-                         "invalid simulator model: header size %u at byte 12, expected %u", header_size,
-                         SIM_HEADER_SIZE);
-    if (size < SIM_HEADER_SIZE)
+                         "invalid simulator model: header size %u at byte 12, expected %u for version %u",
+                         header_size, want_header, version);
+    if (size < want_header)
         return sim_error(ACL_ERROR_PARSE_MODEL, fn, "invalid simulator model: truncated header: %zu of %u bytes",
-                         size, SIM_HEADER_SIZE);
+                         size, want_header);
 
     m = calloc(1, sizeof *m);
     if (!m)
@@ -201,8 +203,6 @@ aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_mod
         PARSE_FAIL("op table (offset %" PRIu64 ", %u records) lies outside the model", op_off, m->n_ops);
     if (!in_range(io_off, ((uint64_t)m->n_inputs + m->n_outputs) * SIM_IO_RECORD, size))
         PARSE_FAIL("input/output table (offset %" PRIu64 ") lies outside the model", io_off);
-    if (!in_range(gear_off, (uint64_t)m->n_gears * 8, size))
-        PARSE_FAIL("gear table (offset %" PRIu64 ") lies outside the model", gear_off);
     if (!in_range(str_off, str_size, size))
         PARSE_FAIL("string table (offset %" PRIu64 ", %" PRIu64 " bytes) lies outside the model", str_off, str_size);
     if (!in_range(m->data_off, m->data_size, size) || m->data_off % SIM_DATA_ALIGN)
@@ -215,15 +215,9 @@ aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_mod
         PARSE_FAIL("model name (string %u+%u, header byte 44) is empty, too long, outside the string table or "
                    "is not UTF-8 text without control characters", name_off, name_len);
 
-    uint64_t max_gear = 1;
-    for (uint32_t i = 0; i < m->n_gears; i++) {
-        uint64_t g = rd64(b + gear_off + 8 * (uint64_t)i);
-        if (g < 1 || g > SIM_MAX_GEAR_VALUE || (i > 0 && g <= m->gears[i - 1]))
-            PARSE_FAIL("gear %u (byte %" PRIu64 ") is %" PRIu64 ": gears must increase within 1..%u", i,
-                       gear_off + 8 * (uint64_t)i, g, SIM_MAX_GEAR_VALUE);
-        m->gears[i] = g;
-        max_gear = g;
-    }
+    char dwhy[256];
+    if (!sim_format_read_dynamic(m, b, size, version, gear_off, dwhy, sizeof dwhy))
+        PARSE_FAIL("%s", dwhy);
 
     m->tensors = calloc(m->n_tensors, sizeof *m->tensors);
     m->ops = calloc(m->n_ops ? m->n_ops : 1, sizeof *m->ops);
@@ -236,7 +230,6 @@ aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_mod
         goto fail;
     }
 
-    int any_batched_input = 0;
     uint64_t work = 0;
     for (uint32_t i = 0; i < m->n_tensors; i++) {
         const unsigned char *r = b + tensor_off + (uint64_t)i * SIM_TENSOR_RECORD;
@@ -257,32 +250,14 @@ aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_mod
         if (t->rank > SIM_MAX_RANK)
             PARSE_FAIL("tensor %u '%s' (byte %" PRIu64 "): rank %u above %d", i, t->name, at + 20, t->rank, SIM_MAX_RANK);
         t->elem_size = aclDataTypeSize(t->dtype);
-        uint64_t elems = 1;
         for (uint32_t d = 0; d < SIM_MAX_RANK; d++) {
             int64_t v = (int64_t)rd64(r + 24 + 8 * d);
-            if (d >= t->rank) {
-                if (v != 0)
-                    PARSE_FAIL("tensor %u '%s': unused dimension %u is %" PRId64 ", expected 0", i, t->name, d, v);
-                continue;
-            }
-            if (v == -1 && d == 0 && m->n_gears > 0 && t->kind != SIM_KIND_CONST) {
-                t->batched = 1;
-            } else if (v < 1 || (uint64_t)v > SIM_MAX_TENSOR_BYTES) {
-                PARSE_FAIL("tensor %u '%s' (byte %" PRIu64 "): dimension %u is %" PRId64 "%s", i, t->name,
-                           at + 24 + 8 * d, d, v,
-                           v == -1 ? (m->n_gears ? " (only dimension 0 of a non-constant may be -1)"
-                                                 : " (-1 needs batch gears)")
-                                   : "");
-            }
+            if (d >= t->rank && v != 0)
+                PARSE_FAIL("tensor %u '%s': unused dimension %u is %" PRId64 ", expected 0", i, t->name, d, v);
             t->dims[d] = v;
-            uint64_t f = v == -1 ? max_gear : (uint64_t)v;
-            if (__builtin_mul_overflow(elems, f, &elems) || elems > SIM_MAX_TENSOR_BYTES)
-                PARSE_FAIL("tensor %u '%s': shape is too large", i, t->name);
         }
-        t->max_elems = elems;
-        t->max_bytes = elems * t->elem_size;
-        if (t->max_bytes > SIM_MAX_TENSOR_BYTES)
-            PARSE_FAIL("tensor %u '%s': %" PRIu64 " bytes is too large", i, t->name, t->max_bytes);
+        if (!sim_format_tensor_dims(m, t, dwhy, sizeof dwhy))
+            PARSE_FAIL("tensor %u '%s' (byte %" PRIu64 "): %s", i, t->name, at + 24, dwhy);
         uint64_t doff = rd64(r + 88), dsize = rd64(r + 96);
         if (t->kind == SIM_KIND_CONST) {
             if (doff < m->data_off || !in_range(doff - m->data_off, dsize, m->data_size) || doff % SIM_DATA_ALIGN ||
@@ -297,15 +272,13 @@ aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_mod
                 PARSE_FAIL("tensor %u '%s' (byte %" PRIu64 "): only constants have data", i, t->name, at + 88);
             if (t->kind == SIM_KIND_INPUT) {
                 defined[i] = 1;
-                any_batched_input |= t->batched;
-            } else {
+            } else if (m->dyn_kind != SIM_DYN_RANGE) {
+                /* range models lay their work memory out per execution */
                 t->work_offset = work;
                 work = align64(work + t->max_bytes);   /* <= 65536 * 2^40: no overflow */
             }
         }
     }
-    if (m->n_gears > 0 && !any_batched_input)
-        PARSE_FAIL("the model has batch gears but no input with a -1 (batch) first dimension");
 
     /* inputs and outputs */
     for (uint32_t i = 0; i < m->n_inputs + m->n_outputs; i++) {
@@ -339,11 +312,15 @@ aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_mod
         io->rank = t->rank;
         memcpy(io->dims, t->dims, sizeof io->dims);
         io->max_bytes = t->max_bytes;
-        io->size = t->max_bytes;   /* exact, as CANN reports it (no allocation padding) */
+        /* exact, as CANN reports it (no allocation padding); 0 for -1 dims of a shape range */
+        io->size = m->dyn_kind == SIM_DYN_RANGE && t->syms ? 0 : t->max_bytes;
     }
+    m->n_file_inputs = m->n_inputs;
     for (uint32_t i = 0; i < m->n_tensors; i++)
         if (m->tensors[i].kind == SIM_KIND_INPUT && !listed[i])
             PARSE_FAIL("tensor %u '%s' is an input tensor but not in the input list", i, m->tensors[i].name);
+    if (!sim_format_check_inputs(m, dwhy, sizeof dwhy))
+        PARSE_FAIL("%s", dwhy);
 
     /* ops, in order: every input must be available, every result produced once */
     uint64_t scratch = 0;
@@ -384,7 +361,7 @@ aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_mod
         /* float16 ops run on float32 copies of their operands */
         uint64_t need = 0;
         int float_op = op->opcode <= SIM_OP_LAYERNORM || op->opcode == SIM_OP_MEAN || op->opcode == SIM_OP_SUM;
-        if (float_op && m->tensors[op->inputs[0]].dtype == ACL_FLOAT16) {
+        if (float_op && m->tensors[op->inputs[0]].dtype == ACL_FLOAT16 && m->dyn_kind != SIM_DYN_RANGE) {
             for (uint32_t j = 0; j < op->n_inputs; j++)
                 need += align64(m->tensors[op->inputs[j]].max_elems * 4);
             need += align64(m->tensors[op->output].max_elems * 4);
@@ -403,17 +380,25 @@ aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_mod
     if (m->work_size > SIM_MAX_TENSOR_BYTES)
         PARSE_FAIL("the model needs %" PRIu64 " bytes of work memory, too much", m->work_size);
 
-    /* the dynamic-batch input, as on the NPU: last, int64[1] */
+    /* the gear models' ascend_mbatch_shape_data input, as on the NPU: last, int64, one value per dynamic
+     * dimension the setter writes (batch 1, H and W 2, dims: every -1 of the inputs) */
     if (m->n_gears > 0) {
+        uint32_t count = m->dyn_kind == SIM_DYN_HW ? 2 : 1;
+        if (m->dyn_kind == SIM_DYN_DIMS) {
+            count = 0;
+            for (uint32_t i = 0; i < m->n_file_inputs; i++)
+                for (uint32_t d = 0; d < m->inputs[i].rank; d++)
+                    count += m->inputs[i].dims[d] < 0;
+        }
         sim_io *d = &m->inputs[m->n_inputs++];
         d->tensor = UINT32_MAX;
         snprintf(d->name, sizeof d->name, "%s", ACL_DYNAMIC_TENSOR_NAME);
         d->format = ACL_FORMAT_ND;
         d->dtype = ACL_INT64;
         d->rank = 1;
-        d->dims[0] = 1;
-        d->max_bytes = 8;
-        d->size = 8;
+        d->dims[0] = count;
+        d->max_bytes = 8u * count;
+        d->size = d->max_bytes;
     }
     free(defined);
     free(listed);

@@ -15,9 +15,10 @@
 
 #define SIM_MODEL_MAGIC "AESIMMDL"
 #define SIM_MODEL_MAGIC_LEN 8
-#define SIM_MODEL_VERSION 1u
+#define SIM_MODEL_VERSION 2u      /* the newest version read; version 1 is read too */
 
-#define SIM_HEADER_SIZE 136u
+#define SIM_HEADER_SIZE 136u      /* version 1 */
+#define SIM_HEADER_SIZE_V2 160u   /* version 2: + the dynamic section fields */
 #define SIM_TENSOR_RECORD 104u
 #define SIM_OP_RECORD 192u
 #define SIM_IO_RECORD 16u
@@ -35,6 +36,15 @@
 #define SIM_MAX_IO 4096u
 #define SIM_MAX_TENSOR_BYTES ((uint64_t)1 << 40)
 #define SIM_MAX_LATENCY_US 60e6
+#define SIM_MAX_SYMS 32           /* symbolic dimensions of one model */
+
+/* How a model's symbolic dimensions get their values for one execution:
+ * one mechanism per model, as ATC builds them (mutually exclusive options). */
+enum { SIM_DYN_NONE = 0, SIM_DYN_BATCH = 1, SIM_DYN_HW = 2, SIM_DYN_DIMS = 3, SIM_DYN_RANGE = 4, SIM_DYN_COUNT_ };
+
+/* A dimension below 0 is symbolic: -1 - s stands for symbol s.  The
+ * descriptor reports every symbolic dimension as -1. */
+#define SIM_SYM(d) ((uint32_t)(-1 - (d)))
 
 enum { SIM_KIND_INPUT = 0, SIM_KIND_CONST = 1, SIM_KIND_RESULT = 2 };
 
@@ -51,11 +61,12 @@ typedef struct sim_tensor {
     aclFormat format;
     uint32_t kind;
     uint32_t rank;
-    int64_t dims[SIM_MAX_RANK];   /* dims[0] == -1: the dynamic batch */
-    int batched;
+    int64_t dims[SIM_MAX_RANK];   /* < 0: symbolic (SIM_SYM); -1 is the batch of a batch model */
+    int batched;                  /* dims[0] is the batch of a dynamic-batch model */
+    uint32_t syms;                /* bit s set: symbol s appears in the shape */
     size_t elem_size;
-    uint64_t max_elems;           /* element count at the largest gear */
-    uint64_t max_bytes;
+    uint64_t max_elems;           /* the largest element count over the gears (range models: */
+    uint64_t max_bytes;           /* the upper bounds, 0 when a range is unbounded) */
     uint64_t const_offset;        /* constants: offset inside the data section */
     uint64_t work_offset;         /* results: offset inside the work memory */
 } sim_tensor;
@@ -72,14 +83,14 @@ typedef struct sim_op {
 } sim_op;
 
 typedef struct sim_io {
-    uint32_t tensor;              /* UINT32_MAX for the synthesized dynamic-batch input */
+    uint32_t tensor;              /* UINT32_MAX for the synthesized ascend_mbatch_shape_data input */
     char name[SIM_MAX_NAME + 1];
     aclFormat format;
     aclDataType dtype;
     uint32_t rank;
     int64_t dims[SIM_MAX_RANK];
     uint64_t max_bytes;           /* shape x dtype at the largest gear */
-    uint64_t size;                /* what the descriptor reports: = max_bytes, exact */
+    uint64_t size;                /* what the descriptor reports: max_bytes, exact; 0 with a shape range */
 } sim_io;
 
 typedef struct sim_model_info {
@@ -89,10 +100,16 @@ typedef struct sim_model_info {
     sim_op *ops;
     sim_io *inputs;               /* n_inputs entries, the dynamic input last when n_gears > 0 */
     sim_io *outputs;
-    uint64_t gears[SIM_MAX_GEARS];
+    uint32_t n_file_inputs;       /* inputs stored in the file (without ascend_mbatch_shape_data) */
+    uint32_t dyn_kind;            /* SIM_DYN_* */
+    uint32_t n_syms;              /* symbols 0..n_syms-1 */
+    uint64_t gears[SIM_MAX_GEARS];   /* batch models: the batch gears */
+    uint64_t *gear_vals;          /* gear models: n_gears rows of n_syms symbol values */
+    int64_t sym_min[SIM_MAX_SYMS], sym_max[SIM_MAX_SYMS];   /* range models; max -1: unbounded */
     double latency_us, latency_per_item_us;
     uint64_t data_off, data_size; /* the constants section in the file */
-    uint64_t work_size;           /* results + scratch at the largest gear */
+    uint64_t work_size;           /* results + scratch at the largest gear (range models: 0, */
+                                  /* their work memory is sized per execution) */
     uint64_t scratch_offset;      /* scratch area inside the work memory */
     uint64_t weight_size;         /* = data_size */
 } sim_model_info;
@@ -105,6 +122,23 @@ void sim_model_info_free(sim_model_info *info);
 /* format_ops.c: check one op of a partly parsed model (its inputs and output
  * tensors already validated); the problem goes to `why`, empty if none. */
 void sim_format_check_op(const sim_model_info *m, const sim_op *op, char *why, size_t n);
+
+/* format_dyn.c: the dynamic section of a version-2 header (kind, symbols,
+ * gears, ranges) -- fills m->dyn_kind, n_syms, gear_vals, sym_min/max and,
+ * for batch models, gears.  On failure: the problem in `why`, 0 returned. */
+int sim_format_read_dynamic(sim_model_info *m, const unsigned char *b, size_t size, uint32_t version,
+                            uint64_t gear_off, char *why, size_t n);
+/* Checks a tensor's symbolic dims against the model's kind and computes its
+ * largest element count (max_elems: over the gears, or the range bounds). */
+int sim_format_tensor_dims(const sim_model_info *m, sim_tensor *t, char *why, size_t n);
+/* After the tensors are read: every symbol must appear in an input, and the
+ * inputs of a dynamic-image-size model carry the H and W symbols. */
+int sim_format_check_inputs(const sim_model_info *m, char *why, size_t n);
+/* The concrete shape of a tensor for symbol values `sym` (NULL: static). */
+void sim_resolve_dims(const int64_t *dims, uint32_t rank, const uint64_t *sym, int64_t *out);
+/* Elements of a concrete shape; 0 when it overflows SIM_MAX_TENSOR_BYTES. */
+uint64_t sim_shape_elems(const int64_t *dims, uint32_t rank);
+const char *sim_dyn_kind_name(uint32_t kind);
 
 /* The dtypes model tensors may have (float32, float16, int32, uint8, int64). */
 int sim_model_dtype_ok(int32_t dtype);

@@ -1,8 +1,10 @@
 /*
  * format_ops.c -- the per-op half of the model parser: re-derives each op's
  * output dtype and shape from its inputs and attributes (numpy rules, with
- * -1 as the batch) so that a model whose declared shapes disagree is
- * rejected at load instead of reaching the kernels.
+ * symbolic dimensions -- the batch, H and W, dims -- as opaque sizes: one
+ * matches itself or 1) so that a model whose declared shapes disagree is
+ * rejected at load instead of reaching the kernels.  No op reduces,
+ * normalizes, concatenates or takes a softmax / argmax along a symbolic axis.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -23,7 +25,7 @@ static void shape_str(const int64_t *dims, uint32_t rank, char *buf, size_t n)
         snprintf(buf + used, n - used, ")");
 }
 
-/* numpy broadcasting where -1 (the batch) only matches -1 or 1. */
+/* numpy broadcasting where a symbolic dimension only matches itself or 1. */
 static int broadcast(const sim_tensor *a, const sim_tensor *b, int64_t *out, uint32_t *out_rank)
 {
     uint32_t n = a->rank > b->rank ? a->rank : b->rank;
@@ -88,11 +90,11 @@ void sim_format_check_op(const sim_model_info *m, const sim_op *op, char *why, s
             return;
         }
         int64_t k1 = a->dims[a->rank - 1], k2 = b->dims[b->rank - 2];
-        if (k1 != k2 || k1 < 1) {
+        if (k1 != k2) {
             snprintf(why, n, "inner dimensions differ: %" PRId64 " vs %" PRId64, k1, k2);
             return;
         }
-        if (b->dims[b->rank - 1] < 1) {
+        if (b->dims[b->rank - 1] < 1 && m->dyn_kind == SIM_DYN_BATCH) {
             snprintf(why, n, "the batch cannot be the N dimension");
             return;
         }
@@ -130,16 +132,16 @@ void sim_format_check_op(const sim_model_info *m, const sim_op *op, char *why, s
         memcpy(dims, x->dims, sizeof dims);
         if (op->opcode == SIM_OP_SOFTMAX) {
             if (x->rank < 1 || op->ints[0] < 0 || op->ints[0] >= (int64_t)x->rank ||
-                (op->ints[0] == 0 && x->batched)) {
+                x->dims[op->ints[0]] < 0) {
                 snprintf(why, n, "axis %" PRId64 " is invalid for rank %u%s", op->ints[0], x->rank,
-                         x->batched ? " (axis 0 is the batch)" : "");
+                         x->batched ? " (axis 0 is the batch)" : " (not along a dynamic dimension)");
                 return;
             }
         }
         if (op->opcode == SIM_OP_LAYERNORM) {
             int64_t d = x->rank ? x->dims[x->rank - 1] : -1;
             if (d < 1) {
-                snprintf(why, n, "needs a last axis that is not the batch");
+                snprintf(why, n, "needs a last axis that is not the batch or another dynamic dimension");
                 return;
             }
             for (int i = 1; i < 3; i++)
@@ -162,8 +164,27 @@ void sim_format_check_op(const sim_model_info *m, const sim_op *op, char *why, s
             snprintf(why, n, "must keep the batch dimension first on both sides");
             return;
         }
-        uint64_t a = x->batched ? x->max_elems / (uint64_t)m->gears[m->n_gears - 1] : x->max_elems;
-        uint64_t b = out->batched ? out->max_elems / (uint64_t)m->gears[m->n_gears - 1] : out->max_elems;
+        /* the same symbols on both sides, and the same product of the fixed dims */
+        uint64_t a = 1, b = 1;
+        int cnt[SIM_MAX_SYMS] = {0};
+        for (uint32_t i = 0; i < x->rank; i++) {
+            if (x->dims[i] < 0)
+                cnt[SIM_SYM(x->dims[i])]++;
+            else
+                a *= (uint64_t)x->dims[i];   /* <= max_elems <= 2^40 */
+        }
+        for (uint32_t i = 0; i < out->rank; i++) {
+            if (out->dims[i] < 0)
+                cnt[SIM_SYM(out->dims[i])]--;
+            else
+                b *= (uint64_t)out->dims[i];
+        }
+        for (uint32_t s = 0; s < SIM_MAX_SYMS; s++)
+            if (cnt[s]) {
+                snprintf(why, n, "the dynamic dimension %d appears %s in the output than in the input", -1 - (int)s,
+                         cnt[s] > 0 ? "fewer times" : "more times");
+                return;
+            }
         if (a != b) {
             snprintf(why, n, "element counts differ: %" PRIu64 " vs %" PRIu64 " per item", a, b);
             return;
@@ -209,7 +230,7 @@ void sim_format_check_op(const sim_model_info *m, const sim_op *op, char *why, s
                     return;
                 }
             if (t->dims[ax] < 1) {
-                snprintf(why, n, "cannot concatenate along the batch axis");
+                snprintf(why, n, "cannot concatenate along the batch axis or another dynamic dimension");
                 return;
             }
             dims[ax] += t->dims[ax];   /* each <= 2^40, at most 16 of them */
@@ -218,9 +239,9 @@ void sim_format_check_op(const sim_model_info *m, const sim_op *op, char *why, s
     }
     case SIM_OP_ARGMAX: {
         int64_t ax = op->ints[0];
-        if (x->rank < 1 || ax < 0 || ax >= (int64_t)x->rank || (ax == 0 && x->batched)) {
+        if (x->rank < 1 || ax < 0 || ax >= (int64_t)x->rank || x->dims[ax] < 0) {
             snprintf(why, n, "axis %" PRId64 " is invalid for rank %u%s", ax, x->rank,
-                     x->batched ? " (axis 0 is the batch)" : "");
+                     x->batched ? " (axis 0 is the batch)" : " (not along a dynamic dimension)");
             return;
         }
         for (uint32_t i = 0; i < x->rank; i++)
@@ -246,8 +267,9 @@ void sim_format_check_op(const sim_model_info *m, const sim_op *op, char *why, s
         unsigned axes = 0;
         for (uint32_t i = 1; i < op->n_ints; i++) {
             int64_t a = op->ints[i];
-            if (a < 0 || a >= (int64_t)x->rank || (i > 1 && a <= op->ints[i - 1]) || (a == 0 && x->batched)) {
-                snprintf(why, n, "axes must be increasing, in 0..%d and not the batch axis", (int)x->rank - 1);
+            if (a < 0 || a >= (int64_t)x->rank || (i > 1 && a <= op->ints[i - 1]) || x->dims[a] < 0) {
+                snprintf(why, n, "axes must be increasing, in 0..%d and not the batch axis or another dynamic "
+                         "dimension", (int)x->rank - 1);
                 return;
             }
             axes |= 1u << a;

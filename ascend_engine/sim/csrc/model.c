@@ -4,7 +4,8 @@
  *
  * A loaded model owns one work region (intermediates + float16 scratch, sized
  * for the largest gear) and its weights, both reserved against the device's
- * capacity.  Because the work region is shared by every execution of the
+ * capacity.  A shape-range model has no largest shape: each execution sizes
+ * and allocates its own work memory for the shapes it runs at.  Because the work region is shared by every execution of the
  * model, two executions may not overlap: the second fails on the device with
  * 507011, as the AscendCL documentation forbids running one model on two
  * streams at once.
@@ -55,8 +56,19 @@ void sim_model_unref(sim_model *m)
         free(m->work);
     if (m->own_weights)
         free(m->weights);
+    pthread_mutex_destroy(&m->last_lock);
     sim_meta_unref(m->meta);
     free(m);
+}
+
+int sim_model_last_syms(sim_model *m, uint64_t *out)
+{
+    pthread_mutex_lock(&m->last_lock);
+    int has = m->has_last;
+    if (has)
+        memcpy(out, m->last_syms, sizeof m->last_syms);
+    pthread_mutex_unlock(&m->last_lock);
+    return has;
 }
 
 static aclError unknown_model(const char *fn, uint32_t id)
@@ -154,7 +166,7 @@ static aclError load_model(const char *fn, const void *bytes, size_t size, uint3
     m->device = dev;
     atomic_init(&m->refs, 1);
     atomic_init(&m->busy, 0);
-    atomic_init(&m->last_gear, 0);
+    pthread_mutex_init(&m->last_lock, NULL);
 
     size_t need = (workPtr ? 0 : (size_t)info->work_size) + (weightPtr ? 0 : (size_t)info->weight_size);
     if (need && (rc = sim_device_reserve_bytes(fn, dev, need)) != ACL_SUCCESS) {
@@ -297,7 +309,8 @@ SIM_EXPORT aclError aclmdlUnload(uint32_t modelId)
 /* ---- execution --------------------------------------------------------------------- */
 
 typedef struct exec_plan {
-    uint64_t gear;               /* 0 for a static model */
+    int dynamic;                 /* the symbols below are set (any dynamic model) */
+    uint64_t sym[SIM_MAX_SYMS];  /* this execution's symbol values: its gear or its shapes */
     uint32_t n_in, n_out;
     void **in, **out;            /* buffer addresses captured at call time */
     size_t *in_len, *out_len;    /* bytes the execution touches in each */
@@ -305,29 +318,32 @@ typedef struct exec_plan {
                                  /* then the caller's work and weight memory (n_in + n_out + 2) */
 } exec_plan;
 
-static int gear_ok(const sim_model_info *info, uint64_t g)
+/* Bytes of an input or output at the execution's symbol values (NULL: the
+ * static shape).  The synthesized dynamic input keeps its one size. */
+static uint64_t io_bytes(const sim_io *io, const uint64_t *sym)
 {
-    for (uint32_t i = 0; i < info->n_gears; i++)
-        if (info->gears[i] == g)
-            return 1;
-    return 0;
-}
-
-static void gear_list(const sim_model_info *info, char *buf, size_t n)
-{
-    size_t used = 0;
-    buf[0] = 0;
-    for (uint32_t i = 0; i < info->n_gears && used < n; i++)
-        used += (size_t)snprintf(buf + used, n - used, i ? ", %" PRIu64 : "%" PRIu64, info->gears[i]);
-}
-
-/* Bytes of an input or output at batch `gear` (0: static model): a batched
- * tensor scales with the gear, anything else keeps its one size. */
-static uint64_t io_bytes(const sim_model_info *info, const sim_io *io, uint64_t gear)
-{
-    if (!gear || !info->n_gears || io->rank == 0 || io->dims[0] != -1)
+    if (io->tensor == UINT32_MAX || !sym)
         return io->max_bytes;
-    return io->max_bytes / info->gears[info->n_gears - 1] * gear;
+    int64_t dims[SIM_MAX_RANK];
+    sim_resolve_dims(io->dims, io->rank, sym, dims);
+    return sim_shape_elems(dims, io->rank) * aclDataTypeSize(io->dtype);
+}
+
+/* "batch 2", "image size 32x48", ...: what the execution runs at, for messages. */
+static void shape_note(const sim_model_info *info, const uint64_t *sym, char *buf, size_t n)
+{
+    if (info->dyn_kind == SIM_DYN_BATCH) {
+        snprintf(buf, n, "batch %" PRIu64, sym[0]);
+    } else if (info->dyn_kind == SIM_DYN_HW) {
+        snprintf(buf, n, "image size %" PRIu64 "x%" PRIu64, sym[0], sym[1]);
+    } else {
+        size_t used = (size_t)snprintf(buf, n, "%s (",
+                                       info->dyn_kind == SIM_DYN_DIMS ? "dims gear" : "shape range values");
+        for (uint32_t s = 0; s < info->n_syms && used < n; s++)
+            used += (size_t)snprintf(buf + used, n - used, s ? ", %" PRIu64 : "%" PRIu64, sym[s]);
+        if (used < n)
+            snprintf(buf + used, n - used, ")");
+    }
 }
 
 /* The dataset is live and holds one buffer per model input (output). */
@@ -342,16 +358,18 @@ static aclError check_count(const char *fn, const sim_model *m, const aclmdlData
     if (ds->count != n)
         return sim_error(is_in ? ACL_ERROR_MODEL_INPUT_NOT_MATCH : ACL_ERROR_MODEL_OUTPUT_NOT_MATCH, fn,
                          "the %s dataset has %zu buffers, model %u has %u %ss%s", what, ds->count, m->id, n, what,
-                         is_in && info->n_gears ? " (including the dynamic-batch input " ACL_DYNAMIC_TENSOR_NAME ")"
-                                                : "");
+                         !is_in || !info->n_gears ? ""
+                         : info->dyn_kind == SIM_DYN_BATCH ? " (including the dynamic-batch input " ACL_DYNAMIC_TENSOR_NAME ")"
+                                                          : " (including the dynamic input " ACL_DYNAMIC_TENSOR_NAME ")");
     return ACL_SUCCESS;
 }
 
 /* Every buffer is live device memory of the model's device and holds at
- * least the bytes the execution at `gear` reads or writes (CANN measures
- * against the selected gear, not against the descriptor's largest-gear size). */
-static aclError check_buffers(const char *fn, const sim_model *m, const aclmdlDataset *ds, int is_in, uint64_t gear,
-                              void **ptrs, size_t *lens)
+ * least the bytes the execution at its gear (or its shapes) reads or writes:
+ * CANN measures against the selected gear, not against the descriptor's
+ * largest-gear size. */
+static aclError check_buffers(const char *fn, const sim_model *m, const aclmdlDataset *ds, int is_in,
+                              const exec_plan *p, void **ptrs, size_t *lens)
 {
     const sim_model_info *info = m->meta->info;
     const char *what = is_in ? "input" : "output";
@@ -363,13 +381,16 @@ static aclError check_buffers(const char *fn, const sim_model *m, const aclmdlDa
         if (!sim_databuf_ok(b))
             return sim_error(ACL_ERROR_INVALID_PARAM, fn, "%s %u: data buffer %p is not a live data buffer", what, i,
                              (const void *)b);
-        uint64_t need = io_bytes(info, &ios[i], gear);
+        uint64_t need = io_bytes(&ios[i], p->dynamic ? p->sym : NULL);
         if (b->size < need) {
-            if (need != ios[i].size)
+            if (need != ios[i].size) {
+                char note[160];
+                shape_note(info, p->sym, note, sizeof note);
                 return sim_error(mismatch, fn, "%s %u ('%s'): buffer of %zu bytes, model %u needs %" PRIu64
-                                 " at batch %" PRIu64 " (aclmdlGet%sSizeByIndex reports %" PRIu64
-                                 " for the largest gear)", what, i, ios[i].name, b->size, m->id, need, gear,
-                                 is_in ? "Input" : "Output", ios[i].size);
+                                 " at %s (aclmdlGet%sSizeByIndex reports %" PRIu64 "%s)", what, i, ios[i].name,
+                                 b->size, m->id, need, note, is_in ? "Input" : "Output", ios[i].size,
+                                 ios[i].size ? " for the largest gear" : ": the shape range has no largest shape");
+            }
             return sim_error(mismatch, fn, "%s %u ('%s'): buffer of %zu bytes, model %u needs %" PRIu64
                              " (aclmdlGet%sSizeByIndex)", what, i, ios[i].name, b->size, m->id, need,
                              is_in ? "Input" : "Output");
@@ -385,7 +406,7 @@ static aclError check_buffers(const char *fn, const sim_model *m, const aclmdlDa
     return ACL_SUCCESS;
 }
 
-static aclError prepare(const char *fn, sim_model *m, const aclmdlDataset *in, const aclmdlDataset *out,
+static aclError prepare(const char *fn, sim_model *m, const aclmdlDataset *in, aclmdlDataset *out,
                         exec_plan **plan_out)
 {
     const sim_model_info *info = m->meta->info;
@@ -403,21 +424,16 @@ static aclError prepare(const char *fn, sim_model *m, const aclmdlDataset *in, c
     aclError rc = check_count(fn, m, in, 1);
     if (rc == ACL_SUCCESS)
         rc = check_count(fn, m, out, 0);
-    if (rc == ACL_SUCCESS && info->n_gears) {
-        p->gear = in->dyn_batch;
-        if (!gear_ok(info, p->gear)) {
-            char gears[1024];
-            gear_list(info, gears, sizeof gears);
-            rc = sim_error(ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID, fn,
-                           "model %u has dynamic batch but the input dataset has no valid gear set: call "
-                           "aclmdlSetDynamicBatchSize(modelId, dataset, index of %s, batch) with one of the "
-                           "gears (%s) before executing", m->id, ACL_DYNAMIC_TENSOR_NAME, gears);
-        }
+    if (rc == ACL_SUCCESS && info->dyn_kind != SIM_DYN_NONE) {
+        p->dynamic = 1;
+        rc = sim_exec_syms(fn, m, in, p->sym);
     }
     if (rc == ACL_SUCCESS)
-        rc = check_buffers(fn, m, in, 1, p->gear, p->in, p->in_len);
+        rc = check_buffers(fn, m, in, 1, p, p->in, p->in_len);
     if (rc == ACL_SUCCESS)
-        rc = check_buffers(fn, m, out, 0, p->gear, p->out, p->out_len);
+        rc = check_buffers(fn, m, out, 0, p, p->out, p->out_len);
+    if (rc == ACL_SUCCESS && info->dyn_kind == SIM_DYN_RANGE)
+        rc = sim_range_describe_outputs(fn, m, out, p->sym);
     if (rc != ACL_SUCCESS) {
         free(p);
         return rc;
@@ -426,8 +442,41 @@ static aclError prepare(const char *fn, sim_model *m, const aclmdlDataset *in, c
     return ACL_SUCCESS;
 }
 
-/* Run every op of the model for the plan's gear.  Returns 0 or an error code
- * with a message in err. */
+/* Where each op result of a shape-range model lives for this execution, and
+ * the bytes of work memory (results + float16 scratch) it needs. */
+static uint64_t range_layout(const sim_model_info *info, const uint64_t *sym, uint64_t *offsets,
+                             uint64_t *scratch_at)
+{
+    uint64_t work = 0, scratch = 0;
+    int64_t dims[SIM_MAX_RANK];
+    for (uint32_t i = 0; i < info->n_tensors; i++) {
+        const sim_tensor *t = &info->tensors[i];
+        if (t->kind != SIM_KIND_RESULT)
+            continue;
+        sim_resolve_dims(t->dims, t->rank, sym, dims);
+        offsets[i] = work;
+        work = (work + sim_shape_elems(dims, t->rank) * t->elem_size + 63) / 64 * 64;
+    }
+    for (uint32_t k = 0; k < info->n_ops; k++) {
+        const sim_op *op = &info->ops[k];
+        int float_op = op->opcode <= SIM_OP_LAYERNORM || op->opcode == SIM_OP_MEAN || op->opcode == SIM_OP_SUM;
+        if (!float_op || info->tensors[op->inputs[0]].dtype != ACL_FLOAT16)
+            continue;
+        uint64_t need = 0;
+        for (uint32_t j = 0; j <= op->n_inputs; j++) {
+            const sim_tensor *t = &info->tensors[j < op->n_inputs ? op->inputs[j] : op->output];
+            sim_resolve_dims(t->dims, t->rank, sym, dims);
+            need += (sim_shape_elems(dims, t->rank) * 4 + 63) / 64 * 64;
+        }
+        if (need > scratch)
+            scratch = need;
+    }
+    *scratch_at = work;
+    return work + scratch;
+}
+
+/* Run every op of the model for the plan's gear or shapes.  Returns 0 or an
+ * error code with a message in err. */
 static aclError run_plan(sim_model *m, const exec_plan *p, char *err, size_t errlen)
 {
     const sim_model_info *info = m->meta->info;
@@ -446,17 +495,27 @@ static aclError run_plan(sim_model *m, const exec_plan *p, char *err, size_t err
         return rc;
     }
     uint64_t start = sim_now_ns();
-    uint64_t batch = p->gear;
+    const uint64_t *sym = p->dynamic ? p->sym : NULL;
     void **ptr = malloc(sizeof(void *) * info->n_tensors);
-    if (!ptr) {
+    uint64_t *offsets = NULL;
+    unsigned char *work = m->work, *range_work = NULL;
+    uint64_t scratch_at = info->scratch_offset;
+    if (ptr && info->dyn_kind == SIM_DYN_RANGE) {
+        offsets = malloc(sizeof(uint64_t) * info->n_tensors);
+        uint64_t bytes = offsets ? range_layout(info, sym, offsets, &scratch_at) : 0;
+        work = range_work = offsets ? malloc(bytes ? bytes : 64) : NULL;
+    }
+    if (!ptr || !work) {
         snprintf(err, errlen, "out of host memory executing model %u", m->id);
+        free(ptr);
+        free(offsets);
         atomic_store(&m->busy, 0);
         return ACL_ERROR_RT_MODEL_EXECUTE;
     }
     for (uint32_t i = 0; i < info->n_tensors; i++) {
         const sim_tensor *t = &info->tensors[i];
         ptr[i] = t->kind == SIM_KIND_CONST ? (void *)(m->weights + t->const_offset)
-                 : t->kind == SIM_KIND_RESULT ? (void *)(m->work + t->work_offset) : NULL;
+                 : t->kind == SIM_KIND_RESULT ? (void *)(work + (offsets ? offsets[i] : t->work_offset)) : NULL;
     }
     for (uint32_t i = 0; i < p->n_in; i++)
         if (info->inputs[i].tensor != UINT32_MAX)
@@ -471,20 +530,24 @@ static aclError run_plan(sim_model *m, const exec_plan *p, char *err, size_t err
             v->data = ptr[ti];
             v->dtype = t->dtype;
             v->rank = t->rank;
-            memcpy(v->dims, t->dims, sizeof v->dims);
-            if (t->batched)
-                v->dims[0] = (int64_t)batch;
+            memset(v->dims, 0, sizeof v->dims);
+            sim_resolve_dims(t->dims, t->rank, sym, v->dims);   /* the kernels compute on the actual shape */
         }
-        sim_kernel_run(op, in, &out, m->work + info->scratch_offset);
+        sim_kernel_run(op, in, &out, work + scratch_at);
     }
-    for (uint32_t k = 0; k < info->n_outputs; k++) {
-        const sim_tensor *t = &info->tensors[info->outputs[k].tensor];
-        uint64_t bytes = t->batched ? t->max_bytes / info->gears[info->n_gears - 1] * batch : t->max_bytes;
-        memcpy(p->out[k], ptr[info->outputs[k].tensor], bytes);
-    }
+    for (uint32_t k = 0; k < info->n_outputs; k++)
+        memcpy(p->out[k], ptr[info->outputs[k].tensor], p->out_len[k]);
     free(ptr);
-    /* the device-time model: the execution occupies its stream at least this long */
-    double us = info->latency_us + info->latency_per_item_us * (double)(batch ? batch : 1);
+    free(offsets);
+    free(range_work);
+    /* the device-time model: the execution occupies its stream at least this long; an item is a row of
+     * dimension 0 of the first input */
+    uint64_t items = 1;
+    if (sym && info->n_file_inputs > 0 && info->inputs[0].rank > 0 && info->inputs[0].dims[0] < 0)
+        items = sym[SIM_SYM(info->inputs[0].dims[0])];
+    else if (info->dyn_kind == SIM_DYN_BATCH)
+        items = sym[0];
+    double us = info->latency_us + info->latency_per_item_us * (double)items;
     if (us > 0)
         sim_sleep_until_ns(start + (uint64_t)(us * 1000.0));
     atomic_store(&m->busy, 0);
@@ -575,7 +638,8 @@ static aclError exec_task_run(void *arg, sim_stream *stream)
         rc = run_plan(t->model, t->plan, err, sizeof err);
     if (rc != ACL_SUCCESS) {
         sim_task_error(stream, rc, "aclmdlExecuteAsync: %s", err);
-        sim_exception_note_model(t->model->meta->info, t->plan->in, t->plan->out, t->plan->gear);
+        sim_exception_note_model(t->model->meta->info, t->plan->in, t->plan->out,
+                                 t->plan->dynamic ? t->plan->sym : NULL);
     }
     unpin_plan(t->plan);
     free(t->plan);
@@ -617,52 +681,4 @@ SIM_EXPORT aclError aclmdlExecuteAsync(uint32_t modelId, const aclmdlDataset *in
     free(p);
     sim_model_unref(m);
     SIM_RETURN(aclmdlExecuteAsync, rc, "id %u stream %p", modelId, stream);
-}
-
-/* ---- dynamic batch ------------------------------------------------------------------ */
-
-SIM_EXPORT aclError aclmdlSetDynamicBatchSize(uint32_t modelId, aclmdlDataset *dataset, size_t index,
-                                              uint64_t batchSize)
-{
-    SIM_ENTER(aclmdlSetDynamicBatchSize);
-    const char *fn = "aclmdlSetDynamicBatchSize";
-    sim_model *m = NULL;
-    aclError rc = sim_check_init(fn);
-    if (rc == ACL_SUCCESS && !(m = sim_model_get(modelId)))
-        rc = unknown_model(fn, modelId);
-    const sim_model_info *info = m ? m->meta->info : NULL;
-    if (rc == ACL_SUCCESS && info->n_gears == 0)
-        rc = sim_error(ACL_ERROR_MODEL_NOT_DYNAMIC, fn, "model %u has no dynamic batch (it was saved without "
-                       "batch_sizes)", modelId);
-    if (rc == ACL_SUCCESS && !sim_dataset_ok(dataset))
-        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "dataset %p is NULL or not a live dataset", (void *)dataset);
-    if (rc == ACL_SUCCESS && index != (size_t)info->n_inputs - 1)
-        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "index %zu is not the dynamic-batch input: %s is input %u "
-                       "(aclmdlGetInputIndexByName)", index, ACL_DYNAMIC_TENSOR_NAME, info->n_inputs - 1);
-    if (rc == ACL_SUCCESS && !gear_ok(info, batchSize)) {
-        char gears[1024];
-        gear_list(info, gears, sizeof gears);
-        rc = sim_error(ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID, fn, "batch %" PRIu64 " is not a gear of model %u "
-                       "(gears: %s)", batchSize, modelId, gears);
-    }
-    if (rc == ACL_SUCCESS && (index >= dataset->count || !sim_databuf_ok(dataset->buffers[index])))
-        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "the dataset has no buffer at index %zu: add the %s input's "
-                       "buffer (aclmdlGetInputSizeByIndex bytes) before setting the batch", index,
-                       ACL_DYNAMIC_TENSOR_NAME);
-    if (rc == ACL_SUCCESS) {
-        aclDataBuffer *b = dataset->buffers[index];
-        rc = sim_mem_check_device(fn, "dataset buffer of " ACL_DYNAMIC_TENSOR_NAME, b->data,
-                                  b->size < 8 ? (b->size ? b->size : 1) : 8, m->device);
-        if (rc == ACL_SUCCESS && b->size < 8)
-            rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "the %s buffer holds %zu bytes, needs %" PRIu64,
-                           ACL_DYNAMIC_TENSOR_NAME, b->size, info->inputs[index].size);
-        if (rc == ACL_SUCCESS) {
-            int64_t v = (int64_t)batchSize;   /* what the device reads: the batch as int64 */
-            memcpy(b->data, &v, sizeof v);
-            dataset->dyn_batch = batchSize;
-            atomic_store(&m->last_gear, batchSize);
-        }
-    }
-    sim_model_unref(m);
-    SIM_RETURN(aclmdlSetDynamicBatchSize, rc, "id %u index %zu batch %" PRIu64, modelId, index, batchSize);
 }

@@ -44,7 +44,8 @@ struct aclmdlDataset {
     uint32_t magic;
     size_t count, cap;
     aclDataBuffer **buffers;
-    uint64_t dyn_batch;          /* gear set by aclmdlSetDynamicBatchSize, 0 = none */
+    uint32_t dyn_kind;           /* SIM_DYN_* of the last successful dynamic setter, 0 = none */
+    uint64_t dyn_vals[SIM_MAX_SYMS];   /* the gear's symbol values */
     aclTensorDesc **descs;       /* aclmdlSetDatasetTensorDesc copies, n_descs slots */
     size_t n_descs;
 };
@@ -79,7 +80,7 @@ void sim_dataset_free_descs(aclmdlDataset *d);
 /* exception.c: on a worker thread, describe the model execution that is
  * about to fail, for aclmdlCreateAndGetOpDesc (consumed by the next
  * sim_exception_report on the same thread). */
-void sim_exception_note_model(const sim_model_info *info, void *const *in, void *const *out, uint64_t gear);
+void sim_exception_note_model(const sim_model_info *info, void *const *in, void *const *out, const uint64_t *sym);
 
 /* Parsed model description shared by a loaded model and its descriptors. */
 typedef struct sim_meta {
@@ -98,8 +99,30 @@ typedef struct sim_model {
     size_t reserved;             /* bytes reserved against the device's capacity */
     atomic_int refs;             /* the table's + one per queued execution */
     atomic_int busy;             /* an execution is running right now */
-    atomic_uint_least64_t last_gear;
+    pthread_mutex_t last_lock;
+    int has_last;                /* a dynamic setter succeeded: last_syms holds its gear */
+    uint64_t last_syms[SIM_MAX_SYMS];
 } sim_model;
+
+/* The symbol values of the gear last set on model m (aclmdlGetCurOutputDims);
+ * 0 when none was set. */
+int sim_model_last_syms(sim_model *m, uint64_t *out);
+
+/* ---- dynamic.c / shape_range.c: the symbol values of one execution --------------
+ * Gear models (batch, HW, dims): the gear the input dataset was set to, which
+ * must be one of this model's.  Shape-range models: the shapes of the input
+ * tensor descriptions (aclmdlSetDatasetTensorDesc), within the ranges.  Mixing
+ * the two on one execution fails.  Writes n_syms values to sym; returns
+ * ACL_SUCCESS or the error (recorded under fn). */
+aclError sim_exec_syms(const char *fn, const sim_model *m, const aclmdlDataset *in, uint64_t *sym);
+/* shape_range.c: the symbol values of a shape-range execution, from the
+ * input dataset's tensor descriptions. */
+aclError sim_range_syms(const char *fn, const sim_model *m, const aclmdlDataset *in, uint64_t *sym);
+/* tensor_desc.c: make room for one description per buffer of the dataset. */
+aclError sim_dataset_desc_slots(const char *fn, aclmdlDataset *d);
+/* After a shape-range execution is accepted: describe each output's actual
+ * shape in the output dataset (aclmdlGetDatasetTensorDesc). */
+aclError sim_range_describe_outputs(const char *fn, const sim_model *m, aclmdlDataset *out, const uint64_t *sym);
 
 /* Find a loaded model and take a reference (NULL if unknown). */
 sim_model *sim_model_get(uint32_t id);
@@ -110,6 +133,10 @@ struct aclmdlDesc {
     uint32_t model_id;
     sim_meta *meta;              /* NULL until aclmdlGetDesc */
 };
+
+/* aclmdlGet{Input,Output}Dims (current 0) and aclmdlGetCurOutputDims (1). */
+aclError sim_fill_dims(const char *fn, const aclmdlDesc *d, size_t index, int is_in, aclmdlIODims *dims,
+                       int current);
 
 /* The model info behind a filled descriptor (aclmdlGetDesc), or NULL after
  * recording an error naming fn. */

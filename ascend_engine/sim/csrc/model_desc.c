@@ -119,8 +119,26 @@ SIM_EXPORT size_t aclmdlGetOutputSizeByIndex(aclmdlDesc *modelDesc, size_t index
     return io ? (size_t)io->size : 0;
 }
 
-static aclError fill_dims(const char *fn, const aclmdlDesc *d, size_t index, int is_in, aclmdlIODims *dims,
-                          int current)
+/* The gear at which output `io` is largest (a gear model's "maximum shape"). */
+static const uint64_t *largest_gear(const sim_model_info *info, const sim_io *io)
+{
+    const uint64_t *best = NULL;
+    uint64_t best_e = 0;
+    int64_t dims[SIM_MAX_RANK];
+    for (uint32_t g = 0; g < info->n_gears; g++) {
+        const uint64_t *v = &info->gear_vals[(size_t)g * info->n_syms];
+        sim_resolve_dims(io->dims, io->rank, v, dims);
+        uint64_t e = sim_shape_elems(dims, io->rank);
+        if (!best || e > best_e) {
+            best = v;
+            best_e = e;
+        }
+    }
+    return best;
+}
+
+aclError sim_fill_dims(const char *fn, const aclmdlDesc *d, size_t index, int is_in, aclmdlIODims *dims,
+                       int current)
 {
     const sim_io *io = desc_io(fn, d, index, is_in);
     if (!io)
@@ -130,41 +148,47 @@ static aclError fill_dims(const char *fn, const aclmdlDesc *d, size_t index, int
     memset(dims, 0, sizeof *dims);
     snprintf(dims->name, sizeof dims->name, "%s", io->name);
     dims->dimCount = io->rank;
-    uint64_t gear = 0;
-    if (current) {
+    const sim_model_info *info = d->meta->info;
+    uint64_t last[SIM_MAX_SYMS];
+    const uint64_t *sym = NULL;
+    if (current && io->tensor != UINT32_MAX && info->n_gears) {
         /* the shape for the gear last set on this model, else the largest */
-        const sim_model_info *info = d->meta->info;
         sim_model *m = sim_model_get(d->model_id);
         if (m) {
-            if (m->meta == d->meta)
-                gear = atomic_load(&m->last_gear);
+            if (m->meta == d->meta && sim_model_last_syms(m, last))
+                sym = last;
             sim_model_unref(m);
         }
-        if (!gear && info->n_gears)
-            gear = info->gears[info->n_gears - 1];
+        if (!sym)
+            sym = largest_gear(info, io);
     }
+    if (io->tensor == UINT32_MAX) {
+        dims->dims[0] = io->dims[0];   /* ascend_mbatch_shape_data: its value count */
+        return ACL_SUCCESS;
+    }
+    sim_resolve_dims(io->dims, io->rank, sym, dims->dims);
     for (uint32_t i = 0; i < io->rank; i++)
-        dims->dims[i] = (io->dims[i] == -1 && gear) ? (int64_t)gear : io->dims[i];
+        dims->dims[i] = dims->dims[i] < 0 ? -1 : dims->dims[i];   /* every dynamic dimension reads -1 */
     return ACL_SUCCESS;
 }
 
 SIM_EXPORT aclError aclmdlGetInputDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims)
 {
     SIM_ENTER(aclmdlGetInputDims);
-    SIM_RETURN(aclmdlGetInputDims, fill_dims("aclmdlGetInputDims", modelDesc, index, 1, dims, 0), "index %zu", index);
+    SIM_RETURN(aclmdlGetInputDims, sim_fill_dims("aclmdlGetInputDims", modelDesc, index, 1, dims, 0), "index %zu", index);
 }
 
 SIM_EXPORT aclError aclmdlGetOutputDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims)
 {
     SIM_ENTER(aclmdlGetOutputDims);
-    SIM_RETURN(aclmdlGetOutputDims, fill_dims("aclmdlGetOutputDims", modelDesc, index, 0, dims, 0), "index %zu",
+    SIM_RETURN(aclmdlGetOutputDims, sim_fill_dims("aclmdlGetOutputDims", modelDesc, index, 0, dims, 0), "index %zu",
                index);
 }
 
 SIM_EXPORT aclError aclmdlGetCurOutputDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims)
 {
     SIM_ENTER(aclmdlGetCurOutputDims);
-    SIM_RETURN(aclmdlGetCurOutputDims, fill_dims("aclmdlGetCurOutputDims", modelDesc, index, 0, dims, 1),
+    SIM_RETURN(aclmdlGetCurOutputDims, sim_fill_dims("aclmdlGetCurOutputDims", modelDesc, index, 0, dims, 1),
                "index %zu", index);
 }
 
@@ -258,8 +282,9 @@ SIM_EXPORT aclError aclmdlGetDynamicBatch(const aclmdlDesc *modelDesc, aclmdlBat
         rc = sim_error(ACL_ERROR_INVALID_PARAM, "aclmdlGetDynamicBatch", "batch is NULL");
     else {
         memset(batch, 0, sizeof *batch);
-        batch->batchCount = info->n_gears;   /* 0: a static model */
-        for (uint32_t i = 0; i < info->n_gears; i++)
+        uint32_t n = info->dyn_kind == SIM_DYN_BATCH ? info->n_gears : 0;   /* 0: no dynamic batch */
+        batch->batchCount = n;
+        for (uint32_t i = 0; i < n; i++)
             batch->batch[i] = info->gears[i];
     }
     SIM_RETURN(aclmdlGetDynamicBatch, rc, "%p", (const void *)modelDesc);

@@ -211,6 +211,19 @@ void sim_dataset_free_descs(aclmdlDataset *d)
     d->n_descs = 0;
 }
 
+aclError sim_dataset_desc_slots(const char *fn, aclmdlDataset *d)
+{
+    if (d->n_descs >= d->count)
+        return ACL_SUCCESS;
+    aclTensorDesc **nd = realloc(d->descs, sizeof *nd * d->count);
+    if (!nd)
+        return sim_error(ACL_ERROR_BAD_ALLOC, fn, "out of host memory");
+    memset(nd + d->n_descs, 0, sizeof *nd * (d->count - d->n_descs));
+    d->descs = nd;
+    d->n_descs = d->count;
+    return ACL_SUCCESS;
+}
+
 SIM_EXPORT aclError aclmdlSetDatasetTensorDesc(aclmdlDataset *dataset, aclTensorDesc *tensorDesc, size_t index)
 {
     SIM_ENTER(aclmdlSetDatasetTensorDesc);
@@ -225,16 +238,8 @@ SIM_EXPORT aclError aclmdlSetDatasetTensorDesc(aclmdlDataset *dataset, aclTensor
     else if (index >= dataset->count)
         rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "index %zu out of range: the dataset has %zu buffers (add the "
                        "buffer first)", index, dataset->count);
-    if (rc == ACL_SUCCESS && dataset->n_descs <= index) {
-        aclTensorDesc **nd = realloc(dataset->descs, sizeof *nd * dataset->count);
-        if (!nd)
-            rc = sim_error(ACL_ERROR_BAD_ALLOC, fn, "out of host memory");
-        else {
-            memset(nd + dataset->n_descs, 0, sizeof *nd * (dataset->count - dataset->n_descs));
-            dataset->descs = nd;
-            dataset->n_descs = dataset->count;
-        }
-    }
+    if (rc == ACL_SUCCESS && dataset->n_descs <= index)
+        rc = sim_dataset_desc_slots(fn, dataset);
     /* The dataset keeps its own copy, so the caller may destroy theirs at once. */
     if (rc == ACL_SUCCESS && tensorDesc) {
         copy = sim_tensor_desc_array(1);

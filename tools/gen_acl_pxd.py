@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="write nothing; exit 1 if the file is stale")
     args = ap.parse_args(argv)
     try:
-        changed = generate(check=args.check)
+        changed = generate(ROOT, check=args.check)
     except GenerateError as exc:
         print(f"gen_acl_pxd: {exc}", file=sys.stderr)
         return 2

@@ -1,0 +1,101 @@
+"""The sdist carries what setup.py needs, and setup.py refuses a tree that lacks any of it."""
+
+import importlib.util
+import os
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# Build output and foreign files an sdist must never carry.
+GENERATED = [
+    "ascend_engine/_acl_functions.pxi",
+    "ascend_engine/_runtime.c",
+    "ascend_engine/_model.c",
+    "ascend_engine/_executor.c",
+]
+
+
+def test_build_inputs_are_named(setup_module):
+    # The list the sdist test checks against is not empty or partial: the
+    # sources of every native module, the headers, the generator, the pxd files.
+    inputs = setup_module.build_inputs()
+    for path in [
+        "ascend_engine/_runtime.pyx",
+        "ascend_engine/_model.pyx",
+        "ascend_engine/_executor.pyx",
+        "ascend_engine/_acl.pxd",
+        "ascend_engine/_runtime.pxd",
+        "ascend_engine/csrc/loader.c",
+        "ascend_engine/csrc/executor.c",
+        "ascend_engine/sim/csrc/model.h",
+        "ascend_engine/sim/csrc/aipp.c",
+        "ascend_engine/sim/dvpp/dvpp.c",
+        "include/ascend_engine/acl_functions.h",
+        "include/ascend_engine/ascend_sim.h",
+        "tools/gen_acl_pxd.py",
+        "ascend_engine/py.typed",
+        "README.md",
+    ]:
+        assert path in inputs, f"setup.build_inputs() does not name {path}"
+    assert len([p for p in inputs if p.startswith("ascend_engine/sim/csrc/") and p.endswith(".c")]) >= 20
+
+
+def test_sdist_carries_every_build_input(setup_module, sdist_members):
+    missing = [p for p in setup_module.build_inputs() if p not in sdist_members]
+    assert not missing, f"the sdist lacks files setup.py needs (add them to MANIFEST.in): {missing}"
+
+
+def _listed(folder, suffix):
+    return sorted(f"{folder}/{n}" for n in os.listdir(os.path.join(REPO, folder)) if n.endswith(suffix))
+
+
+def test_sdist_carries_every_public_header_and_pxd(sdist_members):
+    # Also the ones setup.py does not read itself: the wheel ships them all.
+    headers = sorted(p for p in sdist_members if p.startswith("include/"))
+    assert headers == _listed("include/ascend_engine", ".h")
+    assert sorted(p for p in sdist_members if p.endswith(".pxd")) == _listed("ascend_engine", ".pxd")
+
+
+def test_sdist_leaves_out_build_output_and_cann_headers(sdist_members):
+    unwanted = [p for p in sdist_members if p in GENERATED or p.endswith((".so", ".o", ".pyc"))]
+    assert not unwanted, f"the sdist carries build output: {unwanted}"
+    cann = [p for p in sdist_members if "/acl/" in p or p.startswith(("acl/", "torch_npu/"))]
+    assert not cann, f"the sdist carries CANN headers: {cann}"
+
+
+def test_unpacked_sdist_passes_the_input_check(sdist_tree):
+    # setup.py of the unpacked sdist, loaded without running main(): its check finds nothing missing.
+    spec = importlib.util.spec_from_file_location("ae_sdist_setup", sdist_tree / "setup.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.HERE == str(sdist_tree)
+    module.check_inputs()  # sys.exit(message) on a missing file
+
+
+def _setup(tree, *args):
+    return subprocess.run([sys.executable, "setup.py", *args], cwd=tree, capture_output=True, text=True)
+
+
+@pytest.mark.parametrize(
+    "victim",
+    ["ascend_engine/_executor.pyx", "include/ascend_engine/ascend_sim.h", "tools/gen_acl_pxd.py"],
+)
+def test_setup_names_a_missing_source(sdist_tree, victim):
+    # Before: a missing .pyx silently dropped its extension and the installed
+    # package could not load.  Now the build stops and says which file is missing.
+    os.remove(sdist_tree / victim)
+    proc = _setup(sdist_tree, "--version")
+    assert proc.returncode != 0
+    assert "setup.py: cannot build ascend-engine: 1 source file(s) missing" in proc.stderr
+    assert victim in proc.stderr
+
+
+def test_setup_names_an_empty_source_folder(sdist_tree):
+    for name in os.listdir(sdist_tree / "ascend_engine" / "sim" / "dvpp"):
+        os.remove(sdist_tree / "ascend_engine" / "sim" / "dvpp" / name)
+    proc = _setup(sdist_tree, "--version")
+    assert proc.returncode != 0
+    assert "setup.py: no file matches ascend_engine/sim/dvpp/*.c" in proc.stderr

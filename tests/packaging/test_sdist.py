@@ -66,17 +66,17 @@ def test_sdist_leaves_out_build_output_and_cann_headers(sdist_members):
     assert not cann, f"the sdist carries CANN headers: {cann}"
 
 
-def test_unpacked_sdist_passes_the_input_check(sdist_tree):
-    # setup.py of the unpacked sdist, loaded without running main(): its check finds nothing missing.
-    spec = importlib.util.spec_from_file_location("ae_sdist_setup", sdist_tree / "setup.py")
+def _setup_of(tree):
+    """setup.py of an unpacked tree, loaded without running main()."""
+    spec = importlib.util.spec_from_file_location("ae_sdist_setup", tree / "setup.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert module.HERE == str(sdist_tree)
-    module.check_inputs()  # sys.exit(message) on a missing file
+    assert module.HERE == str(tree)
+    return module
 
 
-def _setup(tree, *args):
-    return subprocess.run([sys.executable, "setup.py", *args], cwd=tree, capture_output=True, text=True)
+def test_unpacked_sdist_passes_the_input_check(sdist_tree):
+    _setup_of(sdist_tree).check_inputs()  # sys.exit(message) on a missing file
 
 
 @pytest.mark.parametrize(
@@ -87,15 +87,29 @@ def test_setup_names_a_missing_source(sdist_tree, victim):
     # Before: a missing .pyx silently dropped its extension and the installed
     # package could not load.  Now the build stops and says which file is missing.
     os.remove(sdist_tree / victim)
-    proc = _setup(sdist_tree, "--version")
-    assert proc.returncode != 0
-    assert "setup.py: cannot build ascend-engine: 1 source file(s) missing" in proc.stderr
-    assert victim in proc.stderr
+    with pytest.raises(SystemExit) as stop:
+        _setup_of(sdist_tree).check_inputs()
+    assert str(stop.value) == (
+        f"setup.py: cannot build ascend-engine: 1 source file(s) missing under {sdist_tree}: {victim}"
+    )
 
 
 def test_setup_names_an_empty_source_folder(sdist_tree):
-    for name in os.listdir(sdist_tree / "ascend_engine" / "sim" / "dvpp"):
-        os.remove(sdist_tree / "ascend_engine" / "sim" / "dvpp" / name)
-    proc = _setup(sdist_tree, "--version")
-    assert proc.returncode != 0
-    assert "setup.py: no file matches ascend_engine/sim/dvpp/*.c" in proc.stderr
+    dvpp = sdist_tree / "ascend_engine" / "sim" / "dvpp"
+    for name in os.listdir(dvpp):
+        os.remove(dvpp / name)
+    with pytest.raises(SystemExit) as stop:
+        _setup_of(sdist_tree).check_inputs()
+    assert str(stop.value) == (
+        f"setup.py: no file matches ascend_engine/sim/dvpp/*.c under {sdist_tree}: "
+        "the source tree is incomplete"
+    )
+
+
+def test_setup_py_stops_the_build_with_that_message(sdist_tree):
+    # The same check through `python setup.py`, as pip runs it: non-zero status, the message on stderr.
+    os.remove(sdist_tree / "ascend_engine" / "_model.pyx")
+    proc = subprocess.run([sys.executable, "setup.py", "--version"], cwd=sdist_tree, capture_output=True,
+                          text=True)
+    assert proc.returncode == 1
+    assert "1 source file(s) missing" in proc.stderr and "ascend_engine/_model.pyx" in proc.stderr

@@ -44,11 +44,13 @@ PLAIN_LIBRARIES = {SIM_NAME: "libascendcl_sim.so", DVPP_NAME: "libacl_dvpp.so"}
 GENERATOR = "tools/gen_acl_pxd.py"
 # Where the wheel puts the public headers, inside the package.
 PACKAGE_INCLUDE = os.path.join("ascend_engine", "include", "ascend_engine")
-# Named one by one, so that losing one is an error and not a smaller wheel.
-PUBLIC_HEADERS = [
-    f"include/ascend_engine/{name}"
-    for name in ("acl.h", "acl_functions.h", "ascend_sim.h", "executor.h", "loader.h")
-]
+# The public headers: these five by name, so that losing one is an error and not
+# a smaller wheel, and any other header added to include/ascend_engine/.
+NAMED_HEADERS = ("acl.h", "acl_functions.h", "ascend_sim.h", "executor.h", "loader.h")
+PUBLIC_HEADERS = sorted(
+    {f"include/ascend_engine/{name}" for name in NAMED_HEADERS}
+    | {os.path.relpath(p, HERE) for p in glob.glob(os.path.join(HERE, "include", "ascend_engine", "*.h"))}
+)
 # Files the build reads that no Extension lists: the generator, the package
 # metadata, and the declarations the .pyx modules cimport.
 OTHER_INPUTS = [

@@ -11,31 +11,63 @@ Everything native is built here:
 * the Cython extension modules, which reach AscendCL only through the run-time
   function table filled by ``ascend_engine/csrc/loader.c``.
 
+Before anything compiles, ``tools/gen_acl_pxd.py`` writes the Cython
+declaration of that table (``ascend_engine/_acl_functions.pxi``) from
+``include/ascend_engine/acl_functions.h``, the list C expands into the same
+table.  Every file the build reads is named by :func:`build_inputs`; when one is
+missing (an sdist that left it out, say) the build stops and names it, rather
+than producing a package that cannot load.
+
+The wheel also carries the public C headers, copied from
+``include/ascend_engine/`` to ``ascend_engine/include/ascend_engine/``: the
+``.pxd`` files include them, and ``ascend_sim.h`` declares the simulator's
+extras for C programs.
+
 Set ``AE_SANITIZE=1`` to build everything with AddressSanitizer and
 UndefinedBehaviorSanitizer (see ``.ci/run`` for how the tests run under it).
 """
 
 import glob
+import importlib.util
 import os
+import sys
 
 import numpy
-from Cython.Build import cythonize
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SIM_NAME = "ascend_engine._lib.libascendcl_sim"
 DVPP_NAME = "ascend_engine._lib.libacl_dvpp"
-CBLAS_NAME = "ascend_engine._lib.libacl_cblas"
 # Plain C shared libraries (no Python inside): extension name -> file name.
+CBLAS_NAME = "ascend_engine._lib.libacl_cblas"
 PLAIN_LIBRARIES = {
     SIM_NAME: "libascendcl_sim.so",
     DVPP_NAME: "libacl_dvpp.so",
     CBLAS_NAME: "libacl_cblas.so",
 }
-# ascend_engine/_lib/ holds only build output (ignored by git), so a fresh
-# checkout lacks it; in-place and editable builds copy the simulator there.
-os.makedirs(os.path.join(HERE, "ascend_engine", "_lib"), exist_ok=True)
+GENERATOR = "tools/gen_acl_pxd.py"
+# Where the wheel puts the public headers, inside the package.
+PACKAGE_INCLUDE = os.path.join("ascend_engine", "include", "ascend_engine")
+# The public headers: these five by name, so that losing one is an error and not
+# a smaller wheel, and any other header added to include/ascend_engine/.
+NAMED_HEADERS = ("acl.h", "acl_functions.h", "ascend_sim.h", "executor.h", "loader.h")
+PUBLIC_HEADERS = sorted(
+    {f"include/ascend_engine/{name}" for name in NAMED_HEADERS}
+    | {os.path.relpath(p, HERE) for p in glob.glob(os.path.join(HERE, "include", "ascend_engine", "*.h"))}
+)
+# Files the build reads that no Extension lists: the generator, the package
+# metadata, and the declarations the .pyx modules cimport.
+OTHER_INPUTS = [
+    "setup.py",
+    "pyproject.toml",
+    "README.md",
+    GENERATOR,
+    "ascend_engine/_acl.pxd",
+    "ascend_engine/_runtime.pxd",
+    "ascend_engine/py.typed",
+]
 
 WARNINGS = ["-Wall", "-Wextra"]
 SANITIZE = os.environ.get("AE_SANITIZE", "") not in ("", "0")
@@ -43,8 +75,11 @@ SAN_FLAGS = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sa
 
 
 def rel(pattern):
-    """Sorted repository-relative paths matching a glob pattern."""
-    return sorted(os.path.relpath(p, HERE) for p in glob.glob(os.path.join(HERE, pattern)))
+    """Sorted repository-relative paths matching a glob pattern; none at all is an error."""
+    found = sorted(os.path.relpath(p, HERE) for p in glob.glob(os.path.join(HERE, pattern), recursive=True))
+    if not found:
+        sys.exit(f"setup.py: no file matches {pattern} under {HERE}: the source tree is incomplete")
+    return found
 
 
 class BuildNative(build_ext):
@@ -67,63 +102,143 @@ class BuildNative(build_ext):
         super().build_extension(ext)
 
 
-sim_library = Extension(
-    SIM_NAME,
-    sources=rel("ascend_engine/sim/csrc/*.c"),
-    include_dirs=["include", "ascend_engine/sim/csrc"],
-    extra_compile_args=WARNINGS + ["-std=gnu11", "-O2", "-fvisibility=hidden", "-pthread"],
-    extra_link_args=["-pthread", "-Wl,-soname,libascendcl_sim.so"],
-    libraries=["m"],
-)
+class BuildPackage(build_py):
+    """build_py that also puts the public C headers into the package (ascend_engine/include/)."""
 
-# The simulator's companion to CANN's libacl_dvpp.so (acldvppMalloc/Free).  Its
-# aclrt* calls stay undefined and resolve from the AscendCL library the
-# program links, as with the real one (docs/toolkit.md).
-dvpp_library = Extension(
-    DVPP_NAME,
-    sources=rel("ascend_engine/sim/dvpp/*.c"),
-    include_dirs=["include", "ascend_engine/sim/include", "ascend_engine/sim/standin"],
-    extra_compile_args=WARNINGS + ["-std=gnu11", "-O2", "-fvisibility=hidden"],
-    extra_link_args=["-Wl,-soname,libacl_dvpp.so"],
-)
+    def _header_copies(self):
+        return [
+            (os.path.join(HERE, h), os.path.join(self.build_lib, PACKAGE_INCLUDE, os.path.basename(h)))
+            for h in PUBLIC_HEADERS
+        ]
 
-# The stand-in for CANN's libacl_cblas.so (docs/toolkit.md): links and
-# answers ACL_ERROR_API_NOT_SUPPORT through the simulator's recent error.
-cblas_library = Extension(
-    CBLAS_NAME,
-    sources=rel("ascend_engine/sim/cblas/*.c"),
-    include_dirs=["include", "ascend_engine/sim/standin"],
-    extra_compile_args=WARNINGS + ["-std=gnu11", "-O2", "-fvisibility=hidden"],
-    extra_link_args=["-Wl,-soname,libacl_cblas.so"],
-)
+    def run(self):
+        super().run()
+        if self.editable_mode:
+            return  # an editable install reads them from include/ in the checkout
+        for src, dst in self._header_copies():
+            self.mkpath(os.path.dirname(dst))
+            self.copy_file(src, dst, preserve_mode=False)
 
-cython_modules = [
-    Extension(
-        "ascend_engine._runtime",
-        sources=["ascend_engine/_runtime.pyx", "ascend_engine/csrc/loader.c"],
-        include_dirs=["include", "ascend_engine/csrc", numpy.get_include()],
-        extra_compile_args=["-O2"],
-        libraries=["dl"],
-        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-    ),
-    Extension(
-        "ascend_engine._model",
-        sources=["ascend_engine/_model.pyx"],
-        include_dirs=["include"],
-        extra_compile_args=["-O2"],
-    ),
-    Extension(
-        "ascend_engine._executor",
-        sources=["ascend_engine/_executor.pyx", "ascend_engine/csrc/executor.c"],
-        include_dirs=["include", numpy.get_include()],
-        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-        extra_compile_args=["-O2"],
-    ),
-]
-cython_modules = [m for m in cython_modules if all(os.path.exists(os.path.join(HERE, s)) for s in m.sources)]
+    def get_outputs(self, include_bytecode=True):
+        outputs = super().get_outputs(include_bytecode)
+        if self.editable_mode:
+            return outputs
+        return outputs + [dst for _, dst in self._header_copies()]
 
-setup(
-    ext_modules=[sim_library, dvpp_library, cblas_library]
-    + cythonize(cython_modules, language_level=3, compiler_directives={"embedsignature": True}),
-    cmdclass={"build_ext": BuildNative},
-)
+
+def extensions():
+    """The native modules, before cythonize: the three plain libraries, then the Cython ones."""
+    headers = PUBLIC_HEADERS
+    sim_library = Extension(
+        SIM_NAME,
+        sources=rel("ascend_engine/sim/csrc/*.c"),
+        include_dirs=["include", "ascend_engine/sim/csrc"],
+        depends=headers + rel("ascend_engine/sim/csrc/*.h"),
+        extra_compile_args=WARNINGS + ["-std=gnu11", "-O2", "-fvisibility=hidden", "-pthread"],
+        extra_link_args=["-pthread", "-Wl,-soname,libascendcl_sim.so"],
+        libraries=["m"],
+    )
+    # The simulator's companion to CANN's libacl_dvpp.so (acldvppMalloc/Free).  Its
+    # aclrt* calls stay undefined and resolve from the AscendCL library the
+    # program links, as with the real one (docs/toolkit.md).
+    dvpp_library = Extension(
+        DVPP_NAME,
+        sources=rel("ascend_engine/sim/dvpp/*.c"),
+        include_dirs=["include", "ascend_engine/sim/include", "ascend_engine/sim/standin"],
+        depends=headers + rel("ascend_engine/sim/include/acl/ops/*.h") + rel("ascend_engine/sim/standin/*.h"),
+        extra_compile_args=WARNINGS + ["-std=gnu11", "-O2", "-fvisibility=hidden"],
+        extra_link_args=["-Wl,-soname,libacl_dvpp.so"],
+    )
+    # The stand-in for CANN's libacl_cblas.so (docs/toolkit.md): links and
+    # answers ACL_ERROR_API_NOT_SUPPORT through the simulator's recent error.
+    cblas_library = Extension(
+        CBLAS_NAME,
+        sources=rel("ascend_engine/sim/cblas/*.c"),
+        include_dirs=["include", "ascend_engine/sim/standin"],
+        depends=headers + rel("ascend_engine/sim/standin/*.h"),
+        extra_compile_args=WARNINGS + ["-std=gnu11", "-O2", "-fvisibility=hidden"],
+        extra_link_args=["-Wl,-soname,libacl_cblas.so"],
+    )
+    cython_modules = [
+        Extension(
+            "ascend_engine._runtime",
+            sources=["ascend_engine/_runtime.pyx", "ascend_engine/csrc/loader.c"],
+            include_dirs=["include", "ascend_engine/csrc", numpy.get_include()],
+            depends=headers,
+            extra_compile_args=["-O2"],
+            libraries=["dl"],
+            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        ),
+        Extension(
+            "ascend_engine._model",
+            sources=["ascend_engine/_model.pyx"],
+            include_dirs=["include"],
+            depends=headers,
+            extra_compile_args=["-O2"],
+        ),
+        Extension(
+            "ascend_engine._executor",
+            sources=["ascend_engine/_executor.pyx", "ascend_engine/csrc/executor.c"],
+            include_dirs=["include", numpy.get_include()],
+            depends=headers,
+            extra_compile_args=["-O2"],
+            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        ),
+    ]
+    return [sim_library, dvpp_library, cblas_library], cython_modules
+
+
+def build_inputs():
+    """Every file the build reads, repository-relative and sorted: what an sdist must carry."""
+    plain, cython_modules = extensions()
+    files = set(PUBLIC_HEADERS) | set(OTHER_INPUTS)
+    for ext in plain + cython_modules:
+        files.update(ext.sources)
+        files.update(ext.depends)
+    files.update(rel("ascend_engine/*.pxd"))
+    return sorted(files)
+
+
+def check_inputs():
+    """Stop the build, naming them, when files it needs are missing."""
+    missing = [p for p in build_inputs() if not os.path.isfile(os.path.join(HERE, p))]
+    if missing:
+        sys.exit(
+            f"setup.py: cannot build ascend-engine: {len(missing)} source file(s) missing under {HERE}: "
+            + ", ".join(missing)
+        )
+
+
+def generate_acl_pxd():
+    """Run tools/gen_acl_pxd.py: the Cython view of the function table, from acl_functions.h."""
+    # Loaded by path: tools/ is not a package, and setup.py must not depend on sys.path.
+    spec = importlib.util.spec_from_file_location("gen_acl_pxd", os.path.join(HERE, GENERATOR))
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    try:
+        gen.generate(HERE)
+    except gen.GenerateError as exc:
+        sys.exit(f"setup.py: {exc}")
+
+
+def main():
+    """Check the sources, generate the .pxi, cythonize and run setuptools."""
+    from Cython.Build import cythonize
+
+    check_inputs()
+    generate_acl_pxd()
+    # ascend_engine/_lib/ holds only build output (ignored by git), so a fresh
+    # checkout lacks it; in-place and editable builds copy the simulator there.
+    os.makedirs(os.path.join(HERE, "ascend_engine", "_lib"), exist_ok=True)
+    plain, cython_modules = extensions()
+    setup(
+        ext_modules=plain
+        + cythonize(cython_modules, language_level=3, compiler_directives={"embedsignature": True}),
+        cmdclass={"build_ext": BuildNative, "build_py": BuildPackage},
+    )
+
+
+# setuptools runs this file as __main__ (python setup.py, pip, python -m build);
+# tests load it under another name to read build_inputs() without building.
+if __name__ == "__main__":
+    main()

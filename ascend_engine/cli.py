@@ -4,7 +4,8 @@ Subcommands: ``info`` (backend, devices, versions), ``bench`` (throughput,
 latency percentiles, host vs device time and memory of a pipeline spec or a
 single model on random or given inputs; outputs dumped and checked against
 references; comparison with a saved run), ``trace`` (a Chrome trace-event timeline),
-and ``sim`` (``make-demo``, ``lib-path``, ``env``: the AscendCL simulator).
+and ``sim`` (``make-demo``, ``lib-path``, ``env``, ``toolkit``, ``headers``: the
+AscendCL simulator and the real CANN headers programs build against).
 
 Exit status: 0 on success, 2 for usage errors (bad options, missing files),
 1 for failures at run time (AscendCL, engine, pipeline and spec errors), with
@@ -518,6 +519,15 @@ def cmd_sim_toolkit(args) -> int:
     return 0 if rc is None else int(rc)
 
 
+def cmd_sim_headers(args) -> int:
+    """Fetch the real CANN headers into the cache ``sim toolkit`` reads; print their include folder."""
+    from ascend_engine import cann_headers
+
+    # CannHeadersUnavailable (no network, pip failure) is a run-time failure: status 1.
+    print(cann_headers.ensure_headers(args.cache, quiet=args.print_include))
+    return 0
+
+
 # ---- the parser -------------------------------------------------------------------------------------
 
 
@@ -613,6 +623,16 @@ def build_parser() -> argparse.ArgumentParser:
         q.add_argument("dir", metavar="DIR")
         q.add_argument("--headers", metavar="PATH", help="CANN include folder to copy in")
         q.set_defaults(func=cmd_sim_toolkit)
+    from ascend_engine import cann_headers
+
+    q = simsub.add_parser("headers", parents=[common],
+                          help="fetch the real CANN headers (torch-npu wheel) into the cache",
+                          description="Download the torch-npu wheel with pip, keep only its CANN headers "
+                                      "in a cache outside any source tree, and print the include folder "
+                                      "(the parent of acl/). `sim toolkit` and the conformance tests "
+                                      "read the same cache; AE_CANN_HEADERS=DIR names an existing folder.")
+    cann_headers.add_arguments(q)
+    q.set_defaults(func=cmd_sim_headers)
     return parser
 
 

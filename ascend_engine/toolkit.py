@@ -27,19 +27,22 @@ binary runs on an NPU machine.
 
 The CANN headers are never shipped with ascend-engine: they come from
 ``--headers PATH`` (an include directory holding ``acl/acl.h``), from
-``AE_CANN_HEADERS``, or are fetched by the project's header tool
-(``tools/cann_headers.py``, which downloads the torch-npu wheel with pip).
+``AE_CANN_HEADERS``, or from the cache that ``ascend-engine sim headers``
+fills (``ascend_engine.cann_headers``, which downloads the torch-npu wheel with
+pip when the cache is empty).  The same lookup works in a source checkout and
+in an installed package.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import shlex
 import shutil
 import struct
 import sys
+
+from ascend_engine import cann_headers
 
 PACKAGE = os.path.dirname(os.path.abspath(__file__))
 LIB_DIR = os.path.join(PACKAGE, "_lib")
@@ -137,19 +140,14 @@ def set_soname(path: str, soname: str) -> str:
 # ---------------------------------------------------------------------------
 
 
-def _header_tool():
-    """tools/cann_headers.py of a source checkout, or None (installed wheel)."""
-    path = os.path.join(os.path.dirname(PACKAGE), "tools", "cann_headers.py")
-    if not os.path.exists(path):
-        return None
-    spec = importlib.util.spec_from_file_location("ae_cann_headers", path)
-    tool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tool)
-    return tool
-
-
 def find_headers(headers: str | None = None) -> str:
-    """The include directory holding acl/acl.h: given, from AE_CANN_HEADERS, or fetched."""
+    """The include directory holding acl/acl.h.
+
+    ``headers`` when given (the folder holding ``acl/``, or ``acl/`` itself);
+    otherwise what ``ascend_engine.cann_headers.ensure_headers`` finds:
+    ``AE_CANN_HEADERS``, the cache ``ascend-engine sim headers`` fills, or a
+    fresh download into that cache.
+    """
     if headers:
         headers = os.path.abspath(headers)
         if os.path.basename(headers) == "acl" and os.path.exists(os.path.join(headers, "acl.h")):
@@ -159,19 +157,15 @@ def find_headers(headers: str | None = None) -> str:
                 f"--headers {headers}: no acl/acl.h there (give the folder that contains acl/)"
             )
         return headers
-    tool = _header_tool()
-    if tool is None:
-        env = os.environ.get("AE_CANN_HEADERS")
-        if env and os.path.exists(os.path.join(env, "acl", "acl.h")):
-            return env
-        raise ToolkitError(
-            "the CANN headers are not bundled with ascend-engine: pass --headers PATH (a folder holding "
-            "acl/acl.h, e.g. torch_npu/include from a torch-npu install) or set AE_CANN_HEADERS"
-        )
     try:
-        return tool.ensure_headers(quiet=True)
-    except tool.CannHeadersUnavailable as exc:
-        raise ToolkitError(f"cannot fetch the CANN headers ({exc}); pass --headers PATH instead") from exc
+        return cann_headers.ensure_headers(quiet=True)
+    except cann_headers.CannHeadersUnavailable as exc:
+        raise ToolkitError(
+            f"the CANN headers are not bundled with ascend-engine and none were found ({exc}); "
+            "fetch them with `ascend-engine sim headers` where pip can download, pass --headers PATH "
+            "(a folder holding acl/acl.h, e.g. torch_npu/include of a torch-npu install) "
+            "or set AE_CANN_HEADERS"
+        ) from exc
 
 
 # ---------------------------------------------------------------------------

@@ -1,28 +1,21 @@
 """Shared fixtures for the conformance tests: the real CANN headers and compilers.
 
 ``cann_include`` is the include directory holding ``acl/acl.h`` from the
-torch-npu wheel (fetched by tools/cann_headers.py into a cache outside the
-repository).  When the wheel cannot be fetched the tests that need it skip --
-loudly: a warning and a skip reason that says the CANN conformance did NOT run.
+torch-npu wheel, fetched by ascend_engine.cann_headers (``ascend-engine sim
+headers``) into a cache outside the repository.  When the wheel cannot be
+fetched the tests that need it skip -- loudly: a warning and a skip reason that
+says the CANN conformance did NOT run.
 """
 
-import importlib.util
 import os
 import shutil
 import warnings
 
 import pytest
 
+from ascend_engine import cann_headers as tool
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def _load_tool():
-    spec = importlib.util.spec_from_file_location(
-        "cann_headers", os.path.join(REPO, "tools", "cann_headers.py")
-    )
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.fixture(scope="session")
@@ -34,7 +27,6 @@ def repo_root():
 @pytest.fixture(scope="session")
 def cann_include():
     """Include directory of the genuine CANN headers (parent of acl/); skips loudly if unavailable."""
-    tool = _load_tool()
     try:
         return tool.ensure_headers()
     except tool.CannHeadersUnavailable as exc:

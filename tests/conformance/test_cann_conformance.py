@@ -11,7 +11,9 @@
   runs the runtime API end to end.
 
 Plus the Python-side tables: errors.py's code table against the real headers,
-and _acl.pxd against acl_functions.h.
+and the Cython function table against acl_functions.h.  The list is read with
+the parser of tools/gen_acl_pxd.py, the generator of that Cython table, so the
+C header, the Cython declarations and these checks have one source.
 """
 
 import glob
@@ -20,6 +22,7 @@ import re
 import subprocess
 
 import pytest
+from helpers import repo_tools
 
 pytestmark = pytest.mark.conformance
 
@@ -34,18 +37,13 @@ NATIVE_SOURCES = sorted(
     glob.glob(os.path.join(REPO, "ascend_engine", "csrc", "*.c")) + glob.glob(os.path.join(SIM_CSRC, "*.c"))
 )
 
-FN_PATTERN = re.compile(r"^AE_ACL_FN\(\s*([01])\s*,\s*([^,]+?)\s*,\s*(\w+)\s*,\s*\((.*)\)\)\s*$")
+GEN = repo_tools.load("gen_acl_pxd")
 
 
 def parse_functions():
-    """[(required, return type, name, params)] from acl_functions.h."""
-    out = []
+    """[(required, return type, name, params)] from acl_functions.h ("" params for (void))."""
     with open(FUNCTIONS_H) as f:
-        for line in f:
-            m = FN_PATTERN.match(line.strip())
-            if m:
-                out.append((m.group(1) == "1", m.group(2), m.group(3), m.group(4)))
-    return out
+        return GEN.parse(f.read())
 
 
 def parse_enum_values(text):
@@ -221,13 +219,25 @@ def test_error_table_matches_cann(cann_include):
     assert not extra, f"codes in errors.py that CANN does not define: {extra}"
 
 
-def test_pxd_declares_every_function():
+def test_cython_table_is_generated_from_the_header():
+    # The built .pxi is exactly what the generator makes from today's header:
+    # a header edited after the last build (or a hand edit of the .pxi) fails here.
+    assert not GEN.generate(REPO, check=True), (
+        f"{GEN.OUTPUT} is missing or stale against {GEN.HEADER}: rebuild (setup.py regenerates it)"
+    )
+    pxi = open(os.path.join(REPO, GEN.OUTPUT)).read()
+    declared = re.findall(r"^ {8}(.*?\(\*(\w+)\)\(.*\) noexcept nogil)", pxi, re.M)
+    assert [name for _, name in declared] == [fn.name for fn in parse_functions()]
+    for (text, _), fn in zip(declared, parse_functions(), strict=True):
+        assert text == GEN.declaration(fn)
+
+
+def test_pxd_declares_the_table_only_through_the_generated_file():
+    # _acl.pxd includes the generated file and declares no function pointer of its own.
     pxd = open(os.path.join(REPO, "ascend_engine", "_acl.pxd")).read()
-    declared = set(re.findall(r"\(\*(\w+)\)\(", pxd))
-    listed = {name for _, _, name, _ in parse_functions()}
-    assert listed - declared == set(), f"missing from _acl.pxd: {sorted(listed - declared)}"
-    callback_types = {"aclrtCallback", "aclrtExceptionInfoCallback"}  # typedefs, not functions
-    assert declared - listed <= callback_types, f"not in acl_functions.h: {sorted(declared - listed)}"
+    assert re.search(r'^include "_acl_functions.pxi"$', pxd, re.M)
+    own = set(re.findall(r"\(\*(\w+)\)\(", pxd))
+    assert own <= {"aclrtCallback", "aclrtExceptionInfoCallback"}, f"declared by hand: {sorted(own)}"
 
 
 # ---------------------------------------------------------------------------

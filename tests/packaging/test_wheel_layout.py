@@ -1,0 +1,41 @@
+"""What setup.py's build_py adds to the wheel: the public C headers under ascend_engine/include/.
+
+Building a real wheel compiles everything (minutes); .ci/run does that once,
+installing the sdist into a fresh venv and checking the installed files.  Here
+the build_py command runs alone on an empty package list, which is what copies
+the headers.
+"""
+
+import os
+
+from setuptools.dist import Distribution
+
+
+def _build_py(setup_module, build_lib, editable=False):
+    cmd = setup_module.BuildPackage(Distribution({"name": "ascend-engine", "packages": []}))
+    cmd.initialize_options()
+    cmd.build_lib = str(build_lib)
+    cmd.editable_mode = editable
+    cmd.finalize_options()
+    return cmd
+
+
+def test_headers_land_in_the_package(setup_module, tmp_path):
+    cmd = _build_py(setup_module, tmp_path)
+    cmd.run()
+    include = tmp_path / "ascend_engine" / "include" / "ascend_engine"
+    shipped = sorted(os.listdir(include))
+    assert shipped == sorted(os.listdir(os.path.join(setup_module.HERE, "include", "ascend_engine")))
+    assert {"acl.h", "acl_functions.h", "ascend_sim.h", "executor.h", "loader.h"} <= set(shipped)
+    for name in shipped:
+        with open(os.path.join(setup_module.HERE, "include", "ascend_engine", name), "rb") as f:
+            assert (include / name).read_bytes() == f.read()
+    assert sorted(cmd.get_outputs()) == sorted(str(include / n) for n in shipped)
+
+
+def test_editable_install_reads_the_checkout_headers(setup_module, tmp_path):
+    # pip install -e: nothing is copied; the .pxd files and C code find include/ in the checkout.
+    cmd = _build_py(setup_module, tmp_path, editable=True)
+    cmd.run()
+    assert not (tmp_path / "ascend_engine").exists()
+    assert cmd.get_outputs() == []

@@ -518,7 +518,7 @@ class ServeDeployment:
         feeds = {name: np.concatenate([f[name] for f in requests]) for name in self.dtypes}
         out = self.engine.run_batch(feeds, self.facts["max_batch"])
         bounds = np.cumsum([0, *rows])
-        shares = zip(bounds, bounds[1:], strict=True)
+        shares = zip(bounds[:-1], bounds[1:], strict=True)
         return [{name: a[lo:hi] for name, a in out.items()} for lo, hi in shares]
 
     async def __call__(self, request):
@@ -528,10 +528,7 @@ class ServeDeployment:
             feeds = self._feeds(await request.json())
         except ValueError as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
-        try:
-            out = await self._batched(feeds)
-        except ValueError as exc:
-            return JSONResponse({"error": str(exc)}, status_code=400)
+        out = await self._batched(feeds)
         return {"outputs": {name: a.tolist() for name, a in out.items()}}
 
 

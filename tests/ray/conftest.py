@@ -6,22 +6,15 @@ simulator with four physical devices and imports this checkout of the package.
 Skipped, saying why, when Ray is not installed.
 """
 
-import os
-
 import numpy as np
 import pytest
-
-# Ray reads these when it is imported: its node address becomes 127.0.0.1
-# (by default it is the machine's outward address), and it reports nothing.
-os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+from helpers import raycluster  # before Ray is imported: loopback, no usage reports
 
 ray = pytest.importorskip(
     "ray", reason="Ray is not installed: pip install 'ascend-engine[ray]' to run the Ray tests"
 )
 pytest.importorskip("ray.serve", reason="Ray Serve is not installed: pip install 'ascend-engine[ray]'")
 
-import ascend_engine  # noqa: E402
 from ascend_engine import sim  # noqa: E402
 
 PHYSICAL_NPUS = 4
@@ -30,14 +23,7 @@ PHYSICAL_NPUS = 4
 @pytest.fixture(scope="package")
 def cluster():
     """The Ray cluster (started once for tests/ray, shut down after them)."""
-    package_root = os.path.dirname(os.path.dirname(os.path.abspath(ascend_engine.__file__)))
-    env = {
-        "PYTHONPATH": os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p),
-        "ASCEND_ENGINE_BACKEND": "sim",
-        "ASCEND_SIM_DEVICE_COUNT": str(PHYSICAL_NPUS),
-    }
-    ray.init(num_cpus=2, resources={"NPU": PHYSICAL_NPUS}, include_dashboard=False,
-             runtime_env={"env_vars": env}, log_to_driver=False)
+    ray = raycluster.start(npus=PHYSICAL_NPUS, num_cpus=2)
     try:
         yield ray
     finally:

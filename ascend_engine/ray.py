@@ -313,11 +313,15 @@ class RayReplicas:
             self._deaths[k] += was_alive
         if was_alive and not self._closed:
             self._watch_restart(k)
+        if self.max_restarts == 0:
+            restart = "Ray does not restart it (max_restarts=0); the other replicas take new requests"
+        else:
+            restart = (f"Ray restarts it (max_restarts={self.max_restarts}); the other replicas take new "
+                       "requests meanwhile")
         err = ReplicaError(
             f"replica {k} of {len(self.actors)} (NPU ids {info.get('npu_ids')}, pid {info.get('pid')} on "
-            f"{info.get('node')}) died with this request pending: {_first_line(cause)}. Ray restarts it "
-            f"(max_restarts={self.max_restarts}); the other replicas take new requests meanwhile. "
-            f"The request was not completed: submit it again.",
+            f"{info.get('node')}) died with this request pending: {_first_line(cause).rstrip('.')}. "
+            f"{restart}. The request was not completed: submit it again.",
             replica=k,
         )
         err.__cause__ = cause

@@ -127,7 +127,9 @@ def test_a_dead_replica_fails_its_requests_and_the_others_keep_serving(replicas,
             assert exc.replica == victim
             msg = str(exc)
             assert msg.startswith(f"replica {victim} of 2 (NPU ids "), msg
-            assert "died with this request pending" in msg and "submit it again" in msg, msg
+            assert "died with this request pending: " in msg, msg
+            assert msg.endswith("Ray restarts it (max_restarts=-1); the other replicas take new requests "
+                                "meanwhile. The request was not completed: submit it again."), msg
     assert failed >= 1
     # the handle keeps serving: every new request goes to the live replica meanwhile
     for k in range(5):
@@ -142,3 +144,20 @@ def test_a_dead_replica_fails_its_requests_and_the_others_keep_serving(replicas,
     np.testing.assert_array_equal(replicas.run_batch(feeds, batch_size=8)["y"], sim.reference(g, feeds)["y"])
     stats = replicas.stats()
     assert stats[victim]["requests"] == 25  # the new engine served only its share of that batch
+
+
+def test_without_restarts_the_handle_serves_with_the_replicas_left(cluster, model):
+    g, spec = model
+    with deploy(spec, replicas=2, max_restarts=0, depth=2) as two:
+        cluster.kill(two.actors[0], no_restart=True)
+        died = (r"^replica 0 of 2 .* died with this request pending: The actor died unexpectedly before "
+                r"finishing this task\. Ray does not restart it \(max_restarts=0\)")
+        with pytest.raises(ReplicaError, match=died):
+            two._call(0, "run", rows(1)).result(timeout=60)
+        # replica 0 never comes back: every request from now on must go to replica 1
+        for k in range(20):
+            feeds = rows(1 + k % 8, seed=400 + k)
+            np.testing.assert_array_equal(two.run(feeds, timeout=60)["y"], sim.reference(g, feeds)["y"])
+        feeds = rows(64, seed=6)
+        np.testing.assert_array_equal(two.run_batch(feeds)["y"], sim.reference(g, feeds)["y"])
+        assert [r["alive"] for r in two.replicas] == [False, True]

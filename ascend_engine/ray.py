@@ -230,18 +230,22 @@ class RayReplicas:
         refs = [a.ready.remote() for a in self.actors]
         ready, waiting = ray.wait(refs, num_returns=len(refs), timeout=ready_timeout)
         if waiting:
-            self._kill_all()
-            raise ReplicaError(
+            message = (
                 f"{len(waiting)} of {len(refs)} replicas did not start within {ready_timeout:g} s: "
                 f"the cluster has {ray.cluster_resources().get('NPU', 0):g} NPU(s) in all and "
                 f"{ray.available_resources().get('NPU', 0):g} free; each replica needs {npus_per_replica}"
             )
+            self._kill_all()
+            raise ReplicaError(message)
         for k, ref in enumerate(refs):
             try:
                 self._info[k] = ray.get(ref)
             except Exception as exc:
                 self._kill_all()
-                raise ReplicaError(f"replica {k} could not start: {exc}", replica=k) from exc
+                # Ray's message carries the actor's traceback; its last line is the error itself
+                lines = [line for line in str(exc).splitlines() if line.strip()]
+                reason = lines[-1].strip() if lines else type(exc).__name__
+                raise ReplicaError(f"replica {k} could not start: {reason}", replica=k) from exc
 
     def __repr__(self) -> str:
         return f"<ascend_engine.ray.RayReplicas replicas={len(self.actors)} alive={sum(self._alive)}>"

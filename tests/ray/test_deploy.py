@@ -104,6 +104,15 @@ def test_bad_arguments(cluster, model, tmp_path):
         deploy(spec, replicas=0)
 
 
+def test_a_replica_that_cannot_start_is_reported(cluster):
+    def build():
+        raise FileNotFoundError("no model at /models/missing.om")
+
+    with pytest.raises(ReplicaError, match=r"^replica 0 could not start: FileNotFoundError: no model at "
+                                           r"/models/missing.om$"):
+        deploy(build, replicas=1)
+
+
 def test_not_enough_npus_is_reported(replicas, model):
     _, spec = model
     need = r"did not start within 2 s: the cluster has 4 NPU\(s\) in all and 2 free; each replica needs 3"

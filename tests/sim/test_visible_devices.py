@@ -148,6 +148,23 @@ def test_read_at_each_aclinit_and_per_logical_device_accounting():
     )
 
 
+def test_python_reports_no_visible_device_with_the_reason():
+    proc = run_child(
+        """
+        import ascend_engine as ae
+        try:
+            ae.device_count()
+        except ae.AclError as exc:
+            print(exc.code, exc)
+        """,
+        env={"ASCEND_SIM_DEVICE_COUNT": "8", "ASCEND_RT_VISIBLE_DEVICES": "5,2",
+             "ASCEND_ENGINE_BACKEND": "sim"},
+    )
+    assert proc.stdout.startswith("207004 "), proc.stdout
+    assert "ASCEND_RT_VISIBLE_DEVICES='5,2' is not in ascending order (2 after 5)" in proc.stdout, proc.stdout
+    assert "it takes physical ids in ascending order" in proc.stdout, proc.stdout
+
+
 def test_engine_on_the_one_visible_device(tmp_path):
     """A process given physical NPU 3 compiles and runs a pipeline on its device 0."""
     model = tmp_path / "double.om"

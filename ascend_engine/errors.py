@@ -565,7 +565,8 @@ _HINTS: dict[int, str] = {
     207018: _MEMORY_HINT,
     245000: _MEMORY_HINT,
     207002: "freeing failed: the pointer was freed already or did not come from aclrtMalloc",
-    207004: "no device visible: " + _DRIVER_HINT,
+    207004: "no device visible: ASCEND_RT_VISIBLE_DEVICES names no device (it takes physical ids in "
+    "ascending order, comma-separated, no spaces), or a " + _DRIVER_HINT,
     500004: _DRIVER_HINT,
     507899: _DRIVER_HINT,
     207007: "event budget exhausted (about 1023 per device on inference cards): create events once and "

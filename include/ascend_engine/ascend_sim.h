@@ -6,6 +6,8 @@
 #ifndef ASCEND_ENGINE_ASCEND_SIM_H
 #define ASCEND_ENGINE_ASCEND_SIM_H
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -25,6 +27,15 @@ extern "C" {
  * rules then stay in force.
  */
 int aeSimSetFaults(const char *spec);
+
+/*
+ * The physical device behind logical device `deviceId`: the id itself unless
+ * ASCEND_RT_VISIBLE_DEVICES renumbered the visible devices at aclInit.
+ * Returns 0, ACL_ERROR_UNINITIALIZE (100001) before aclInit,
+ * ACL_ERROR_INVALID_PARAM (100000) for a NULL physicalId, or
+ * ACL_ERROR_RT_INVALID_DEVICEID (107001) for an id that is not visible.
+ */
+int aeSimDevicePhysicalId(int32_t deviceId, int32_t *physicalId);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ascend_engine/ascend_sim.h"
 #include "simrt.h"
 
 typedef struct {
@@ -83,12 +84,21 @@ aclError sim_need_context(const char *fn, sim_context **out)
 
 aclError sim_check_device_id(const char *fn, int32_t device_id)
 {
-    if (device_id < 0 || device_id >= device_count)
+    const sim_visible *v = &sim_cfg.visible;
+    if (device_id >= 0 && device_id < device_count)
+        return ACL_SUCCESS;
+    if (device_count == 0)
+        return sim_error(ACL_ERROR_RT_INVALID_DEVICEID, fn, "deviceId %d: no device is visible: %s", (int)device_id,
+                         v->why_none);
+    if (v->set)
         return sim_error(ACL_ERROR_RT_INVALID_DEVICEID, fn,
-                         "deviceId %d is out of range: the simulator has %d device(s), ids 0..%d "
-                         "(ASCEND_SIM_DEVICE_COUNT)",
-                         (int)device_id, device_count, device_count - 1);
-    return ACL_SUCCESS;
+                         "deviceId %d is out of range: %d device(s) are visible, ids 0..%d "
+                         "(ASCEND_RT_VISIBLE_DEVICES='%s' renumbers the visible physical devices from 0)",
+                         (int)device_id, device_count, device_count - 1, v->value);
+    return sim_error(ACL_ERROR_RT_INVALID_DEVICEID, fn,
+                     "deviceId %d is out of range: the simulator has %d device(s), ids 0..%d "
+                     "(ASCEND_SIM_DEVICE_COUNT)",
+                     (int)device_id, device_count, device_count - 1);
 }
 
 /* ---- accounting --------------------------------------------------------------------- */
@@ -211,14 +221,16 @@ static void context_destroy(sim_context *ctx)
 
 /* ---- lifetime ------------------------------------------------------------------------------ */
 
+/* One entry per visible device, indexed by logical id (the id callers use). */
 aclError sim_devices_create(void)
 {
-    devices = calloc((size_t)sim_cfg.device_count, sizeof *devices);
+    int n = sim_cfg.visible.count;
+    devices = calloc(n > 0 ? (size_t)n : 1, sizeof *devices);
     if (!devices)
         return sim_error(ACL_ERROR_BAD_ALLOC, "aclInit", "out of host memory");
-    for (int i = 0; i < sim_cfg.device_count; i++)
+    for (int i = 0; i < n; i++)
         pthread_mutex_init(&devices[i].mu, NULL);
-    device_count = sim_cfg.device_count;
+    device_count = n;
     return ACL_SUCCESS;
 }
 
@@ -322,9 +334,26 @@ SIM_EXPORT aclError aclrtGetDeviceCount(uint32_t *count)
     aclError rc = sim_check_init("aclrtGetDeviceCount");
     if (!rc && !count)
         rc = sim_error(ACL_ERROR_INVALID_PARAM, "aclrtGetDeviceCount", "count is NULL; pass the address of a uint32_t");
+    if (!rc && device_count == 0)
+        rc = sim_error(ACL_ERROR_RT_NO_DEVICE, "aclrtGetDeviceCount", "no device is visible: %s",
+                       sim_cfg.visible.why_none);
     if (!rc)
         *count = (uint32_t)device_count;
     SIM_RETURN(aclrtGetDeviceCount, rc, "count=%p -> %u", (void *)count, rc ? 0u : *count);
+}
+
+/* Simulator extra (ascend_sim.h): the physical device behind a logical id. */
+SIM_EXPORT int aeSimDevicePhysicalId(int32_t deviceId, int32_t *physicalId)
+{
+    aclError rc = sim_check_init("aeSimDevicePhysicalId");
+    if (!rc && !physicalId)
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, "aeSimDevicePhysicalId",
+                       "physicalId is NULL; pass the address of an int32_t");
+    if (!rc)
+        rc = sim_check_device_id("aeSimDevicePhysicalId", deviceId);
+    if (!rc)
+        *physicalId = sim_cfg.visible.physical[deviceId];
+    return (int)rc;
 }
 
 SIM_EXPORT aclError aclrtGetRunMode(aclrtRunMode *runMode)

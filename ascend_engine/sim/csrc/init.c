@@ -148,6 +148,11 @@ static aclError read_config(sim_config *c)
         (rc = env_int("ASCEND_SIM_MAX_EVENTS", 1023, 1, 1000000, &c->max_events)) ||
         (rc = env_gbps("ASCEND_SIM_H2D_GBPS", &c->h2d_gbps)) || (rc = env_gbps("ASCEND_SIM_D2H_GBPS", &c->d2h_gbps)))
         return rc;
+    /* Never an aclInit failure: CANN reports a bad list at the device calls. */
+    sim_visible_parse(getenv("ASCEND_RT_VISIBLE_DEVICES"), c->device_count, &c->visible);
+    if (sim_log_enabled && c->visible.set)
+        sim_log_note("ASCEND_RT_VISIBLE_DEVICES='%s': %d of %d physical device(s) visible%s%s", c->visible.value,
+                     c->visible.count, c->device_count, c->visible.count ? "" : ": ", c->visible.why_none);
     return ACL_SUCCESS;
 }
 

@@ -7,6 +7,7 @@
  *   errors.c    recent-error messages (per thread), the call log, fault injection
  *   init.c      aclInit / aclFinalize, configuration from the environment
  *   device.c    devices, contexts (per-thread current context), run mode, SoC name
+ *   visible.c   ASCEND_RT_VISIBLE_DEVICES: visible physical devices, renumbered
  *   stream.c    streams: ordered task queues, one worker thread each
  *   event.c     events: record / wait / query / synchronize / elapsed time
  *   memory.c    device and pinned host memory, copies, memsets, mem info
@@ -86,8 +87,26 @@ aclError sim_fault_on_task(const char *what, int *stall_ms);
 
 aclError sim_check_init(const char *fn);   /* 100001 before aclInit / after aclFinalize */
 
+#define SIM_MAX_DEVICES 1024   /* the largest ASCEND_SIM_DEVICE_COUNT */
+
+/* The devices the process sees (visible.c).  Logical device i, the id every
+ * AscendCL call takes, is physical device physical[i]. */
+typedef struct sim_visible {
+    int set;                          /* ASCEND_RT_VISIBLE_DEVICES was given (non-empty) */
+    int count;                        /* visible devices; 0 when the setting names none */
+    int16_t physical[SIM_MAX_DEVICES];
+    char value[96];                   /* the setting as quoted in messages */
+    char why_none[384];               /* when set and count == 0: why no device is visible */
+} sim_visible;
+
+/* Reads ASCEND_RT_VISIBLE_DEVICES (NULL when unset) as CANN does; never fails:
+ * an invalid list leaves fewer (or no) devices visible, reported by the
+ * device calls. */
+void sim_visible_parse(const char *value, int physical_count, sim_visible *out);
+
 typedef struct sim_config {
-    int device_count;          /* ASCEND_SIM_DEVICE_COUNT, default 8 */
+    int device_count;          /* ASCEND_SIM_DEVICE_COUNT (physical devices), default 8 */
+    sim_visible visible;       /* ASCEND_RT_VISIBLE_DEVICES over those */
     size_t device_memory;      /* ASCEND_SIM_DEVICE_MEMORY per device, default 8 GiB */
     int max_streams;           /* ASCEND_SIM_MAX_STREAMS per device, default 1024 */
     int max_events;            /* ASCEND_SIM_MAX_EVENTS per device, default 1023 */
@@ -116,7 +135,7 @@ typedef struct sim_context {
 sim_context *sim_current_context(void);
 /* Like sim_current_context but fails with 107002 and a message naming fn. */
 aclError sim_need_context(const char *fn, sim_context **out);
-/* Validates a device id against the configured count (107001 / message). */
+/* Validates a (logical) device id against the visible devices (107001 / message). */
 aclError sim_check_device_id(const char *fn, int32_t device_id);
 
 /* Per-device resource accounting (streams, events, memory bytes). */

@@ -1,0 +1,172 @@
+"""ascend_engine.ray.deploy: replicas as Ray actors on simulated NPUs."""
+
+import time
+
+import numpy as np
+import pytest
+from conftest import PHYSICAL_NPUS
+
+from ascend_engine import Pipeline, sim
+from ascend_engine.ray import ReplicaError, deploy
+from ascend_engine.spec import SpecError
+
+
+@pytest.fixture(scope="module")
+def replicas(cluster, model):
+    """Two replicas of one NPU each (the other two NPUs stay free for other tests)."""
+    _, spec = model
+    handle = deploy(spec, replicas=2, npus_per_replica=1)
+    yield handle
+    handle.close()
+
+
+def rows(n, seed=0):
+    return {"x": np.random.default_rng(seed).standard_normal((n, 16)).astype(np.float32)}
+
+
+def test_each_replica_sees_its_npu_as_device_0(replicas):
+    infos = replicas.replicas
+    assert len(infos) == 2 and all(i["alive"] for i in infos)
+    ids = [i["npu_ids"] for i in infos]
+    assert all(len(x) == 1 for x in ids) and len({x[0] for x in ids}) == 2, ids
+    for info in infos:
+        npu = info["npu_ids"][0]
+        # Ray set the variable to the NPU it gave; the simulator made it device 0
+        assert info["ASCEND_RT_VISIBLE_DEVICES"] == npu
+        assert info["physical_devices"] == [int(npu)]
+        assert 0 <= int(npu) < PHYSICAL_NPUS
+        assert info["backend"] == "sim" and info["max_batch"] == 8
+    assert infos[0]["pid"] != infos[1]["pid"]
+
+
+def test_run_batch_shares_rows_exactly(replicas, model):
+    g, _ = model
+    before = replicas.stats()
+    feeds = rows(1003, seed=1)  # 1003 rows: 126 requests of up to 8, shared over two replicas
+    out = replicas.run_batch(feeds, batch_size=8)
+    want = sim.reference(g, feeds)
+    np.testing.assert_array_equal(out["y"], want["y"])
+    after = replicas.stats()
+    served = {k: after[k]["requests"] - before[k]["requests"] for k in after}
+    assert sorted(served.values()) == [63, 63], served  # 63 requests each (the last one 3 rows)
+
+
+def test_submit_returns_futures_with_exact_results(replicas, model):
+    g, _ = model
+    requests = [rows(1 + k % 8, seed=100 + k) for k in range(40)]
+    futures = [replicas.submit(f) for f in requests]
+    for f, feeds in zip(futures, requests, strict=True):
+        np.testing.assert_array_equal(f.result(timeout=60)["y"], sim.reference(g, feeds)["y"])
+    # an engine's own error comes back as itself
+    with pytest.raises(ValueError, match=r"input 'x': expected dtype float32, got float64"):
+        replicas.run({"x": np.zeros((2, 16))}, timeout=60)
+
+
+def test_several_npus_per_replica(cluster, model):
+    g, spec = model
+    with deploy(spec, replicas=1, npus_per_replica=2, depth=2) as two:
+        (info,) = two.replicas
+        assert len(info["npu_ids"]) == 2
+        assert info["ASCEND_RT_VISIBLE_DEVICES"] == ",".join(info["npu_ids"])
+        assert info["physical_devices"] == [int(i) for i in info["npu_ids"]]
+        feeds = rows(100, seed=3)
+        np.testing.assert_array_equal(two.run_batch(feeds, batch_size=4)["y"], sim.reference(g, feeds)["y"])
+        stats = two.stats()[0]  # one engine per NPU inside the replica: both served
+        assert sorted(stats) == [0, 1] and all(s["requests"] > 0 for s in stats.values()), stats
+
+
+def test_pipeline_factory(cluster, model):
+    g, spec = model
+    path = str(spec.parent / "affine.om")
+
+    def build():
+        pipe = Pipeline(device=0)
+        pipe.output("y", pipe.model(path, pipe.input("x", "float32", (None, 16)), name="affine"))
+        return pipe
+
+    with deploy(build, replicas=1, depth=2) as one:
+        feeds = rows(20, seed=4)
+        np.testing.assert_array_equal(one.run(feeds, timeout=60)["y"], sim.reference(g, feeds)["y"])
+
+
+def test_bad_arguments(cluster, model, tmp_path):
+    _, spec = model
+    pipe = Pipeline(device=0)
+    with pytest.raises(TypeError, match="a Pipeline object belongs to this process"):
+        deploy(pipe)
+    with pytest.raises(TypeError, match="got int"):
+        deploy(42)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("inputs: {x: {dtype: float32, shape: [-1, 16]}}\nmodels: []\noutputs: {y: nothing}\n")
+    with pytest.raises(SpecError, match=r"bad.yaml: models: expected a non-empty list of models, got list"):
+        deploy(bad)
+    with pytest.raises(ValueError, match="replicas"):
+        deploy(spec, replicas=0)
+
+
+def test_a_replica_that_cannot_start_is_reported(cluster):
+    def build():
+        raise FileNotFoundError("no model at /models/missing.om")
+
+    with pytest.raises(ReplicaError, match=r"^replica 0 could not start: FileNotFoundError: no model at "
+                                           r"/models/missing.om$"):
+        deploy(build, replicas=1)
+
+
+def test_not_enough_npus_is_reported(replicas, model):
+    _, spec = model
+    need = r"did not start within 2 s: the cluster has 4 NPU\(s\) in all and 2 free; each replica needs 3"
+    with pytest.raises(ReplicaError, match=need):
+        deploy(spec, replicas=1, npus_per_replica=3, ready_timeout=2)
+
+
+def test_a_dead_replica_fails_its_requests_and_the_others_keep_serving(replicas, model, cluster):
+    g, _ = model
+    # Keep replica 1 busy: ten requests of 50 rows (7 executions of 2 ms each) queue on it.
+    victim = 1
+    queued = [replicas._call(victim, "run_batch", rows(50, seed=200 + k), 8) for k in range(10)]
+    time.sleep(0.05)
+    cluster.kill(replicas.actors[victim], no_restart=False)  # the process dies; Ray restarts it
+    failed = 0
+    for f in queued:
+        try:
+            f.result(timeout=60)
+        except ReplicaError as exc:
+            failed += 1
+            assert exc.replica == victim
+            msg = str(exc)
+            assert msg.startswith(f"replica {victim} of 2 (NPU ids "), msg
+            assert "died with this request pending: " in msg, msg
+            assert msg.endswith("Ray restarts it (max_restarts=-1); the other replicas take new requests "
+                                "meanwhile. The request was not completed: submit it again."), msg
+    assert failed >= 1
+    # the handle keeps serving: every new request goes to the live replica meanwhile
+    for k in range(5):
+        feeds = rows(9, seed=300 + k)
+        np.testing.assert_array_equal(replicas.run(feeds, timeout=60)["y"], sim.reference(g, feeds)["y"])
+    # Ray restarts the replica (a new process, the same NPU) and the handle uses it again
+    deadline = time.monotonic() + 120
+    while not replicas.replicas[victim]["alive"]:
+        assert time.monotonic() < deadline, "the replica was not restarted"
+        time.sleep(0.2)
+    feeds = rows(400, seed=5)
+    np.testing.assert_array_equal(replicas.run_batch(feeds, batch_size=8)["y"], sim.reference(g, feeds)["y"])
+    stats = replicas.stats()
+    assert stats[victim]["requests"] == 25  # the new engine served only its share of that batch
+
+
+def test_without_restarts_the_handle_serves_with_the_replicas_left(cluster, model):
+    g, spec = model
+    with deploy(spec, replicas=2, max_restarts=0, depth=2) as two:
+        cluster.kill(two.actors[0], no_restart=True)
+        died = (r"^replica 0 of 2 .* died with this request pending: The actor died unexpectedly before "
+                r"finishing this task\. Ray does not restart it \(max_restarts=0\)")
+        with pytest.raises(ReplicaError, match=died):
+            two._call(0, "run", rows(1)).result(timeout=60)
+        # replica 0 never comes back: every request from now on must go to replica 1
+        for k in range(20):
+            feeds = rows(1 + k % 8, seed=400 + k)
+            np.testing.assert_array_equal(two.run(feeds, timeout=60)["y"], sim.reference(g, feeds)["y"])
+        feeds = rows(64, seed=6)
+        np.testing.assert_array_equal(two.run_batch(feeds)["y"], sim.reference(g, feeds)["y"])
+        assert [r["alive"] for r in two.replicas] == [False, True]

@@ -329,7 +329,7 @@ def list_mutants(mutants: list[Mutant], ws: Workspace) -> str:
     rows = []
     for m in mutants:
         state = "" if ws.match_count(m) == 1 else "  [stale]"
-        rows.append(f"{m.id:28} {m.file:40} {m.description}{state}")
+        rows.append(f"{m.id:40} {m.file:36} {m.description}{state}")
     return "\n".join(rows)
 
 

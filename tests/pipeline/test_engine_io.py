@@ -63,9 +63,13 @@ def test_two_inputs_with_unequal_rows_are_rejected(build):
 
 
 def branches(build, latencies):
-    """x -> A -> a ; x -> B -> b ; x passed through: three outputs, two producers."""
-    a, b = (build(dense(410 + i, act="tanh"), f"branch{i}", latency_us=lat)
-            for i, lat in enumerate(latencies))
+    """x -> A -> a ; x -> B -> b ; x passed through: three outputs, two producers.
+
+    B's output is narrower than its input, so rows of different sizes are
+    copied out side by side.
+    """
+    a = build(dense(410, act="tanh"), "branch0", latency_us=latencies[0])
+    b = build(dense(411, width_out=8, act="tanh"), "branch1-narrow", latency_us=latencies[1])
     pipe = ae.Pipeline(device=0)
     x = pipe.input("x", "float32", (-1, WIDTH))
     pipe.output("a", pipe.model(a.path, x, name="A"))
@@ -83,7 +87,10 @@ def test_outputs_of_independent_branches_wait_for_their_own_producer(build, late
     with pipe.compile(depth=2) as engine:
         check_memory_plan(engine.plan)
         outs = [engine.run({"x": d}) for d in data]
-    for d, out in zip(data, outs, strict=True):
+        whole = np.concatenate(data)
+        batched = engine.run_batch({"x": whole}, batch_size=3)
+    for d, out in zip(data + [whole], outs + [batched], strict=True):
+        assert out["b"].shape == (len(d), 8)
         np.testing.assert_allclose(out["a"], a.ref(x=d), rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(out["b"], b.ref(x=d), rtol=1e-4, atol=1e-5)
         np.testing.assert_array_equal(out["x"], d)

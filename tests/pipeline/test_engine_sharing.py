@@ -8,6 +8,7 @@ eagerly gives wrong numbers here, not an error.
 import numpy as np
 import pytest
 from conftest import WIDTH, chain_reference, compile_chain, dense, joiner
+from helpers.planning import check_memory_plan
 from helpers.scale import scaled
 
 import ascend_engine as ae
@@ -118,3 +119,25 @@ def test_uneven_dag_keeps_the_short_branch_apart_from_the_long_one(build):
     # the tensors they read or write
     for name in ("x", "A.y", "B.y", "C.y"):
         assert by_name["S.y"].offset != by_name[name].offset, name
+
+
+def test_stream_order_alone_lets_a_later_node_reuse_memory(build):
+    # x -> A -> t -> P -> p ;  x -> Q -> q, with P and Q on one stream.  Q has
+    # no data dependency on P, but the stream runs P first, so Q's output may
+    # take t's bytes (t's only reader, P, is over).  Q is slow to start and P
+    # slow to finish: were that order not real, q would be clobbered.
+    a, p, q = (build(dense(320 + i), f"order{i}", latency_us=lat) for i, lat in enumerate((0, 1500, 0)))
+    pipe = ae.Pipeline(device=0)
+    x = pipe.input("x", "float32", (-1, WIDTH))
+    t = pipe.model(a.path, x, name="A")
+    pipe.output("p", pipe.model(p.path, t, name="P", stream="s"))
+    pipe.output("q", pipe.model(q.path, x, name="Q", stream="s"))
+    rng = np.random.default_rng(32)
+    data = rng.standard_normal((24, WIDTH)).astype(np.float32)
+    with pipe.compile(depth=2) as engine:
+        by_name = {tensor.name: tensor for tensor in engine.plan.tensors}
+        assert by_name["Q.y"].offset == by_name["A.y"].offset
+        check_memory_plan(engine.plan)
+        out = engine.run_batch({"x": data}, batch_size=4)
+    np.testing.assert_allclose(out["p"], p.ref(x=a.ref(x=data)), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(out["q"], q.ref(x=data), rtol=1e-4, atol=1e-5)

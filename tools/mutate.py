@@ -245,9 +245,28 @@ def build(root: str) -> tuple[bool, str]:
 
 
 def run_tests(root: str, tests, timeout: float):
-    """pytest -x -q on ``tests``: (returncode, or None after ``timeout`` seconds; output)."""
-    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
-    return _run(cmd, root, timeout)
+    """pytest -x -q on each path of ``tests`` in turn, stopping at the first failure.
+
+    Returns (returncode, or None once ``timeout`` seconds have passed in all;
+    output).  Each path runs in its own pytest process: the test folders
+    each have a ``conftest.py`` their modules import by name, which one
+    process cannot hold for two folders at once.
+    """
+    deadline = time.monotonic() + timeout
+    outputs = []
+    for path in tests:
+        cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", path]
+        rc, out = _run(cmd, root, max(0.0, deadline - time.monotonic()))
+        outputs.append(out)
+        if rc != 0:
+            return rc, "".join(outputs)
+    return 0, "".join(outputs)
+
+
+def covering_paths(mutants) -> list[str]:
+    """The distinct test paths of ``mutants``, without those inside another listed folder."""
+    paths = sorted({t.rstrip("/") for m in mutants for t in m.tests})
+    return [p for p in paths if not any(p.startswith(q + "/") for q in paths if q != p)]
 
 
 def _tail(text: str, lines: int = 15) -> str:
@@ -368,9 +387,9 @@ def main(argv=None) -> int:
     try:
         runner.restore_build()
         if not args.no_baseline:
-            paths = sorted({t for m in mutants for t in m.tests})
+            paths = covering_paths(mutants)
             print(f"baseline: {' '.join(paths)}", flush=True)
-            rc, out = run_tests(args.root, paths, args.timeout * 2)
+            rc, out = run_tests(args.root, paths, args.timeout * len(paths))
             if rc != 0:
                 print(f"mutate: the covering tests fail without any mutant:\n{_tail(out)}", file=sys.stderr)
                 return 2

@@ -46,6 +46,20 @@ def test_two_inputs_are_staged_separately(build, depth):
     np.testing.assert_allclose(batched["y"], join.ref(l=big_l, r=big_r), rtol=1e-4, atol=1e-5)
 
 
+def test_two_inputs_survive_a_slow_copy_in(build, sim_faults):
+    # While the first H2D copy is held on its stream, the host stages the
+    # second input: each input needs its own pinned staging and device bytes.
+    pipe, join = two_inputs(build)
+    rng = np.random.default_rng(3)
+    left = rng.standard_normal((5, WIDTH)).astype(np.float32)
+    right = rng.standard_normal((5, WIDTH)).astype(np.float32)
+    with pipe.compile(depth=1) as engine:
+        engine.run({"l": np.zeros_like(left), "r": np.zeros_like(right)})
+        sim_faults("stall:memcpy@1=30")
+        out = engine.run({"l": left, "r": right})
+    np.testing.assert_allclose(out["y"], join.ref(l=left, r=right), rtol=1e-4, atol=1e-5)
+
+
 def test_two_inputs_with_unequal_rows_are_rejected(build):
     pipe, _ = two_inputs(build)
     rng = np.random.default_rng(2)
@@ -112,3 +126,18 @@ def test_pass_through_only_output_waits_for_the_copy_in(build, sim_faults):
         sim_faults("stall:memcpy@1=30")
         out = engine.run({"x": data})
     np.testing.assert_array_equal(out["x"], data)
+
+
+def test_a_model_reading_an_input_waits_for_the_copy_in(build, sim_faults):
+    # The H2D copy is held 30 ms on the copy-in stream; the model must read
+    # this request's rows, not what the slot held before.
+    model = build(dense(421), "reads-input", latency_us=0)
+    pipe = ae.Pipeline(device=0)
+    x = pipe.input("x", "float32", (-1, WIDTH))
+    pipe.output("y", pipe.model(model.path, x, name="M"))
+    data = np.random.default_rng(6).standard_normal((8, WIDTH)).astype(np.float32)
+    with pipe.compile(depth=1) as engine:
+        engine.run({"x": np.zeros_like(data)})
+        sim_faults("stall:memcpy@1=30")
+        out = engine.run({"x": data})
+    np.testing.assert_allclose(out["y"], model.ref(x=data), rtol=1e-4, atol=1e-5)

@@ -14,7 +14,8 @@ Planning rules (see DESIGN.md §6):
   model outputs and inputs it is bound to (the padded sizes the device needs);
 * tensors whose lifetimes within a request cannot overlap share memory: a
   buffer is reused only when every reader of its previous tensor is ordered
-  (by event or stream order) before the writer of the next one;
+  (by event or stream order) before the writer of the next one; a tensor
+  nothing reads lives until its writer has finished;
 * every buffer is carved at 128-byte alignment with 32 bytes of padding.
 """
 
@@ -554,20 +555,44 @@ def _static_batch(model) -> int:
     return int(model.inputs[0].shape[0]) if model.inputs else 1
 
 
-def _happens_before(nodes, n_steps):
-    """reach[a][b]: step a completes before step b starts (event or stream order).
+COPY_IN = -1   # the step staging pipeline inputs; nodes are 0..n-1 and the copy-out is n
 
-    Steps are 0..n-1 for nodes, n for the copy-out step; the copy-in step,
-    which precedes everything that reads pipeline inputs, is handled by the
-    caller (pipeline inputs are never written by a node).
+
+def _happens_before(tensors, nodes):
+    """after[a]: the steps that start only once step ``a`` has completed.
+
+    Steps are the copy-in (:data:`COPY_IN`), the nodes 0..n-1 in plan order
+    and the copy-out ``n``.  The executor orders them in three ways, and
+    nothing else: stream order (a node waits for the node enqueued before it
+    on its stream), event waits (a node, and the copy-out, wait for the
+    producers of what they read) and the copy-in's event (every step reading
+    a pipeline input waits for it).  The relation is transitive.
     """
-    edges = [set() for _ in range(n_steps)]
+    n = len(nodes)
+    edges = {step: set() for step in range(COPY_IN, n + 1)}
     last_on_stream = {}
     for k, node in enumerate(nodes):
         if node.stream in last_on_stream:
             edges[last_on_stream[node.stream]].add(k)
         last_on_stream[node.stream] = k
-    return edges
+    for t in tensors:
+        for r in t.readers:
+            edges[t.producer].add(r)
+    after = {}
+    for a in range(n, COPY_IN - 1, -1):   # every edge points to a later step
+        after[a] = set()
+        for b in edges[a]:
+            after[a] |= {b} | after[b]
+    return after
+
+
+def _last_uses(t):
+    """The steps whose completion ends tensor ``t``'s lifetime in a request.
+
+    Its readers; a tensor nothing reads still lives until its producer has
+    finished writing it.
+    """
+    return t.readers or [t.producer]
 
 
 def _plan_memory(tensors, nodes, max_batch):
@@ -576,20 +601,7 @@ def _plan_memory(tensors, nodes, max_batch):
     Returns (slot_bytes, working_set, unshared_bytes).
     """
     n = len(nodes)
-    edges = _happens_before(nodes, n + 1)
-    for k, node in enumerate(nodes):
-        for t in node.inputs:
-            if t >= 0 and tensors[t].producer >= 0:
-                edges[tensors[t].producer].add(k)
-    for t in tensors:
-        if n in t.readers and t.producer >= 0:
-            edges[t.producer].add(n)
-    reach = [set() for _ in range(n + 1)]
-    for a in reversed(range(n + 1)):
-        for b in edges[a]:
-            reach[a].add(b)
-            reach[a] |= reach[b]
-
+    after = _happens_before(tensors, nodes)
     for t in tensors:
         t.capacity = carve(max(t.capacity, t.row_bytes * max_batch))
     unshared = sum(t.capacity for t in tensors)
@@ -599,8 +611,9 @@ def _plan_memory(tensors, nodes, max_batch):
         live = sum(t.capacity for t in tensors if t.producer <= step <= max(t.readers, default=t.producer))
         working = max(working, live)
 
-    # Greedy reuse in producer order: a block can take tensor Y when every
-    # reader of every tensor already in it happens before Y's producer.
+    # Greedy reuse in producer order: a block can take tensor Y when the
+    # lifetime of every tensor already in it has ended (its last uses have
+    # completed) before Y's producer starts.
     blocks: list[dict] = []
     for idx in sorted(range(len(tensors)), key=lambda i: tensors[i].producer):
         t = tensors[idx]
@@ -608,9 +621,9 @@ def _plan_memory(tensors, nodes, max_batch):
         if t.producer >= 0:
             for b in blocks:
                 ok = all(
-                    r < n and t.producer in reach[r]
+                    t.producer in after[r]
                     for other in b["tensors"]
-                    for r in tensors[other].readers
+                    for r in _last_uses(tensors[other])
                 )
                 if ok and (best is None or abs(b["size"] - t.capacity) < abs(best["size"] - t.capacity)):
                     best = b

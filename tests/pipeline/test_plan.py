@@ -4,29 +4,10 @@ These tests need no device work: Pipeline accepts any object that describes
 itself like a loaded Model, so the planning rules are checked in isolation.
 """
 
-import numpy as np
 import pytest
+from helpers.planning import FakeModel
 
-from ascend_engine import TensorSpec
 from ascend_engine.pipeline import ALIGN, PADDING, Pipeline, PipelineError, carve
-
-
-class FakeModel:
-    """Describes itself like ascend_engine.Model (no device behind it)."""
-
-    def __init__(self, ins, outs, gears=(1, 2, 4, 8), device_id=0):
-        def spec(name, shape, dtype="float32"):
-            rows = max(gears) if shape[0] == -1 and gears else shape[0]
-            n = int(np.prod((rows,) + tuple(shape[1:]))) * np.dtype(dtype).itemsize
-            return TensorSpec(name, np.dtype(dtype), tuple(shape), n + 64, "ND")
-
-        self.inputs = tuple(spec(*i) for i in ins)
-        self.outputs = tuple(spec(*o) for o in outs)
-        self.batch_sizes = tuple(gears)
-        self.dynamic_index = len(self.inputs) if gears else -1
-        self.dynamic_nbytes = 64 if gears else 0
-        self.device_id = device_id
-        self.model_id = 0
 
 
 def mlp(width_in=16, width_out=16, **kw):

@@ -279,6 +279,18 @@ static int plan_waits(ae_engine *e, ae_error *err)
         else if (!p->single_stream)
             add_unique(e->out_waits, &e->n_out_waits, src);
     }
+    /* The done event must also follow every node that nothing reads (its
+     * outputs reach no pipeline output): otherwise it may still be running,
+     * reading this slot's inputs or writing its buffers, when the slot is
+     * reused by the next request. */
+    for (int n = 0; n < p->n_nodes && !p->single_stream; n++) {
+        int read = 0;
+        for (int m = n + 1; m < p->n_nodes && !read; m++)
+            for (int i = 0; i < e->nodes[m].n_inputs && !read; i++)
+                read = e->nodes[m].inputs[i] >= 0 && producer[e->nodes[m].inputs[i]] == n;
+        if (!read)
+            add_unique(e->out_waits, &e->n_out_waits, n);
+    }
     free(producer);
     return 0;
 }

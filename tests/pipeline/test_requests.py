@@ -299,3 +299,27 @@ def test_a_fixed_shape_output_is_refused_where_a_pipeline_would_carry_it_as_rows
     with pipe.compile(depth=2) as engine:
         xs = rows(3, 9)
         np.testing.assert_array_equal(engine.run_batch({"x": xs}, batch_size=3)["y"], np.maximum(xs, 0))
+
+
+# ---- a node whose outputs reach no output must still be over when its slot is reused ---------
+
+def test_a_request_is_over_only_when_every_node_is(build, tmp_path):
+    import json
+
+    slow_sink = build(dense(330), "sink_slow", latency_us=8000)
+    fast = build(dense(331), "sink_fast", latency_us=500)
+    pipe = ae.Pipeline(0)
+    x = pipe.input("x", "float32", (-1, WIDTH))
+    pipe.model(slow_sink.path, x, name="audit")          # its output reaches no pipeline output
+    pipe.output("y", pipe.model(fast.path, x, name="main"))
+    with pipe.compile(depth=2, profile=True) as engine:
+        engine.trace(str(tmp_path / "t.json"), requests=6)
+        xs = rows(7, 5)
+        np.testing.assert_allclose(engine.run({"x": xs})["y"], fast.ref(x=xs), rtol=1e-5, atol=1e-6)
+    spans = [e for e in json.load(open(tmp_path / "t.json"))["traceEvents"] if e["ph"] == "X"]
+    for request in {e["args"]["request"] for e in spans}:
+        audit = next(e for e in spans if e["args"]["request"] == request and e["name"] == "audit")
+        d2h = next(e for e in spans if e["args"]["request"] == request and e["name"] == "D2H")
+        # the request's done event (after its D2H) follows the audit node too,
+        # so the slot is not reused while it still reads the slot's input
+        assert d2h["ts"] + d2h["dur"] >= audit["ts"] + audit["dur"], (request, audit, d2h)

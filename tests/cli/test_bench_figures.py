@@ -106,7 +106,9 @@ def test_a_split_request_reports_executions_and_both_scales(tmp_path):
     per_exec, per_req = bd["per_execution"]["compute"]["m"], bd["per_request"]["compute"]["m"]
     assert per_exec["count"] == 24 and per_req["count"] == 8
     assert 2.0 * 0.99 <= per_exec["p50"] <= 2.0 * 1.05 + 0.05
-    assert 6.0 * 0.99 <= per_req["p50"] <= 6.0 * 1.05 + 2.0   # three executions; slack for a loaded machine
+    # three executions' worth; on a loaded machine the host's gaps between them add to it,
+    # but never beyond the request's own latency
+    assert 6.0 * 0.99 <= per_req["p50"] <= max(6.0 * 1.05 + 2.0, fig["latency_ms"]["p50"])
     assert bd["per_execution"]["enqueue"]["p50"] == pytest.approx(bd["per_request"]["enqueue"]["p50"] / 3)
     assert fig["latency_ms"]["min"] >= 6.0
     out = proc.stdout

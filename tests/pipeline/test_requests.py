@@ -323,3 +323,23 @@ def test_a_request_is_over_only_when_every_node_is(build, tmp_path):
         # the request's done event (after its D2H) follows the audit node too,
         # so the slot is not reused while it still reads the slot's input
         assert d2h["ts"] + d2h["dur"] >= audit["ts"] + audit["dur"], (request, audit, d2h)
+
+
+def test_a_submission_held_up_by_an_older_failure_goes_in_after_it(slow, sim_faults):
+    """run_many B needs a slot still held by generator A's request, which
+    failed: completing it fails, but that failure is A's; B's submission goes
+    in once the engine has drained (B's request already in flight is cancelled,
+    saying why)."""
+    with compile_chain([slow], depth=2) as engine:      # no submit(): no engine threads
+        sim_faults("task:execute@2=507011")              # A's second request (request 1) fails
+        gen_a = engine.run_many(iter([{"x": rows(i)} for i in range(3)]))
+        next(gen_a)                                      # request 0 delivered; request 1 in flight
+        gen_b = engine.run_many(iter([{"x": rows(10)}, {"x": rows(11)}]))
+        with pytest.raises(ae.EngineError, match="request 2 was cancelled because request 1 failed") as info:
+            next(gen_b)                                  # b0 (request 2) was in flight when request 1 failed
+        assert not isinstance(info.value, ae.AclError)
+        with pytest.raises(ae.DeviceError) as own:
+            next(gen_a)
+        assert own.value.request == 1
+        x = rows(12)
+        np.testing.assert_allclose(engine.run({"x": x})["y"], slow.ref(x=x), rtol=1e-5, atol=1e-6)

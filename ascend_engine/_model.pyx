@@ -25,6 +25,7 @@ from ascend_engine._runtime cimport (api, check, require, buffer_ptr, close_from
                                      stream_handle, Resource, Device, Context, Stream, DeviceBuffer)
 
 from ascend_engine import errors as _errors
+from ascend_engine._feeds import check_feeds, shape_text
 
 DYNAMIC_TENSOR_NAME = "ascend_mbatch_shape_data"
 
@@ -57,14 +58,6 @@ _DTYPES = {
     ACL_BOOL: np.dtype(np.bool_),
 }
 _FORMATS = {-1: "UNDEFINED", 0: "NCHW", 1: "NHWC", 2: "ND", 3: "NC1HWC0", 4: "FRACTAL_Z", 29: "FRACTAL_NZ"}
-
-
-def _shape_text(shape):
-    return "(" + ", ".join("batch" if d == -1 else str(d) for d in shape) + ")"
-
-
-def _dims_text(shape):
-    return "(" + ", ".join(str(d) for d in shape) + ")"
 
 
 def _pad_to(a, shape):
@@ -406,8 +399,8 @@ cdef class Model(Resource):
     def __repr__(self):
         if self._closed:
             return f"<ascend_engine.Model {self.path!r} closed>"
-        ins = ", ".join(f"{s.name}:{s.dtype}{_shape_text(s.shape)}" for s in self.inputs)
-        outs = ", ".join(f"{s.name}:{s.dtype}{_shape_text(s.shape)}" for s in self.outputs)
+        ins = ", ".join(f"{s.name}:{s.dtype}{shape_text(s.shape)}" for s in self.inputs)
+        outs = ", ".join(f"{s.name}:{s.dtype}{shape_text(s.shape)}" for s in self.outputs)
         gears = f" gears={list(self.batch_sizes)}" if self.batch_sizes else ""
         return f"<ascend_engine.Model {self.path!r} id={self._id} device={self.device.id} [{ins}] -> [{outs}]{gears}>"
 
@@ -415,30 +408,7 @@ cdef class Model(Resource):
 
     def _check_feeds(self, feeds):
         """Validate feeds against the inputs; returns (arrays in input order, rows)."""
-        names = [s.name for s in self.inputs]
-        missing = [n for n in names if n not in feeds]
-        extra = [n for n in feeds if n not in names]
-        if missing or extra:
-            raise ValueError(f"model {self.path!r}: inputs are {names}; missing {missing}, unexpected {extra}")
-        arrays, rows = [], None
-        for spec in self.inputs:
-            a = np.asarray(feeds[spec.name])
-            if a.dtype != spec.dtype:
-                raise ValueError(f"input {spec.name!r}: expected dtype {spec.dtype}, got {a.dtype}")
-            if a.ndim != len(spec.shape) or tuple(a.shape[1:]) != tuple(spec.shape[1:]):
-                raise ValueError(
-                    f"input {spec.name!r}: expected shape {_shape_text(spec.shape)}, got {tuple(a.shape)}")
-            if spec.shape[0] != -1 and a.shape[0] != spec.shape[0]:
-                raise ValueError(
-                    f"input {spec.name!r}: the model is static with batch {spec.shape[0]}, got {a.shape[0]}")
-            if rows is None:
-                rows = a.shape[0]
-            elif a.shape[0] != rows:
-                raise ValueError(f"input {spec.name!r}: batch {a.shape[0]} differs from the other inputs' {rows}")
-            arrays.append(np.ascontiguousarray(a))
-        if rows == 0:
-            raise ValueError("inputs have an empty batch")
-        return arrays, rows
+        return check_feeds(feeds, [(s.name, s.dtype, s.shape) for s in self.inputs], f"model {self.path!r}")
 
     cdef _DatasetPair _staging_pair(self):
         """A dataset pair over new device buffers of the descriptor's sizes, which the pair owns."""
@@ -541,7 +511,7 @@ cdef class Model(Resource):
                         if again.tobytes() != r.tobytes():
                             raise ValueError(
                                 f"output {spec.name!r} of {self.path!r} has the fixed shape "
-                                f"{_shape_text(spec.shape)} and differs between the executions a batch of "
+                                f"{shape_text(spec.shape)} and differs between the executions a batch of "
                                 f"{rows} rows was split into (largest gear {self.max_batch}): call with at "
                                 f"most {self.max_batch} rows to read it")
         return {s.name: r for s, r in zip(self.outputs, results)}
@@ -550,22 +520,8 @@ cdef class Model(Resource):
 
     def _shaped_arrays(self, feeds):
         """Feeds in input order, checked for names, dtypes, ranks and fixed dimensions."""
-        names = [s.name for s in self.inputs]
-        missing = [n for n in names if n not in feeds]
-        extra = [n for n in feeds if n not in names]
-        if missing or extra:
-            raise ValueError(f"model {self.path!r}: inputs are {names}; missing {missing}, unexpected {extra}")
-        arrays = []
-        for spec in self.inputs:
-            a = np.asarray(feeds[spec.name])
-            if a.dtype != spec.dtype:
-                raise ValueError(f"input {spec.name!r}: expected dtype {spec.dtype}, got {a.dtype}")
-            if a.ndim != len(spec.shape) or any(d != -1 and d != n for d, n in zip(spec.shape, a.shape)) \
-                    or 0 in a.shape:
-                raise ValueError(f"input {spec.name!r}: expected shape {_dims_text(spec.shape)} (-1: dynamic), "
-                                 f"got {tuple(a.shape)}")
-            arrays.append(a)
-        return arrays
+        return check_feeds(feeds, [(s.name, s.dtype, s.shape) for s in self.inputs], f"model {self.path!r}",
+                           batched=False)[0]
 
     def gear_shapes(self, feeds):
         """The gear a call with these feeds runs at: (gear, {input name: padded shape}).

@@ -27,8 +27,6 @@ from ascend_engine._runtime cimport (api, check, require, buffer_ptr, close_from
 from ascend_engine import errors as _errors
 from ascend_engine._feeds import check_feeds, shape_text
 
-DYNAMIC_TENSOR_NAME = "ascend_mbatch_shape_data"
-
 # Dataset pairs execute_async keeps per model for the buffer sets it was
 # given, so that a caller cycling through a few sets of buffers (one per
 # request slot) creates its datasets once.  Beyond this many sets, the least

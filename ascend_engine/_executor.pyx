@@ -37,115 +37,23 @@ import numpy as np
 
 cimport numpy as cnp
 from cpython.mem cimport PyMem_Calloc, PyMem_Free
-from libc.stdint cimport int32_t, uint32_t, uint64_t, uintptr_t
+from libc.stdint cimport uint64_t
 from libc.string cimport strncpy
 
 from ascend_engine._acl cimport *
+from ascend_engine._executor_api cimport *
 from ascend_engine._runtime cimport api, check_not_forked, Resource, Device
 
 from ascend_engine import _runtime
 from ascend_engine import errors as _errors
 from ascend_engine._checks import positive_int, timeout_ms
+from ascend_engine._feeds import check_feeds, random_feeds
 from ascend_engine.errors import EngineBusy, EngineError
 from ascend_engine.serving import Call, Server
 from concurrent.futures import Future
 
 _log = logging.getLogger("ascend_engine")
 cnp.import_array()
-
-
-cdef extern from "ascend_engine/executor.h" nogil:
-    enum:
-        AE_NAME_MAX
-        AE_MAX_IO
-    const uint64_t AE_NO_REQUEST
-
-    ctypedef struct ae_error:
-        aclError code
-        char function[64]
-        char node[64]
-        char message[1024]
-        uint64_t request
-
-    ctypedef struct ae_tensor_plan:
-        size_t row_bytes
-        size_t offset
-        size_t capacity
-
-    ctypedef struct ae_node_plan:
-        char name[64]
-        uint32_t model_id
-        int stream
-        int n_inputs
-        const int *inputs
-        int n_outputs
-        const int *outputs
-        int dyn_index
-        size_t dyn_offset
-        size_t dyn_size
-        int n_gears
-        const uint64_t *gears
-        uint64_t static_batch
-
-    ctypedef struct ae_plan:
-        aclrtContext context
-        int32_t device_id
-        int depth
-        int n_streams
-        int single_stream
-        int profile
-        int32_t timeout_ms
-        int n_tensors
-        const ae_tensor_plan *tensors
-        int n_nodes
-        const ae_node_plan *nodes
-        int n_inputs
-        const int *input_tensors
-        int n_outputs
-        const int *output_tensors
-        size_t slot_bytes
-        uint64_t max_batch
-        int spin_wait
-        int unsafe_skip_waits
-
-    ctypedef struct ae_engine:
-        pass
-
-    ctypedef struct ae_stats:
-        uint64_t requests
-        uint64_t failures
-        int in_flight
-        int in_flight_high_water
-        uint64_t enqueue_ns
-        uint64_t wait_ns
-
-    int ae_engine_create(const ae_acl_api *api, const ae_plan *plan, ae_engine **out, ae_error *err)
-    void ae_engine_destroy(ae_engine *engine)
-    int ae_engine_close(ae_engine *engine, ae_error *err)
-    int ae_engine_submit(ae_engine *engine, const void *const *inputs, uint64_t rows,
-                         void *const *outputs, ae_error *err)
-    int ae_engine_complete_one(ae_engine *engine, ae_error *err)
-    int ae_engine_flush(ae_engine *engine, ae_error *err)
-    int ae_engine_run_batch(ae_engine *engine, const void *const *inputs, uint64_t total_rows,
-                            uint64_t batch, void *const *outputs, ae_error *err)
-    int ae_engine_in_flight(const ae_engine *engine)
-    const int AE_INTERRUPTED
-    ctypedef int (*ae_poll_fn)(void *ctx) noexcept nogil
-    void ae_engine_set_poll(ae_engine *engine, ae_poll_fn poll, void *ctx, int poll_ms)
-    aclError ae_engine_wait_request(ae_engine *engine, uint64_t request)
-    int ae_engine_complete_waited(ae_engine *engine, uint64_t request, aclError wait_rc, ae_error *err)
-    int ae_engine_free_slots(const ae_engine *engine)
-    int ae_engine_complete_ready(ae_engine *engine, ae_error *err)
-    uint64_t ae_engine_submitted(const ae_engine *engine)
-    uint64_t ae_engine_completed(const ae_engine *engine)
-    void ae_engine_last_cancelled(const ae_engine *engine, uint64_t *begin, uint64_t *end)
-    void ae_engine_get_stats(const ae_engine *engine, ae_stats *out)
-    void ae_engine_node_device_ms(const ae_engine *engine, double *out)
-    size_t ae_engine_arena_bytes(const ae_engine *engine)
-    size_t ae_engine_host_bytes(const ae_engine *engine)
-    int AE_TRACE_COLUMNS(int n_nodes)
-    int ae_engine_trace_begin(ae_engine *engine, size_t max_requests, ae_error *err)
-    size_t ae_engine_trace_end(ae_engine *engine, const double **rows, const uint64_t **requests)
 
 
 cdef object _error_of(ae_error *err):
@@ -305,6 +213,7 @@ cdef class Engine:
     cdef object _server        # admission queue, batcher and engine threads (ascend_engine.serving)
     cdef object __weakref__
     cdef object _input_specs   # [(name, dtype, trailing shape)]
+    cdef object _feed_specs    # [(name, dtype, (-1,) + trailing shape)]: what _feeds.check_feeds takes
     cdef object _output_specs
     cdef list _owned_models    # models loaded for this engine, unloaded by close()
     # C copies of the plan, alive as long as the engine
@@ -332,6 +241,7 @@ cdef class Engine:
                              for name, t_ in plan.inputs]
         self._output_specs = [(name, plan.tensors[t_].dtype, tuple(plan.tensors[t_].shape[1:]))
                               for name, t_ in plan.outputs]
+        self._feed_specs = [(name, dtype, (-1,) + trailing) for name, dtype, trailing in self._input_specs]
         self._fill_plan(&p)
         p.unsafe_skip_waits = 1 if _unsafe_skip_waits else 0
         (<Resource>self._device)._activate()
@@ -533,32 +443,7 @@ cdef class Engine:
         Names, dtypes and shapes must match the pipeline inputs exactly (no
         silent casts); arrays that are not C-contiguous are copied.
         """
-        if not isinstance(feeds, dict):
-            raise TypeError(f"feeds must be a dict of input name -> array, got {type(feeds).__name__}")
-        names = [s[0] for s in self._input_specs]
-        missing = [n for n in names if n not in feeds]
-        extra = [n for n in feeds if n not in names]
-        if missing or extra:
-            raise ValueError(f"pipeline inputs are {names}: missing {missing}, unexpected {extra}")
-        arrays, rows = [], None
-        for name, dtype, trailing in self._input_specs:
-            a = feeds[name]
-            if not isinstance(a, np.ndarray):
-                a = np.asarray(a)
-            if a.dtype != dtype:
-                raise ValueError(f"input {name!r}: expected dtype {dtype}, got {a.dtype} "
-                                 f"(convert with .astype(np.{dtype}))")
-            if a.ndim != len(trailing) + 1 or tuple(a.shape[1:]) != trailing:
-                raise ValueError(f"input {name!r}: expected shape (batch, {', '.join(map(str, trailing))}), "
-                                 f"got {tuple(a.shape)}")
-            if rows is None:
-                rows = a.shape[0]
-            elif a.shape[0] != rows:
-                raise ValueError(f"input {name!r} has {a.shape[0]} rows, the other inputs {rows}")
-            arrays.append(np.ascontiguousarray(a))
-        if not rows:
-            raise ValueError("the inputs have no rows")
-        return arrays, rows
+        return check_feeds(feeds, self._feed_specs, "pipeline")
 
     def _outputs_for(self, rows):
         return [np.empty((rows,) + trailing, dtype=dtype) for _, dtype, trailing in self._output_specs]
@@ -928,12 +813,7 @@ cdef class Engine:
         if self.plan.fixed_batch:
             batch = self.plan.fixed_batch
         if feeds is None:
-            rng = np.random.default_rng(0)
-            feeds = {}
-            for name, dtype, trailing in self._input_specs:
-                shape = (int(requests) * batch,) + trailing
-                feeds[name] = (rng.standard_normal(shape).astype(dtype) if dtype.kind == "f"
-                               else np.zeros(shape, dtype))
+            feeds = random_feeds(self._input_specs, int(requests) * batch)[0]
         arrays, total = self._prepare(feeds)
         total = min(total, int(requests) * batch)
         arrays = [a[:total] for a in arrays]

@@ -21,11 +21,17 @@ from libc.string cimport memset
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
 
 from ascend_engine._acl cimport *
-from ascend_engine._runtime cimport api, check, require, Resource, Device, Context, Stream, DeviceBuffer
+from ascend_engine._runtime cimport (api, check, require, buffer_ptr, close_from_finalizer, runtime_usable,
+                                     stream_handle, Resource, Device, Context, Stream, DeviceBuffer)
 
 from ascend_engine import errors as _errors
+from ascend_engine._feeds import check_feeds, shape_text
 
-DYNAMIC_TENSOR_NAME = "ascend_mbatch_shape_data"
+# Dataset pairs execute_async keeps per model for the buffer sets it was
+# given, so that a caller cycling through a few sets of buffers (one per
+# request slot) creates its datasets once.  Beyond this many sets, the least
+# recently used pairs are released.
+ASYNC_DATASETS_CACHED = 64
 
 TensorSpec = namedtuple("TensorSpec", ["name", "dtype", "shape", "nbytes", "format"])
 TensorSpec.__doc__ = """One model input or output.
@@ -50,14 +56,6 @@ _DTYPES = {
     ACL_BOOL: np.dtype(np.bool_),
 }
 _FORMATS = {-1: "UNDEFINED", 0: "NCHW", 1: "NHWC", 2: "ND", 3: "NC1HWC0", 4: "FRACTAL_Z", 29: "FRACTAL_NZ"}
-
-
-def _shape_text(shape):
-    return "(" + ", ".join("batch" if d == -1 else str(d) for d in shape) + ")"
-
-
-def _dims_text(shape):
-    return "(" + ", ".join(str(d) for d in shape) + ")"
 
 
 def _pad_to(a, shape):
@@ -102,20 +100,32 @@ cdef object _spec(aclmdlDesc *desc, size_t i, bint is_input):
 
 
 cdef class _DatasetPair:
-    """An input and an output dataset bound to fixed device buffers (kept for reuse)."""
+    """An input and an output dataset bound to fixed device buffers (kept for reuse).
+
+    The pair keeps the buffers its datasets point into alive; it closes them
+    too when it owns them (staging buffers the model allocated itself).  A
+    pair dropped without destroy() (one evicted from a model's cache once the
+    streams that ran it no longer hold it) is destroyed when collected.
+    """
     cdef aclmdlDataset *inputs
     cdef aclmdlDataset *outputs
     cdef list buffers          # aclDataBuffer* as ints, destroyed with the pair
     cdef DeviceBuffer dynamic  # the dynamic-batch input's buffer, or None
     cdef list keep             # device buffers the datasets point into
+    cdef bint owns             # destroy() closes the buffers in keep
 
     def __cinit__(self):
         self.buffers = []
         self.keep = []
 
+    def __dealloc__(self):
+        if runtime_usable() and (self.inputs is not NULL or self.outputs is not NULL or self.buffers
+                                 or self.dynamic is not None):
+            self.destroy(True)
+
     cdef int add(self, aclmdlDataset *dataset, DeviceBuffer buf) except -1:
         cdef const ae_acl_api *t = api()
-        cdef aclDataBuffer *db = t.aclCreateDataBuffer(<void *>buf._ptr, buf.nbytes)
+        cdef aclDataBuffer *db = t.aclCreateDataBuffer(buffer_ptr(buf), buf.nbytes)
         if db is NULL:
             raise MemoryError("aclCreateDataBuffer failed")
         self.buffers.append(<uintptr_t>db)
@@ -123,7 +133,9 @@ cdef class _DatasetPair:
         check(t.aclmdlAddDatasetBuffer(dataset, db), b"aclmdlAddDatasetBuffer")
         return 0
 
-    cdef destroy(self):
+    cdef destroy(self, bint from_finalizer=False):
+        """Destroy the datasets and close the buffers the pair owns.  From a
+        finalizer, failures are logged and the thread's context is kept."""
         cdef const ae_acl_api *t = api()
         if self.inputs is not NULL:
             t.aclmdlDestroyDataset(self.inputs)
@@ -134,10 +146,14 @@ cdef class _DatasetPair:
         for db in self.buffers:
             t.aclDestroyDataBuffer(<aclDataBuffer *><uintptr_t>db)
         self.buffers = []
-        self.keep = []
-        if self.dynamic is not None:
-            self.dynamic.close()
-            self.dynamic = None
+        keep, self.keep = self.keep, []
+        owned = ([self.dynamic] if self.dynamic is not None else []) + (keep if self.owns else [])
+        self.dynamic = None
+        for buf in owned:
+            if from_finalizer:
+                close_from_finalizer(buf)
+            else:
+                buf.close()
 
 
 cdef class Model(Resource):
@@ -381,8 +397,8 @@ cdef class Model(Resource):
     def __repr__(self):
         if self._closed:
             return f"<ascend_engine.Model {self.path!r} closed>"
-        ins = ", ".join(f"{s.name}:{s.dtype}{_shape_text(s.shape)}" for s in self.inputs)
-        outs = ", ".join(f"{s.name}:{s.dtype}{_shape_text(s.shape)}" for s in self.outputs)
+        ins = ", ".join(f"{s.name}:{s.dtype}{shape_text(s.shape)}" for s in self.inputs)
+        outs = ", ".join(f"{s.name}:{s.dtype}{shape_text(s.shape)}" for s in self.outputs)
         gears = f" gears={list(self.batch_sizes)}" if self.batch_sizes else ""
         return f"<ascend_engine.Model {self.path!r} id={self._id} device={self.device.id} [{ins}] -> [{outs}]{gears}>"
 
@@ -390,34 +406,24 @@ cdef class Model(Resource):
 
     def _check_feeds(self, feeds):
         """Validate feeds against the inputs; returns (arrays in input order, rows)."""
-        names = [s.name for s in self.inputs]
-        missing = [n for n in names if n not in feeds]
-        extra = [n for n in feeds if n not in names]
-        if missing or extra:
-            raise ValueError(f"model {self.path!r}: inputs are {names}; missing {missing}, unexpected {extra}")
-        arrays, rows = [], None
-        for spec in self.inputs:
-            a = np.asarray(feeds[spec.name])
-            if a.dtype != spec.dtype:
-                raise ValueError(f"input {spec.name!r}: expected dtype {spec.dtype}, got {a.dtype}")
-            if a.ndim != len(spec.shape) or tuple(a.shape[1:]) != tuple(spec.shape[1:]):
-                raise ValueError(
-                    f"input {spec.name!r}: expected shape {_shape_text(spec.shape)}, got {tuple(a.shape)}")
-            if spec.shape[0] != -1 and a.shape[0] != spec.shape[0]:
-                raise ValueError(
-                    f"input {spec.name!r}: the model is static with batch {spec.shape[0]}, got {a.shape[0]}")
-            if rows is None:
-                rows = a.shape[0]
-            elif a.shape[0] != rows:
-                raise ValueError(f"input {spec.name!r}: batch {a.shape[0]} differs from the other inputs' {rows}")
-            arrays.append(np.ascontiguousarray(a))
-        if rows == 0:
-            raise ValueError("inputs have an empty batch")
-        return arrays, rows
+        return check_feeds(feeds, [(s.name, s.dtype, s.shape) for s in self.inputs], f"model {self.path!r}")
 
-    cdef _DatasetPair _make_pair(self, list ins, list outs):
+    cdef _DatasetPair _staging_pair(self):
+        """A dataset pair over new device buffers of the descriptor's sizes, which the pair owns."""
+        bufs = []
+        try:
+            for spec in self.inputs + self.outputs:
+                bufs.append(DeviceBuffer(self.device, spec.nbytes))
+            return self._make_pair(bufs[:len(self.inputs)], bufs[len(self.inputs):], True)
+        except BaseException:
+            for buf in bufs:
+                buf.close()
+            raise
+
+    cdef _DatasetPair _make_pair(self, list ins, list outs, bint owns=False):
         cdef const ae_acl_api *t = api()
         cdef _DatasetPair pair = _DatasetPair()
+        pair.owns = owns
         pair.inputs = t.aclmdlCreateDataset()
         pair.outputs = t.aclmdlCreateDataset()
         if pair.inputs is NULL or pair.outputs is NULL:
@@ -469,9 +475,7 @@ cdef class Model(Resource):
         with self._lock:
             self._activate()
             if self._sync is None:
-                self._sync = self._make_pair(
-                    [DeviceBuffer(self.device, s.nbytes) for s in self.inputs],
-                    [DeviceBuffer(self.device, s.nbytes) for s in self.outputs])
+                self._sync = self._staging_pair()
             pair = self._sync
             in_bufs = pair.keep[:len(self.inputs) + (1 if self.dynamic_index >= 0 else 0)]
             in_bufs = [b for b in in_bufs if b is not pair.dynamic]
@@ -505,7 +509,7 @@ cdef class Model(Resource):
                         if again.tobytes() != r.tobytes():
                             raise ValueError(
                                 f"output {spec.name!r} of {self.path!r} has the fixed shape "
-                                f"{_shape_text(spec.shape)} and differs between the executions a batch of "
+                                f"{shape_text(spec.shape)} and differs between the executions a batch of "
                                 f"{rows} rows was split into (largest gear {self.max_batch}): call with at "
                                 f"most {self.max_batch} rows to read it")
         return {s.name: r for s, r in zip(self.outputs, results)}
@@ -514,22 +518,8 @@ cdef class Model(Resource):
 
     def _shaped_arrays(self, feeds):
         """Feeds in input order, checked for names, dtypes, ranks and fixed dimensions."""
-        names = [s.name for s in self.inputs]
-        missing = [n for n in names if n not in feeds]
-        extra = [n for n in feeds if n not in names]
-        if missing or extra:
-            raise ValueError(f"model {self.path!r}: inputs are {names}; missing {missing}, unexpected {extra}")
-        arrays = []
-        for spec in self.inputs:
-            a = np.asarray(feeds[spec.name])
-            if a.dtype != spec.dtype:
-                raise ValueError(f"input {spec.name!r}: expected dtype {spec.dtype}, got {a.dtype}")
-            if a.ndim != len(spec.shape) or any(d != -1 and d != n for d, n in zip(spec.shape, a.shape)) \
-                    or 0 in a.shape:
-                raise ValueError(f"input {spec.name!r}: expected shape {_dims_text(spec.shape)} (-1: dynamic), "
-                                 f"got {tuple(a.shape)}")
-            arrays.append(a)
-        return arrays
+        return check_feeds(feeds, [(s.name, s.dtype, s.shape) for s in self.inputs], f"model {self.path!r}",
+                           batched=False)[0]
 
     def gear_shapes(self, feeds):
         """The gear a call with these feeds runs at: (gear, {input name: padded shape}).
@@ -643,9 +633,7 @@ cdef class Model(Resource):
         with self._lock:
             self._activate()
             if self._sync is None:
-                self._sync = self._make_pair(
-                    [DeviceBuffer(self.device, s.nbytes) for s in self.inputs],
-                    [DeviceBuffer(self.device, s.nbytes) for s in self.outputs])
+                self._sync = self._staging_pair()
             pair = self._sync
             in_bufs = [b for b in pair.keep[:len(self.inputs) + 1] if b is not pair.dynamic]
             out_bufs = pair.keep[len(pair.keep) - len(self.outputs):]
@@ -701,12 +689,6 @@ cdef class Model(Resource):
         return tuple(shape)
 
     def _call_range(self, feeds):
-        cdef const ae_acl_api *t = api()
-        cdef aclError rc = ACL_SUCCESS
-        cdef uint32_t mid
-        cdef aclmdlDataset *ins
-        cdef aclmdlDataset *outs
-        cdef _DatasetPair pair
         arrays = self._shaped_arrays(feeds)
         for spec, a in zip(self.inputs, arrays):
             for k, (lo, hi) in enumerate(self.shape_ranges[spec.name]):
@@ -717,34 +699,55 @@ cdef class Model(Resource):
         cap = self.range_output_nbytes or max(4096, sum(a.nbytes for a in arrays))
         with self._lock:
             self._activate()
-            ins_bufs = [DeviceBuffer(self.device, max(1, a.nbytes)) for a in arrays]
-            for a, buf in zip(arrays, ins_bufs):
-                buf.copy_from(np.ascontiguousarray(a))
-            for attempt in range(24):
-                # an output's size is known only after the execution: grow the buffers until they hold it
-                outs_sizes = [s.nbytes if s.nbytes and -1 not in s.shape else cap for s in self.outputs]
-                pair = self._make_pair(ins_bufs, [DeviceBuffer(self.device, n) for n in outs_sizes])
-                try:
-                    for i, a in enumerate(arrays):
-                        self._describe_input(pair.inputs, i, tuple(a.shape))
-                    mid = self._id
-                    ins = pair.inputs
-                    outs = pair.outputs
-                    with nogil:
-                        rc = t.aclmdlExecute(mid, ins, outs)
-                    if rc == 100018 and attempt < 23:   # ACL_ERROR_MODEL_OUTPUT_NOT_MATCH
-                        cap *= 2
-                        continue
-                    check(rc, b"aclmdlExecute")
-                    results = {}
-                    out_bufs = pair.keep[len(pair.keep) - len(self.outputs):]
-                    for k, (spec, buf) in enumerate(zip(self.outputs, out_bufs)):
-                        r = np.empty(self._dataset_shape(pair.outputs, k), dtype=spec.dtype)
-                        buf.copy_to(r, nbytes=r.nbytes)
-                        results[spec.name] = r
-                    return results
-                finally:
+            ins_bufs = []
+            try:
+                for a in arrays:
+                    ins_bufs.append(DeviceBuffer(self.device, max(1, a.nbytes)))
+                    ins_bufs[-1].copy_from(np.ascontiguousarray(a))
+                return self._run_range(arrays, ins_bufs, cap)
+            finally:
+                for buf in ins_bufs:
+                    buf.close()
+
+    cdef _run_range(self, list arrays, list ins_bufs, cap):
+        """Execute a shape-range model on filled input buffers (lock held), growing the outputs until they fit."""
+        cdef const ae_acl_api *t = api()
+        cdef aclError rc = ACL_SUCCESS
+        cdef uint32_t mid
+        cdef aclmdlDataset *ins
+        cdef aclmdlDataset *outs
+        cdef _DatasetPair pair
+        for attempt in range(24):
+            # an output's size is known only after the execution: grow the buffers until they hold it
+            outs_sizes = [s.nbytes if s.nbytes and -1 not in s.shape else cap for s in self.outputs]
+            out_bufs = []
+            pair = None
+            try:
+                for n in outs_sizes:
+                    out_bufs.append(DeviceBuffer(self.device, n))
+                pair = self._make_pair(ins_bufs, out_bufs)
+                for i, a in enumerate(arrays):
+                    self._describe_input(pair.inputs, i, tuple(a.shape))
+                mid = self._id
+                ins = pair.inputs
+                outs = pair.outputs
+                with nogil:
+                    rc = t.aclmdlExecute(mid, ins, outs)
+                if rc == 100018 and attempt < 23:   # ACL_ERROR_MODEL_OUTPUT_NOT_MATCH
+                    cap *= 2
+                    continue
+                check(rc, b"aclmdlExecute")
+                results = {}
+                for k, (spec, buf) in enumerate(zip(self.outputs, out_bufs)):
+                    r = np.empty(self._dataset_shape(pair.outputs, k), dtype=spec.dtype)
+                    buf.copy_to(r, nbytes=r.nbytes)
+                    results[spec.name] = r
+                return results
+            finally:
+                if pair is not None:
                     pair.destroy()
+                for buf in out_bufs:
+                    buf.close()
 
     def execute_async(self, inputs, outputs, Stream stream not None, batch=None):
         """Queue one execution on ``stream`` with device buffers.
@@ -757,6 +760,7 @@ cdef class Model(Resource):
         cdef const ae_acl_api *t = api()
         cdef _DatasetPair pair
         cdef aclError rc
+        cdef aclrtStream s = stream_handle(stream)   # a closed stream stops here, before any AscendCL call
         if self.dynamic_kind not in ("static", "batch"):
             raise ValueError(f"model {self.path!r} has {self.dynamic_kind} shapes: execute_async takes static and "
                              "dynamic-batch models; call the model (model(x=...)) to run it")
@@ -767,6 +771,8 @@ cdef class Model(Resource):
         for buf, spec in zip(inputs + outputs, self.inputs + self.outputs):
             if not isinstance(buf, DeviceBuffer):
                 raise TypeError(f"tensor {spec.name!r}: expected a DeviceBuffer, got {type(buf).__name__}")
+            if (<DeviceBuffer>buf).closed:
+                raise _errors.ObjectClosedError(f"tensor {spec.name!r}: the DeviceBuffer is closed")
             if (<DeviceBuffer>buf).nbytes < spec.nbytes:
                 raise ValueError(f"tensor {spec.name!r}: the buffer holds {(<DeviceBuffer>buf).nbytes} bytes, "
                                  f"the model needs {spec.nbytes}")
@@ -779,17 +785,33 @@ cdef class Model(Resource):
             raise ValueError(f"model {self.path!r} is static with batch {self.max_batch}, got batch={batch}")
         with self._lock:
             self._activate()
-            key = tuple(id(b) for b in inputs + outputs)
-            pair = self._async_sets.get(key)
+            # Serials, unlike id(), are never reused by later buffers.
+            key = tuple((<Resource>b)._serial for b in inputs + outputs)
+            pair = self._async_sets.pop(key, None)
             if pair is None:
-                # Datasets are cached per set of buffers (for the model's
-                # lifetime): queued executions may still use older ones, so
-                # none is freed before close().  Reuse buffers across calls.
+                self._trim_async_sets()
                 pair = self._make_pair(inputs, outputs)
-                self._async_sets[key] = pair
+            self._async_sets[key] = pair     # most recently used last
             if gear is not None:
                 check(t.aclmdlSetDynamicBatchSize(self._id, pair.inputs, <size_t>self.dynamic_index,
                                                   <uint64_t>gear), b"aclmdlSetDynamicBatchSize")
-            rc = t.aclmdlExecuteAsync(self._id, pair.inputs, pair.outputs, stream._handle)
+            rc = t.aclmdlExecuteAsync(self._id, pair.inputs, pair.outputs, s)
             check(rc, b"aclmdlExecuteAsync")
+            # The execution reads the datasets (and the buffers they point
+            # into) until it has run: the stream holds them until synchronized.
+            stream._keep(pair)
         return gear
+
+    cdef _trim_async_sets(self):
+        """Make room for one more cached dataset pair (lock held).
+
+        Pairs over a buffer that was closed can never run again and go first;
+        then the least recently used, down to ASYNC_DATASETS_CACHED.  A pair
+        an unsynchronized stream still holds is destroyed once the stream lets
+        it go.
+        """
+        for key in [k for k, p in self._async_sets.items()
+                    if any((<DeviceBuffer>b).closed for b in (<_DatasetPair>p).keep)]:
+            del self._async_sets[key]
+        while len(self._async_sets) >= ASYNC_DATASETS_CACHED:
+            del self._async_sets[next(iter(self._async_sets))]

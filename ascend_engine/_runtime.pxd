@@ -13,6 +13,14 @@
   if it is not already (one cheap aclrtGetCurrentContext otherwise).
 * ``Resource._activate()`` -- raise if closed, then make the object's
   context current on the calling thread: call it before touching the handle.
+* ``runtime_usable()`` -- AscendCL is loaded and initialised and neither
+  finalized nor inherited through fork(): a finalizer may release handles.
+* ``close_from_finalizer(obj)`` -- close ``obj`` from a finalizer (failures
+  logged, the thread's current context put back).
+* ``stream_handle(s)``, ``event_handle(e)``, ``buffer_ptr(b)`` -- the native
+  handle of an open object, ObjectClosedError (before any AscendCL call) for
+  a closed one.  Other modules take handles only through these, never from
+  ``_handle`` / ``_ptr``: a closed object's handle is NULL, or was destroyed.
 """
 
 from ascend_engine._acl cimport *
@@ -23,6 +31,7 @@ cdef int check(aclError rc, const char *fn) except -1
 cdef int make_current(aclrtContext ctx) except -1
 cdef int require(const void *fn, const char *name) except -1
 cdef int check_not_forked() except -1
+cdef bint runtime_usable() noexcept
 
 
 cdef class Resource:
@@ -74,3 +83,9 @@ cdef class HostBuffer(Resource):
     cdef Py_ssize_t _shape[1]
     cdef Py_ssize_t _strides[1]
     cdef object _own_device       # a Device(0) opened implicitly for this buffer, or None
+
+
+cdef aclrtStream stream_handle(object stream) except? NULL
+cdef aclrtEvent event_handle(Event event) except NULL
+cdef void *buffer_ptr(DeviceBuffer buf) except NULL
+cdef int close_from_finalizer(Resource obj) except -1

@@ -23,17 +23,18 @@ model and executor layers rely on:
 import atexit
 import collections
 import logging
-import math
 import os
 import threading
+import warnings
 import weakref
 
 import numpy
 
 from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_FORMAT, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
-from libc.stdint cimport uint32_t, uintptr_t
+from libc.stdint cimport int32_t, uint32_t, uintptr_t
 
 from ascend_engine import errors as _errors
+from ascend_engine._checks import timeout_ms
 from ascend_engine._acl cimport *
 
 _log = logging.getLogger("ascend_engine")
@@ -198,6 +199,11 @@ def _disown(serial, Resource owner not None):
 def in_forked_child():
     """True in a child process forked after AscendCL was initialised."""
     return bool(_forked)
+
+
+cdef bint runtime_usable() noexcept:
+    """AscendCL is up in this process (not yet loaded, finalized or inherited by fork: False)."""
+    return _api_ptr is not NULL
 
 
 cdef const ae_acl_api *api() except NULL:
@@ -390,9 +396,23 @@ cdef class Resource:
     cdef int _release(self) except -1:
         return 0
 
+    def __del__(self):
+        # Dropped without close(): release the handle now, as files and
+        # sockets do, and say so.  This is a PEP 442 finalizer (tp_finalize),
+        # not __dealloc__: it runs while the whole object is intact, so the
+        # ordinary release path runs (a subclass's fields, such as the device
+        # a HostBuffer opened, are not yet cleared, and are released after
+        # the handle that needs them).  After shutdown() or in a forked child
+        # the runtime is gone and nothing is called.
+        if self._closed or _api_ptr is NULL:
+            return
+        what = repr(self)
+        close_from_finalizer(self)
+        warnings.warn(f"unclosed {what}: released when it was garbage-collected; call close() or use "
+                      "a with block", ResourceWarning, source=self)
+
     def close(self):
         """Release the AscendCL resource (and, first, everything created from it). Idempotent."""
-        cdef Resource child
         if self._closed:
             return
         _close_all(self._children)
@@ -424,6 +444,32 @@ cdef class Resource:
     def __exit__(self, *exc):
         self.close()
         return False
+
+
+cdef int close_from_finalizer(Resource obj) except -1:
+    """Close ``obj`` from a finalizer: a failure is logged, not raised, and the
+    calling thread's current context is put back afterwards.
+
+    A finalizer runs wherever the garbage collector happens to run, possibly
+    between another object's context switch and its AscendCL call; that call
+    must still find its context current (unless closing destroyed it).
+    """
+    cdef aclrtContext saved = NULL
+    cdef aclrtContext now = NULL
+    cdef aclrtContext gone = obj._ctx if isinstance(obj, (Device, Context)) else NULL
+    if obj._closed or _api_ptr is NULL:
+        return 0
+    if _api_ptr.aclrtGetCurrentContext(&saved) != ACL_SUCCESS:
+        saved = NULL
+    try:
+        obj.close()
+    except Exception as exc:
+        _log.warning("ascend_engine: releasing %s failed: %s", type(obj).__name__, exc)
+    finally:
+        if saved is not NULL and saved != gone and _api_ptr is not NULL:
+            if _api_ptr.aclrtGetCurrentContext(&now) != ACL_SUCCESS or now != saved:
+                _api_ptr.aclrtSetCurrentContext(saved)
+    return 0
 
 
 cdef Device _device_of(object where):
@@ -470,14 +516,6 @@ cdef class Device(Resource):
             if _api_ptr is not NULL:
                 check(_api_ptr.aclrtResetDevice(self.id), b"aclrtResetDevice")
         return 0
-
-    def __dealloc__(self):
-        # Dropped without close(): give back this object's device reference.
-        if not self._closed and _api_ptr is not NULL and 0 <= self.id < MAX_DEVICES:
-            _dev_refs[self.id] -= 1
-            if _dev_refs[self.id] == 0:
-                _dev_ctx[self.id] = NULL
-                _api_ptr.aclrtResetDevice(self.id)
 
     def make_current(self):
         """Make this device's default context current on the calling thread."""
@@ -537,6 +575,7 @@ cdef class Context(Resource):
         cdef aclrtContext ctx = self._ctx
         # Leave this thread on the device's default context, not on a dead one.
         make_current((<Resource>self.device)._ctx)
+        self._ctx = NULL
         check(_api_ptr.aclrtDestroyContext(ctx), b"aclrtDestroyContext")
         return 0
 
@@ -557,13 +596,23 @@ cdef class Context(Resource):
 # Stream, Event
 # ---------------------------------------------------------------------------
 
-cdef int _timeout_ms(object timeout) except -2:
-    """Seconds (None = forever) -> AscendCL milliseconds (-1 = forever)."""
-    if timeout is None:
-        return -1
-    if timeout < 0:
-        raise ValueError("timeout must be >= 0 seconds (or None to wait forever)")
-    return min(<long long>math.ceil(timeout * 1000.0), 2**31 - 1)
+ctypedef aclError (*_wait_forever_fn)(void *handle) noexcept nogil
+ctypedef aclError (*_wait_bounded_fn)(void *handle, int32_t ms) noexcept nogil
+
+
+cdef int _wait(void *handle, int ms, _wait_forever_fn forever, const char *forever_name,
+               _wait_bounded_fn bounded, const char *bounded_name) except -1:
+    """Block on a stream or an event with the GIL released, forever (ms < 0) or
+    up to ``ms`` milliseconds (the bounded function is optional in CANN)."""
+    cdef aclError rc
+    if ms < 0:
+        with nogil:
+            rc = forever(handle)
+        return check(rc, forever_name)
+    require(<const void *>bounded, bounded_name)
+    with nogil:
+        rc = bounded(handle, ms)
+    return check(rc, bounded_name)
 
 
 cdef class Stream(Resource):
@@ -587,6 +636,7 @@ cdef class Stream(Resource):
     cdef int _release(self) except -1:
         cdef aclError rc
         cdef aclrtStream s = self._handle
+        self._handle = NULL
         # CANN: synchronize before destroying.
         with nogil:
             rc = _api_ptr.aclrtSynchronizeStream(s)
@@ -602,20 +652,10 @@ cdef class Stream(Resource):
         ``timeout`` in seconds (None: wait forever); raises AclTimeoutError when
         it runs out.  A device-side failure of any queued task is raised here.
         """
-        cdef aclError rc
-        cdef int ms = _timeout_ms(timeout)
-        cdef aclrtStream s
+        cdef int ms = timeout_ms(timeout)
         self._activate()
-        s = self._handle
-        if ms < 0:
-            with nogil:
-                rc = _api_ptr.aclrtSynchronizeStream(s)
-            check(rc, b"aclrtSynchronizeStream")
-        else:
-            require(<const void *>_api_ptr.aclrtSynchronizeStreamWithTimeout, b"aclrtSynchronizeStreamWithTimeout")
-            with nogil:
-                rc = _api_ptr.aclrtSynchronizeStreamWithTimeout(s, ms)
-            check(rc, b"aclrtSynchronizeStreamWithTimeout")
+        _wait(self._handle, ms, <_wait_forever_fn>_api_ptr.aclrtSynchronizeStream, b"aclrtSynchronizeStream",
+              <_wait_bounded_fn>_api_ptr.aclrtSynchronizeStreamWithTimeout, b"aclrtSynchronizeStreamWithTimeout")
         self._pending = []
 
     def query(self):
@@ -631,9 +671,9 @@ cdef class Stream(Resource):
 
     def wait_event(self, Event event not None):
         """Make later work on this stream wait until ``event`` completes (device-side)."""
+        cdef aclrtEvent e = event_handle(event)
         self._activate()
-        event._ensure_open()
-        check(_api_ptr.aclrtStreamWaitEvent(self._handle, event._handle), b"aclrtStreamWaitEvent")
+        check(_api_ptr.aclrtStreamWaitEvent(self._handle, e), b"aclrtStreamWaitEvent")
 
     def record(self, Event event not None):
         """Record ``event`` on this stream; same as ``event.record(self)``."""
@@ -653,7 +693,14 @@ cdef class Stream(Resource):
         return f"<ascend_engine.Stream device={self.device.id}{state}>"
 
 
-cdef aclrtStream _stream_handle(object stream) except? NULL:
+cdef aclrtStream stream_handle(object stream) except? NULL:
+    """The handle of an open Stream; None gives NULL (the current context's default stream).
+
+    TypeError for anything else, ObjectClosedError for a closed Stream: checked
+    before any AscendCL call, so a destroyed handle never reaches AscendCL.
+    """
+    if stream is None:
+        return NULL
     if not isinstance(stream, Stream):
         raise TypeError(f"stream must be a Stream or None, got {type(stream).__name__}")
     (<Stream>stream)._ensure_open()
@@ -684,45 +731,31 @@ cdef class Event(Resource):
         self._register(owner)
 
     cdef int _release(self) except -1:
-        check(_api_ptr.aclrtDestroyEvent(self._handle), b"aclrtDestroyEvent")
+        cdef aclrtEvent e = self._handle
+        self._handle = NULL
+        check(_api_ptr.aclrtDestroyEvent(e), b"aclrtDestroyEvent")
         return 0
 
     def record(self, stream=None):
         """Record this event on ``stream`` (None: the context's default stream)."""
-        cdef aclrtStream s = NULL
-        self._activate()
-        if stream is not None:
-            if not isinstance(stream, Stream):
-                raise TypeError(f"stream must be a Stream or None, got {type(stream).__name__}")
-            (<Stream>stream)._ensure_open()
-            s = (<Stream>stream)._handle
+        self._ensure_open()
+        cdef aclrtStream s = stream_handle(stream)
+        make_current(self._ctx)
         check(_api_ptr.aclrtRecordEvent(self._handle, s), b"aclrtRecordEvent")
 
     def reset(self, stream=None):
         """Reset the event on ``stream`` (a stream task), so it can be recorded afresh."""
-        cdef aclrtStream s = NULL
-        self._activate()
-        if stream is not None:
-            (<Stream?>stream)._ensure_open()
-            s = (<Stream>stream)._handle
+        self._ensure_open()
+        cdef aclrtStream s = stream_handle(stream)
+        make_current(self._ctx)
         check(_api_ptr.aclrtResetEvent(self._handle, s), b"aclrtResetEvent")
 
     def synchronize(self, timeout=None):
         """Block until the event has completed (GIL released); ``timeout`` in seconds."""
-        cdef aclError rc
-        cdef aclrtEvent e
-        cdef int ms = _timeout_ms(timeout)
+        cdef int ms = timeout_ms(timeout)
         self._activate()
-        e = self._handle
-        if ms < 0:
-            with nogil:
-                rc = _api_ptr.aclrtSynchronizeEvent(e)
-            check(rc, b"aclrtSynchronizeEvent")
-        else:
-            require(<const void *>_api_ptr.aclrtSynchronizeEventWithTimeout, b"aclrtSynchronizeEventWithTimeout")
-            with nogil:
-                rc = _api_ptr.aclrtSynchronizeEventWithTimeout(e, ms)
-            check(rc, b"aclrtSynchronizeEventWithTimeout")
+        _wait(self._handle, ms, <_wait_forever_fn>_api_ptr.aclrtSynchronizeEvent, b"aclrtSynchronizeEvent",
+              <_wait_bounded_fn>_api_ptr.aclrtSynchronizeEventWithTimeout, b"aclrtSynchronizeEventWithTimeout")
 
     def query(self):
         """True when the event has completed (does not block)."""
@@ -735,9 +768,10 @@ cdef class Event(Resource):
     def elapsed_ms(Event start not None, Event end not None):
         """Device time in milliseconds between two completed timing events."""
         cdef float ms = 0
-        end._activate()
-        start._ensure_open()
-        check(_api_ptr.aclrtEventElapsedTime(&ms, start._handle, end._handle), b"aclrtEventElapsedTime")
+        cdef aclrtEvent e0 = event_handle(start)
+        cdef aclrtEvent e1 = event_handle(end)
+        make_current(end._ctx)
+        check(_api_ptr.aclrtEventElapsedTime(&ms, e0, e1), b"aclrtEventElapsedTime")
         return float(ms)
 
     @property
@@ -748,6 +782,12 @@ cdef class Event(Resource):
     def __repr__(self):
         state = " closed" if self._closed else f" handle=0x{<uintptr_t>self._handle:x}"
         return f"<ascend_engine.Event device={self.device.id} timing={bool(self.timing)}{state}>"
+
+
+cdef aclrtEvent event_handle(Event event) except NULL:
+    """The handle of an open Event (ObjectClosedError when closed, before any AscendCL call)."""
+    event._ensure_open()
+    return event._handle
 
 
 # ---------------------------------------------------------------------------
@@ -824,13 +864,13 @@ cdef class DeviceBuffer(Resource):
         cdef void *dst
         cdef size_t dmax
         cdef DeviceBuffer other
-        self._activate()
+        self._ensure_open()
+        s = stream_handle(stream)
         self._offset_ok(offset)
         keep = None
         if isinstance(src, DeviceBuffer):
             other = src
-            other._ensure_open()
-            v.ptr = other._ptr
+            v.ptr = buffer_ptr(other)
             v.nbytes = other.nbytes
             kind = ACL_MEMCPY_DEVICE_TO_DEVICE
             keep = other
@@ -839,6 +879,7 @@ cdef class DeviceBuffer(Resource):
             kind = ACL_MEMCPY_HOST_TO_DEVICE
             if isinstance(src, HostBuffer):
                 keep = src   # an object, not a view: close() stays possible once streams are done
+        make_current(self._ctx)
         dst = <char *>self._ptr + offset
         dmax = self.nbytes - offset
         if stream is None:
@@ -846,7 +887,6 @@ cdef class DeviceBuffer(Resource):
                 rc = _api_ptr.aclrtMemcpy(dst, dmax, v.ptr, v.nbytes, kind)
             check(rc, b"aclrtMemcpy")
         else:
-            s = _stream_handle(stream)
             check(_api_ptr.aclrtMemcpyAsync(dst, dmax, v.ptr, v.nbytes, kind, s), b"aclrtMemcpyAsync")
             (<Stream>stream)._keep(keep)
             (<Stream>stream)._keep(self)
@@ -865,7 +905,8 @@ cdef class DeviceBuffer(Resource):
         cdef aclrtStream s = NULL
         cdef size_t count
         cdef const void *src
-        self._activate()
+        self._ensure_open()
+        s = stream_handle(stream)
         self._offset_ok(offset)
         count = self.nbytes - offset if nbytes is None else <size_t>nbytes
         if out is None:
@@ -877,12 +918,12 @@ cdef class DeviceBuffer(Resource):
         src = <const char *>self._ptr + offset
         if isinstance(out, HostBuffer):
             keep = out
+        make_current(self._ctx)
         if stream is None:
             with nogil:
                 rc = _api_ptr.aclrtMemcpy(v.ptr, v.nbytes, src, count, ACL_MEMCPY_DEVICE_TO_HOST)
             check(rc, b"aclrtMemcpy")
         else:
-            s = _stream_handle(stream)
             check(_api_ptr.aclrtMemcpyAsync(v.ptr, v.nbytes, src, count, ACL_MEMCPY_DEVICE_TO_HOST, s),
                   b"aclrtMemcpyAsync")
             (<Stream>stream)._keep(keep)
@@ -897,14 +938,15 @@ cdef class DeviceBuffer(Resource):
         cdef size_t n = self.nbytes
         if not 0 <= value <= 255:
             raise ValueError("fill value must be a byte (0-255)")
-        self._activate()
+        self._ensure_open()
+        s = stream_handle(stream)
+        make_current(self._ctx)
         p = self._ptr
         if stream is None:
             with nogil:
                 rc = _api_ptr.aclrtMemset(p, n, value, n)
             check(rc, b"aclrtMemset")
         else:
-            s = _stream_handle(stream)
             check(_api_ptr.aclrtMemsetAsync(p, n, value, n, s), b"aclrtMemsetAsync")
             (<Stream>stream)._keep(self)
         return self
@@ -920,6 +962,12 @@ cdef class DeviceBuffer(Resource):
     def __repr__(self):
         state = " closed" if self._closed else f" ptr=0x{<uintptr_t>self._ptr:x}"
         return f"<ascend_engine.DeviceBuffer device={self.device.id} nbytes={self.nbytes}{state}>"
+
+
+cdef void *buffer_ptr(DeviceBuffer buf) except NULL:
+    """The device address of an open DeviceBuffer (ObjectClosedError when closed, before any AscendCL call)."""
+    buf._ensure_open()
+    return buf._ptr
 
 
 cdef class HostBuffer(Resource):

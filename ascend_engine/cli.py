@@ -168,25 +168,10 @@ def _pipeline_for(target, device):
 
 def random_feeds(plan, batch, count=FEED_POOL, seed=0) -> list:
     """``count`` feeds dicts of random data with the pipeline's input dtypes and shapes."""
-    import numpy as np
+    from ascend_engine._feeds import random_feeds as generate
 
-    rng = np.random.default_rng(seed)
-    pool = []
-    for _ in range(count):
-        feeds = {}
-        for name, t in plan.inputs:
-            tensor = plan.tensors[t]
-            shape = (batch,) + tuple(tensor.shape[1:])
-            dt = np.dtype(tensor.dtype)
-            if dt.kind == "f":
-                arr = rng.standard_normal(shape).astype(dt)
-            elif dt.kind == "b":
-                arr = rng.integers(0, 2, shape).astype(dt)
-            else:   # small non-negative integers are valid for every integer dtype (ids, tokens)
-                arr = rng.integers(0, min(100, np.iinfo(dt).max) + 1, shape).astype(dt)
-            feeds[name] = arr
-        pool.append(feeds)
-    return pool
+    specs = [(name, plan.tensors[t].dtype, plan.tensors[t].shape[1:]) for name, t in plan.inputs]
+    return generate(specs, batch, count, seed)
 
 
 class Progress:

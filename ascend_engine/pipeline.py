@@ -28,6 +28,7 @@ import numpy as np
 
 from ascend_engine._checks import GEAR_POLICIES, MAX_DEPTH, delay_ms, device_id, positive_int, timeout_ms
 from ascend_engine._checks import shape as check_shape
+from ascend_engine._feeds import shape_text
 from ascend_engine.toposort import CycleError, topological_order
 
 ALIGN = 128
@@ -44,10 +45,6 @@ def carve(nbytes: int) -> int:
     return (nbytes + PADDING + ALIGN - 1) // ALIGN * ALIGN
 
 
-def _shape_str(shape) -> str:
-    return "(" + ", ".join("batch" if d == -1 else str(d) for d in shape) + ")"
-
-
 @dataclass(frozen=True)
 class TensorHandle:
     """A tensor of a pipeline: a pipeline input or one output of a model node."""
@@ -59,7 +56,7 @@ class TensorHandle:
     shape: tuple
 
     def __repr__(self) -> str:
-        return f"TensorHandle({self.name!r}, {self.dtype}, {_shape_str(self.shape)})"
+        return f"TensorHandle({self.name!r}, {self.dtype}, {shape_text(self.shape)})"
 
 
 @dataclass
@@ -234,13 +231,16 @@ class Pipeline:
         node = _Node(node_name, model, handles, device=device, stream=stream)
         self._names.add(node_name)
         self._nodes.append(node)
-        self._pending_outputs(node)
+        self._describe_outputs(node)
         return node.outputs[0] if len(node.outputs) == 1 else tuple(node.outputs)
 
-    def _pending_outputs(self, node: _Node):
-        # The output specs are needed now (to return handles), so a model
-        # given by path is loaded briefly to read its descriptor; every
-        # compile() then loads its own instance.
+    def _describe_outputs(self, node: _Node):
+        """Give ``node`` its output handles, from its model's descriptor.
+
+        The output specs are needed now (to return handles), so a model
+        given by path is loaded briefly to read its descriptor; every
+        compile() then loads its own instance.
+        """
         if not _is_model(node.model):
             node.path = node.model
             node.model = _describe_file(node.path, self.device if node.device is None else node.device,
@@ -442,7 +442,7 @@ class Pipeline:
                     raise PipelineError(f"{where}: expected dtype {np.dtype(spec.dtype)}, got {h.dtype}")
                 if len(spec.shape) != len(h.shape) or tuple(spec.shape[1:]) != tuple(h.shape[1:]):
                     raise PipelineError(
-                        f"{where}: expected shape {_shape_str(spec.shape)}, got {_shape_str(h.shape)}"
+                        f"{where}: expected shape {shape_text(spec.shape)}, got {shape_text(h.shape)}"
                     )
             gears = tuple(node.model.batch_sizes)
             if gears:
@@ -509,7 +509,7 @@ class Pipeline:
                 node, output = self._fixed_outputs[h.index]
                 raise PipelineError(
                     f"{where}: output {output!r} of model node {node!r} has the fixed shape "
-                    f"{_shape_str(h.shape)} (no batch dimension) although the model takes a dynamic batch; "
+                    f"{shape_text(h.shape)} (no batch dimension) although the model takes a dynamic batch; "
                     "a pipeline carries per-request rows, so it can only be left unused. Read it once with "
                     "Model(...) outside the pipeline"
                 )

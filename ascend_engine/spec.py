@@ -383,18 +383,23 @@ def _check_names(c, inputs, models):
         seen[m.name] = key
 
 
-def _producer(ref, input_names, model_names):
-    """The model a reference reads from (None for a pipeline input), or raise KeyError."""
+def _split_ref(ref, input_names, model_names):
+    """What a tensor reference names, as ``(model, output)``.
+
+    ``(None, ref)`` for a pipeline input, ``(model, None)`` for a model's
+    only output, ``(model, output)`` for ``model.output``: the longest model
+    name that prefixes the reference (names may hold dots).  KeyError when
+    it names nothing.
+    """
     if ref in input_names:
-        return None
+        return None, ref
     if ref in model_names:
-        return ref
-    # node.output: the longest model name that prefixes the reference (names may hold dots)
+        return ref, None
     head = ref
     while "." in head:
         head = head.rsplit(".", 1)[0]
         if head in model_names:
-            return head
+            return head, ref[len(head) + 1:]
     raise KeyError(ref)
 
 
@@ -412,14 +417,14 @@ def _dependency_order(c, inputs, models, outputs) -> list:
         deps[m.name] = []
         for j, ref in enumerate(m.inputs):
             try:
-                p = _producer(ref, input_names, by_name)
+                p, _ = _split_ref(ref, input_names, by_name)
             except KeyError:
                 _ref_error(c, f"models[{m.index}].inputs[{j}]", ref, input_names, list(by_name))
             if p is not None:
                 deps[m.name].append(p)
     for name, ref in outputs:
         try:
-            _producer(ref, input_names, by_name)
+            _split_ref(ref, input_names, by_name)
         except KeyError:
             _ref_error(c, _join("outputs", name), ref, input_names, list(by_name))
 
@@ -439,26 +444,23 @@ def _dependency_order(c, inputs, models, outputs) -> list:
 
 def _resolve(c, key, ref, handles, outputs_of):
     """The TensorHandle a reference names, given the handles built so far."""
-    if ref in handles:
+    try:
+        model, wanted = _split_ref(ref, handles, outputs_of)
+    except KeyError:
+        raise AssertionError(f"unresolved reference {ref!r}") from None   # parse() checked every reference
+    if model is None:
         return handles[ref]
-    if ref in outputs_of:
-        outs = outputs_of[ref]
+    outs = outputs_of[model]
+    if wanted is None:
         if len(outs) != 1:
             names = ", ".join(f"{ref}.{h.name.split('.')[-1]}" for h in outs)
             c.fail(key, f"model {ref!r} has {len(outs)} outputs: name one of {names}")
         return outs[0]
-    head, out_name = ref, []
-    while "." in head:
-        head, tail = head.rsplit(".", 1)
-        out_name.insert(0, tail)
-        if head in outputs_of:
-            wanted = ".".join(out_name)
-            for h in outputs_of[head]:
-                if h.name == f"{head}.{wanted}":
-                    return h
-            have = ", ".join(h.name[len(head) + 1:] for h in outputs_of[head])
-            c.fail(key, f"model {head!r} has no output {wanted!r}; its outputs: {have}")
-    raise AssertionError(f"unresolved reference {ref!r}")   # parse() checked every reference
+    for h in outs:
+        if h.name == f"{model}.{wanted}":
+            return h
+    have = ", ".join(h.name[len(model) + 1:] for h in outs)
+    c.fail(key, f"model {model!r} has no output {wanted!r}; its outputs: {have}")
 
 
 def build(spec: Spec, device: int | None = None) -> Pipeline:

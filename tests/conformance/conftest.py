@@ -1,19 +1,10 @@
-"""Shared fixtures for the conformance tests: the real CANN headers and compilers.
-
-``cann_include`` is the include directory holding ``acl/acl.h`` from the
-torch-npu wheel, fetched by ascend_engine.cann_headers (``ascend-engine sim
-headers``) into a cache outside the repository.  When the wheel cannot be
-fetched the tests that need it skip -- loudly: a warning and a skip reason that
-says the CANN conformance did NOT run.
-"""
+"""Shared fixtures for the conformance tests: compilers and a C-program runner
+(the real CANN headers are the suite's ``cann_include`` fixture, tests/conftest.py)."""
 
 import os
 import shutil
-import warnings
 
 import pytest
-
-from ascend_engine import cann_headers as tool
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -22,21 +13,6 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def repo_root():
     """The repository root."""
     return REPO
-
-
-@pytest.fixture(scope="session")
-def cann_include():
-    """Include directory of the genuine CANN headers (parent of acl/); skips loudly if unavailable."""
-    try:
-        return tool.ensure_headers()
-    except tool.CannHeadersUnavailable as exc:
-        msg = (
-            "CANN CONFORMANCE NOT CHECKED: the real AscendCL headers could not be fetched "
-            f"(torch-npu=={tool.TORCH_NPU_VERSION} wheel): {exc}"
-        )
-        warnings.warn(msg, stacklevel=1)
-        print("\n!!! " + msg)
-        pytest.skip(msg)
 
 
 @pytest.fixture(scope="session")

@@ -137,3 +137,15 @@ def set_faults(spec):
     rc = fn(spec.encode() if spec else None)
     if rc != 0:
         raise ValueError(f"aeSimSetFaults({spec!r}) -> {rc}: {recent_error(lib)}")
+
+
+def session():
+    """The library with AscendCL initialised (once per process) and device 0 set on this thread."""
+    from helpers.acl import ACL_ERROR_REPEAT_INITIALIZE, ACL_SUCCESS
+
+    lib = load()
+    rc = lib.aclInit(None)
+    assert rc in (ACL_SUCCESS, ACL_ERROR_REPEAT_INITIALIZE), f"aclInit -> {rc}: {recent_error(lib)}"
+    rc = lib.aclrtSetDevice(0)
+    assert rc == ACL_SUCCESS, f"aclrtSetDevice(0) -> {rc}: {recent_error(lib)}"
+    return lib

@@ -1,34 +1,19 @@
-"""Fixtures for the simulator model tests.
+"""Fixtures for the simulator model tests: the suite's simulator session
+(``sim_lib``) as ``lib``, and a fresh stream per test."""
 
-The simulator is per process: the session fixture runs aclInit once
-(tolerating an earlier aclInit by another suite in the same process) and sets
-device 0 on the main thread; ``stream`` gives a fresh stream per test.
-"""
-
-import os
-import sys
+import ctypes
 
 import pytest
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-import mdl  # noqa: E402
-from helpers import simlib  # noqa: E402
+from helpers import mdl
 
 
 @pytest.fixture(scope="session")
-def lib():
-    lib = simlib.load()
-    rc = lib.aclInit(None)
-    assert rc in (mdl.ACL_SUCCESS, mdl.ACL_ERROR_REPEAT_INITIALIZE), simlib.recent_error(lib)
-    assert lib.aclrtSetDevice(0) == mdl.ACL_SUCCESS, simlib.recent_error(lib)
-    return lib
+def lib(sim_lib):
+    return sim_lib
 
 
 @pytest.fixture
 def stream(lib):
-    import ctypes
-
     s = ctypes.c_void_p()
     mdl.check(lib, lib.aclrtCreateStream(ctypes.byref(s)), "aclrtCreateStream")
     yield s.value

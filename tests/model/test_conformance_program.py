@@ -6,11 +6,9 @@ library; it loads a model built here with sim.Graph, sets a dynamic batch,
 executes asynchronously and checks the numbers against sim.reference.
 """
 
-import importlib.util
 import os
 import shutil
 import subprocess
-import warnings
 
 import numpy as np
 import pytest
@@ -22,30 +20,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 PROGRAM = os.path.join(REPO, "tests", "conformance", "programs", "model_check.c")
 
 
-def fetch_cann_include():
-    """Include directory holding acl/acl.h, or None when the headers cannot be fetched.
-
-    Uses the project's header tool (tools/cann_headers.py), which downloads the
-    torch-npu wheel with pip into a cache outside the repository.
-    """
-    path = os.path.join(REPO, "tools", "cann_headers.py")
-    spec = importlib.util.spec_from_file_location("cann_headers", path)
-    tool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tool)
-    try:
-        return tool.ensure_headers()
-    except tool.CannHeadersUnavailable as exc:
-        msg = f"CANN CONFORMANCE NOT CHECKED: the real AscendCL headers could not be fetched: {exc}"
-        warnings.warn(msg, stacklevel=1)
-        print("\n!!! " + msg)
-        return None
-
-
 @pytest.fixture(scope="module")
-def model_check(tmp_path_factory):
-    include = fetch_cann_include()
-    if include is None:
-        pytest.skip("CANN CONFORMANCE NOT CHECKED: real AscendCL headers unavailable (see warning)")
+def model_check(tmp_path_factory, cann_include):
+    include = cann_include
     gcc = shutil.which("gcc")
     assert gcc, "gcc is required"
     libdir = os.path.join(os.path.dirname(ascend_engine.__file__), "_lib")

@@ -2,10 +2,9 @@
 
 import ctypes
 
-import mdl
 import numpy as np
 import pytest
-from helpers import simlib
+from helpers import acl, mdl, simlib
 
 from ascend_engine import sim
 
@@ -30,7 +29,7 @@ def model(lib):
 
 def test_descriptor_values(lib, model):
     names = [io["name"] for io in model.inputs]
-    assert names == ["image", "mask", mdl.DYNAMIC_NAME]  # the dynamic input last
+    assert names == ["image", "mask", acl.DYNAMIC_NAME]  # the dynamic input last
     assert [io["name"] for io in model.outputs] == ["feat", "mask_sum", "nhwc"]
     img, mask, dyn = model.inputs
     assert img["dims"] == (-1, 3, 4, 4) and img["dtype"] == 1 and img["format"] == 0
@@ -54,7 +53,7 @@ def test_descriptor_values(lib, model):
     mdl.check(lib, lib.aclmdlGetOutputIndexByName(model.desc, b"nhwc", ctypes.byref(idx)), "out")
     assert idx.value == 2
     assert (
-        lib.aclmdlGetInputIndexByName(model.desc, b"nope", ctypes.byref(idx)) == mdl.ACL_ERROR_INVALID_PARAM
+        lib.aclmdlGetInputIndexByName(model.desc, b"nope", ctypes.byref(idx)) == acl.ACL_ERROR_INVALID_PARAM
     )
     assert "'image'" in simlib.recent_error(lib)
 
@@ -66,11 +65,11 @@ def test_descriptor_bad_index_and_empty(lib, model):
     assert lib.aclmdlGetInputFormat(model.desc, 9) == -1
     assert lib.aclmdlGetInputNameByIndex(model.desc, 9) is None
     d = mdl.IODims()
-    assert lib.aclmdlGetOutputDims(model.desc, 3, ctypes.byref(d)) == mdl.ACL_ERROR_INVALID_PARAM
+    assert lib.aclmdlGetOutputDims(model.desc, 3, ctypes.byref(d)) == acl.ACL_ERROR_INVALID_PARAM
     empty = lib.aclmdlCreateDesc()
     assert lib.aclmdlGetNumInputs(empty) == 0
     assert "aclmdlGetDesc" in simlib.recent_error(lib)
-    assert lib.aclmdlGetDesc(empty, 999999) == mdl.ACL_ERROR_INVALID_MODEL_ID
+    assert lib.aclmdlGetDesc(empty, 999999) == acl.ACL_ERROR_INVALID_MODEL_ID
     mdl.check(lib, lib.aclmdlDestroyDesc(empty), "destroy")
 
 
@@ -80,7 +79,7 @@ def test_desc_outlives_unload(lib):
     mdl.check(lib, lib.aclmdlGetDesc(desc, m.id), "desc")
     m.close()
     assert lib.aclmdlGetInputNameByIndex(desc, 0) == b"image"
-    assert lib.aclmdlUnload(m.id) == mdl.ACL_ERROR_INVALID_MODEL_ID
+    assert lib.aclmdlUnload(m.id) == acl.ACL_ERROR_INVALID_MODEL_ID
     mdl.check(lib, lib.aclmdlDestroyDesc(desc), "destroy")
 
 
@@ -90,7 +89,7 @@ def test_model_io_mismatches(lib, model):
     # at the largest gear: an input buffer one byte short of the reported size
     short = mdl.Buffers(model, in_sizes=[sizes_in[0] - 1] + sizes_in[1:])
     short.set_batch(6)
-    assert lib.aclmdlExecute(model.id, short.input, short.output) == mdl.ACL_ERROR_MODEL_INPUT_NOT_MATCH
+    assert lib.aclmdlExecute(model.id, short.input, short.output) == acl.ACL_ERROR_MODEL_INPUT_NOT_MATCH
     assert simlib.recent_error(lib) == (
         f"aclmdlExecute: input 0 ('image'): buffer of 575 bytes, model {model.id} needs 576 "
         "(aclmdlGetInputSizeByIndex)"
@@ -99,17 +98,17 @@ def test_model_io_mismatches(lib, model):
     # an output buffer too small
     short = mdl.Buffers(model, out_sizes=sizes_out[:2] + [sizes_out[2] - 32])
     short.set_batch(6)
-    assert lib.aclmdlExecute(model.id, short.input, short.output) == mdl.ACL_ERROR_MODEL_OUTPUT_NOT_MATCH
+    assert lib.aclmdlExecute(model.id, short.input, short.output) == acl.ACL_ERROR_MODEL_OUTPUT_NOT_MATCH
     assert "output 2 ('nhwc'): buffer of 544 bytes" in simlib.recent_error(lib)
     short.close()
     # wrong buffer counts
     few = mdl.Buffers(model, in_sizes=sizes_in[:2])
-    assert lib.aclmdlExecute(model.id, few.input, few.output) == mdl.ACL_ERROR_MODEL_INPUT_NOT_MATCH
+    assert lib.aclmdlExecute(model.id, few.input, few.output) == acl.ACL_ERROR_MODEL_INPUT_NOT_MATCH
     assert "dynamic-batch input" in simlib.recent_error(lib)
     few.close()
     few = mdl.Buffers(model, out_sizes=sizes_out[:1])
     few.set_batch(1)
-    assert lib.aclmdlExecute(model.id, few.input, few.output) == mdl.ACL_ERROR_MODEL_OUTPUT_NOT_MATCH
+    assert lib.aclmdlExecute(model.id, few.input, few.output) == acl.ACL_ERROR_MODEL_OUTPUT_NOT_MATCH
     few.close()
 
 
@@ -165,13 +164,13 @@ def test_a_buffer_below_the_selected_gear_still_fails(lib, model, is_in):
     finally:
         bufs.close()
     if is_in:
-        assert rc == mdl.ACL_ERROR_MODEL_INPUT_NOT_MATCH
+        assert rc == acl.ACL_ERROR_MODEL_INPUT_NOT_MATCH
         assert msg == (
             f"aclmdlExecute: input 0 ('image'): buffer of 191 bytes, model {model.id} needs 192 at batch 2 "
             "(aclmdlGetInputSizeByIndex reports 576 for the largest gear)"
         )
     else:
-        assert rc == mdl.ACL_ERROR_MODEL_OUTPUT_NOT_MATCH
+        assert rc == acl.ACL_ERROR_MODEL_OUTPUT_NOT_MATCH
         assert msg == (
             f"aclmdlExecute: output 0 ('feat'): buffer of 23 bytes, model {model.id} needs 24 at batch 2 "
             "(aclmdlGetOutputSizeByIndex reports 72 for the largest gear)"
@@ -223,14 +222,14 @@ def test_buffers_must_be_live_device_memory(lib, model):
     host = np.zeros(model.inputs[0]["size"], np.uint8)
     b = lib.aclmdlGetDatasetBuffer(bufs.input, 0)
     mdl.check(lib, lib.aclUpdateDataBuffer(b, host.ctypes.data, host.nbytes), "update")
-    assert lib.aclmdlExecute(model.id, bufs.input, bufs.output) == mdl.ACL_ERROR_INVALID_PARAM
+    assert lib.aclmdlExecute(model.id, bufs.input, bufs.output) == acl.ACL_ERROR_INVALID_PARAM
     assert "input 0 ('image')" in simlib.recent_error(lib)
     # freed device memory
     p = ctypes.c_void_p()
     mdl.check(lib, lib.aclrtMalloc(ctypes.byref(p), model.inputs[0]["size"], 0), "malloc")
     mdl.check(lib, lib.aclrtFree(p.value), "free")
     mdl.check(lib, lib.aclUpdateDataBuffer(b, p.value, model.inputs[0]["size"]), "update")
-    assert lib.aclmdlExecute(model.id, bufs.input, bufs.output) == mdl.ACL_ERROR_INVALID_PARAM
+    assert lib.aclmdlExecute(model.id, bufs.input, bufs.output) == acl.ACL_ERROR_INVALID_PARAM
     mdl.check(lib, lib.aclUpdateDataBuffer(b, bufs.in_ptrs[0], model.inputs[0]["size"]), "update")
     mdl.check(lib, lib.aclmdlExecute(model.id, bufs.input, bufs.output), "execute")
     bufs.close()
@@ -247,31 +246,31 @@ def test_dataset_api(lib):
     assert lib.aclmdlGetDatasetBuffer(ds, 1) == b2
     assert lib.aclmdlGetDatasetBuffer(ds, 2) is None
     assert lib.aclGetDataBufferAddr(b2) == 0x1000 and lib.aclGetDataBufferSizeV2(b2) == 64
-    assert lib.aclmdlAddDatasetBuffer(ds, None) == mdl.ACL_ERROR_INVALID_PARAM
+    assert lib.aclmdlAddDatasetBuffer(ds, None) == acl.ACL_ERROR_INVALID_PARAM
     mdl.check(lib, lib.aclmdlDestroyDataset(ds), "destroy")  # leaves the buffers alone
     assert lib.aclGetDataBufferSizeV2(b2) == 64
     mdl.check(lib, lib.aclDestroyDataBuffer(b1), "destroy")
     mdl.check(lib, lib.aclDestroyDataBuffer(b2), "destroy")
-    assert lib.aclDestroyDataBuffer(None) == mdl.ACL_ERROR_INVALID_PARAM
+    assert lib.aclDestroyDataBuffer(None) == acl.ACL_ERROR_INVALID_PARAM
 
 
 def test_load_from_file_codes(lib, tmp_path):
     mid = ctypes.c_uint32()
     missing = str(tmp_path / "missing.om").encode()
-    assert lib.aclmdlLoadFromFile(missing, ctypes.byref(mid)) == mdl.ACL_ERROR_READ_MODEL_FAILURE
+    assert lib.aclmdlLoadFromFile(missing, ctypes.byref(mid)) == acl.ACL_ERROR_READ_MODEL_FAILURE
     assert "missing.om" in simlib.recent_error(lib)
     om = tmp_path / "real.om"
     om.write_bytes(b"IMOD" + bytes(300))  # any non-simulator file, e.g. a real OM
-    assert lib.aclmdlLoadFromFile(str(om).encode(), ctypes.byref(mid)) == mdl.ACL_ERROR_DESERIALIZE_MODEL
+    assert lib.aclmdlLoadFromFile(str(om).encode(), ctypes.byref(mid)) == acl.ACL_ERROR_DESERIALIZE_MODEL
     msg = simlib.recent_error(lib)
     assert "acl backend" in msg and "ASCEND_ENGINE_BACKEND=acl" in msg
     blob = bytearray(two_io_graph().to_bytes(batch_sizes=(2,)))
     blob[8] = 9  # version 9
     bad = tmp_path / "v9.om"
     bad.write_bytes(bytes(blob))
-    assert lib.aclmdlLoadFromFile(str(bad).encode(), ctypes.byref(mid)) == mdl.ACL_ERROR_PARSE_MODEL
+    assert lib.aclmdlLoadFromFile(str(bad).encode(), ctypes.byref(mid)) == acl.ACL_ERROR_PARSE_MODEL
     assert "version 9" in simlib.recent_error(lib)
-    assert lib.aclmdlLoadFromMem(None, 10, ctypes.byref(mid)) == mdl.ACL_ERROR_INVALID_PARAM
+    assert lib.aclmdlLoadFromMem(None, 10, ctypes.byref(mid)) == acl.ACL_ERROR_INVALID_PARAM
 
     good = tmp_path / "good.om"
     two_io_graph().save(str(good), batch_sizes=(2,))
@@ -301,13 +300,13 @@ def test_query_size_and_load_with_mem(lib, tmp_path):
     rc = lib.aclmdlLoadFromFileWithMem(
         str(path).encode(), ctypes.byref(mid), wp.value, work.value - 1, pp.value, weight.value
     )
-    assert rc == mdl.ACL_ERROR_INVALID_PARAM and "workSize" in simlib.recent_error(lib)
+    assert rc == acl.ACL_ERROR_INVALID_PARAM and "workSize" in simlib.recent_error(lib)
     # host memory is not device memory
     host = np.zeros(work.value, np.uint8)
     rc = lib.aclmdlLoadFromFileWithMem(
         str(path).encode(), ctypes.byref(mid), host.ctypes.data, work.value, pp.value, weight.value
     )
-    assert rc == mdl.ACL_ERROR_INVALID_PARAM
+    assert rc == acl.ACL_ERROR_INVALID_PARAM
     mdl.check(
         lib,
         lib.aclmdlLoadFromFileWithMem(
@@ -341,8 +340,8 @@ def test_load_reserves_device_memory(lib):
 
 def test_unknown_model_id(lib):
     ds = lib.aclmdlCreateDataset()
-    assert lib.aclmdlExecute(424242, ds, ds) == mdl.ACL_ERROR_INVALID_MODEL_ID
-    assert lib.aclmdlSetDynamicBatchSize(424242, ds, 0, 1) == mdl.ACL_ERROR_INVALID_MODEL_ID
+    assert lib.aclmdlExecute(424242, ds, ds) == acl.ACL_ERROR_INVALID_MODEL_ID
+    assert lib.aclmdlSetDynamicBatchSize(424242, ds, 0, 1) == acl.ACL_ERROR_INVALID_MODEL_ID
     lib.aclmdlDestroyDataset(ds)
 
 

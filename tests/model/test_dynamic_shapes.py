@@ -8,10 +8,9 @@ input and the gears allowed.
 
 import ctypes
 
-import mdl
 import numpy as np
 import pytest
-from helpers import simlib
+from helpers import acl, mdl, simlib
 
 from ascend_engine import sim
 
@@ -78,7 +77,7 @@ def test_hw_descriptor(lib, rng):
     m = load(lib, hw_graph(rng), hw_sizes=HW_GEARS)
     try:
         names = [io["name"] for io in m.inputs]
-        assert names == ["image", mdl.DYNAMIC_NAME]
+        assert names == ["image", acl.DYNAMIC_NAME]
         img, dyn = m.inputs
         assert img["dims"] == (1, 3, -1, -1)
         assert img["size"] == 3 * 32 * 32 * 4  # the largest gear's bytes
@@ -123,7 +122,7 @@ def test_hw_every_gear_matches_reference(lib, rng, stream):
                 np.testing.assert_allclose(out[k], ref[k], rtol=1e-5, atol=1e-5, err_msg=f"{k} at {h}x{w}")
             # what the setter wrote into ascend_mbatch_shape_data: height, width as int64
             v = (ctypes.c_int64 * 2)()
-            mdl.check(lib, lib.aclrtMemcpy(v, 16, bufs.in_ptrs[1], 16, mdl.ACL_MEMCPY_DEVICE_TO_HOST), "cp")
+            mdl.check(lib, lib.aclrtMemcpy(v, 16, bufs.in_ptrs[1], 16, acl.ACL_MEMCPY_DEVICE_TO_HOST), "cp")
             assert list(v) == [h, w]
     finally:
         bufs.close()
@@ -147,7 +146,7 @@ def test_hw_buffers_sized_for_the_selected_gear(lib, rng):
         bufs.set_hw(16, 24)  # the same bytes, another shape
         bufs.execute()
         bufs.set_hw(32, 32)
-        assert lib.aclmdlExecute(m.id, bufs.input, bufs.output) == mdl.ACL_ERROR_MODEL_INPUT_NOT_MATCH
+        assert lib.aclmdlExecute(m.id, bufs.input, bufs.output) == acl.ACL_ERROR_MODEL_INPUT_NOT_MATCH
         assert err(lib) == (
             f"aclmdlExecute: input 0 ('image'): buffer of 4608 bytes, model {m.id} needs 12288 "
             "(aclmdlGetInputSizeByIndex)"
@@ -163,31 +162,31 @@ def test_hw_wrong_gears_and_mechanisms(lib, rng):
     idx = bufs.dynamic_index()
     try:
         # executing before any gear is set
-        assert lib.aclmdlExecute(m.id, bufs.input, bufs.output) == mdl.ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID
+        assert lib.aclmdlExecute(m.id, bufs.input, bufs.output) == acl.ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID
         assert "has dynamic image size but the input dataset has no gear set" in err(lib)
         assert "aclmdlSetDynamicHWSize" in err(lib) and "16x24, 32x32, 24x16" in err(lib)
         # not a gear: (16, 24) is, (24, 24) is not
         rc = lib.aclmdlSetDynamicHWSize(m.id, bufs.input, idx, 24, 24)
-        assert rc == mdl.ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID
+        assert rc == acl.ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID
         assert err(lib) == (
             f"aclmdlSetDynamicHWSize: image size 24x24 (height x width) is not a gear of model {m.id} "
             "(gears: 16x24, 32x32, 24x16)"
         )
         # the wrong index
-        assert lib.aclmdlSetDynamicHWSize(m.id, bufs.input, 0, 16, 24) == mdl.ACL_ERROR_INVALID_PARAM
+        assert lib.aclmdlSetDynamicHWSize(m.id, bufs.input, 0, 16, 24) == acl.ACL_ERROR_INVALID_PARAM
         assert "index 0 is not the dynamic input" in err(lib)
         # another mechanism's setter: its gears never match (GE answers 145013)
         rc = lib.aclmdlSetDynamicBatchSize(m.id, bufs.input, idx, 1)
-        assert rc == mdl.ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID
+        assert rc == acl.ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID
         assert "has dynamic image size, not dynamic batch" in err(lib)
         assert "use aclmdlSetDynamicHWSize (gears: 16x24, 32x32, 24x16)" in err(lib)
         d = mdl.io_dims([1, 3, 16, 24])
         rc = lib.aclmdlSetInputDynamicDims(m.id, bufs.input, idx, ctypes.byref(d))
-        assert rc == mdl.ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID
+        assert rc == acl.ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID
         # a gear set, plus a tensor description on an input: mutually exclusive on one model
         bufs.set_hw(16, 24)
         bufs.describe_inputs({0: (1, 3, 16, 24)})
-        assert lib.aclmdlExecute(m.id, bufs.input, bufs.output) == mdl.ACL_ERROR_INVALID_PARAM
+        assert lib.aclmdlExecute(m.id, bufs.input, bufs.output) == acl.ACL_ERROR_INVALID_PARAM
         assert "mutually exclusive" in err(lib) and "input 0 ('image')" in err(lib)
     finally:
         bufs.close()
@@ -199,7 +198,7 @@ def test_hw_dynamic_input_too_small(lib, rng):
     bufs = mdl.Buffers(m, in_sizes=[m.inputs[0]["size"], 4])
     try:
         rc = lib.aclmdlSetDynamicHWSize(m.id, bufs.input, 1, 16, 24)
-        assert rc == mdl.ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID
+        assert rc == acl.ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID
         assert "buffer holds 4 bytes, needs at least 8" in err(lib)
     finally:
         bufs.close()
@@ -217,7 +216,7 @@ def test_dims_descriptor(lib, rng):
         tokens, mask, dyn = m.inputs
         assert tokens["dims"] == (-1, -1, 8) and mask["dims"] == (-1, -1)
         assert tokens["size"] == 4 * 16 * 8 * 4 and mask["size"] == 4 * 16 * 4
-        assert dyn["name"] == mdl.DYNAMIC_NAME and dyn["dims"] == (4,) and dyn["size"] == 32
+        assert dyn["name"] == acl.DYNAMIC_NAME and dyn["dims"] == (4,) and dyn["size"] == 32
         count = ctypes.c_size_t()
         mdl.check(lib, lib.aclmdlGetInputDynamicGearCount(m.desc, -1, ctypes.byref(count)), "gear count")
         assert count.value == 3
@@ -225,7 +224,7 @@ def test_dims_descriptor(lib, rng):
         mdl.check(lib, lib.aclmdlGetInputDynamicDims(m.desc, -1, gears, 3), "aclmdlGetInputDynamicDims")
         listed = [tuple(gd.dims[k] for k in range(gd.dimCount)) for gd in gears]
         assert listed == [(1, 4, 8, 1, 4), (2, 8, 8, 2, 8), (4, 16, 8, 4, 16)]
-        assert lib.aclmdlGetInputDynamicDims(m.desc, -1, gears, 2) == mdl.ACL_ERROR_INVALID_PARAM
+        assert lib.aclmdlGetInputDynamicDims(m.desc, -1, gears, 2) == acl.ACL_ERROR_INVALID_PARAM
         assert "gearCount 2 does not match the model's 3" in err(lib)
         hw = mdl.HW()
         mdl.check(lib, lib.aclmdlGetDynamicHW(m.desc, -1, ctypes.byref(hw)), "hw")
@@ -250,7 +249,7 @@ def test_dims_every_gear_matches_reference(lib, rng):
             for k in ref:
                 np.testing.assert_allclose(out[k], ref[k], rtol=1e-5, atol=1e-5, err_msg=f"{k} at {b}x{s}")
             v = (ctypes.c_int64 * 4)()
-            mdl.check(lib, lib.aclrtMemcpy(v, 32, bufs.in_ptrs[2], 32, mdl.ACL_MEMCPY_DEVICE_TO_HOST), "cp")
+            mdl.check(lib, lib.aclrtMemcpy(v, 32, bufs.in_ptrs[2], 32, acl.ACL_MEMCPY_DEVICE_TO_HOST), "cp")
             assert list(v) == [b, s, b, s]  # the values of the -1 dims, as the runtime writes them
     finally:
         bufs.close()
@@ -267,26 +266,26 @@ def test_dims_errors(lib, rng):
         return lib.aclmdlSetInputDynamicDims(m.id, bufs.input, idx, ctypes.byref(d))
 
     try:
-        assert set_dims([2, 8, 8, 2]) == mdl.ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID
+        assert set_dims([2, 8, 8, 2]) == acl.ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID
         assert "dims->dimCount is 4, the model's inputs have 5 dimensions in all" in err(lib)
-        assert set_dims([2, 8, 7, 2, 8]) == mdl.ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID
+        assert set_dims([2, 8, 7, 2, 8]) == acl.ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID
         assert "dimension 2 of input 0 ('tokens') is fixed at 8" in err(lib)
-        assert set_dims([2, 4, 8, 2, 4]) == mdl.ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID
+        assert set_dims([2, 4, 8, 2, 4]) == acl.ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID
         assert err(lib) == (
             f"aclmdlSetInputDynamicDims: the dynamic dims are not a gear of model {m.id} (values of its -1 "
             "dimensions per gear: (1, 4), (2, 8), (4, 16))"
         )
         # "seq" is one dimension of both inputs: two different values match no gear
-        assert set_dims([2, 8, 8, 2, 16]) == mdl.ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID
+        assert set_dims([2, 8, 8, 2, 16]) == acl.ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID
         rc = lib.aclmdlSetDynamicHWSize(m.id, bufs.input, idx, 8, 8)
-        assert rc == mdl.ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID
+        assert rc == acl.ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID
         assert "has dynamic dims, not dynamic image size" in err(lib)
         # the selected gear's bytes: a buffer for gear (1, 4) cannot run gear (2, 8)
         small = mdl.Buffers(m, in_sizes=[1 * 4 * 8 * 4, 4 * 4, 32])
         try:
             d = mdl.io_dims([2, 8, 8, 2, 8])
             mdl.check(lib, lib.aclmdlSetInputDynamicDims(m.id, small.input, idx, ctypes.byref(d)), "set")
-            assert lib.aclmdlExecute(m.id, small.input, small.output) == mdl.ACL_ERROR_MODEL_INPUT_NOT_MATCH
+            assert lib.aclmdlExecute(m.id, small.input, small.output) == acl.ACL_ERROR_MODEL_INPUT_NOT_MATCH
             assert "input 0 ('tokens'): buffer of 128 bytes" in err(lib)
             assert "needs 512 at dims gear (2, 8)" in err(lib)
         finally:
@@ -341,7 +340,7 @@ def test_range_errors(lib, rng):
     m = load(lib, range_graph(rng), shape_ranges={"n": (2, 64)})
     bufs = mdl.Buffers(m, in_sizes=[64 * 16 * 4], out_sizes=[64 * 8 * 4, 64 * 4])
     try:
-        assert lib.aclmdlExecute(m.id, bufs.input, bufs.output) == mdl.ACL_ERROR_INVALID_PARAM
+        assert lib.aclmdlExecute(m.id, bufs.input, bufs.output) == acl.ACL_ERROR_INVALID_PARAM
         assert err(lib) == (
             f"aclmdlExecute: input 0 ('x') of model {m.id} has the shape range (2~64, 16): describe its "
             "actual shape with aclmdlSetDatasetTensorDesc(dataset, desc, 0) before executing"
@@ -352,16 +351,16 @@ def test_range_errors(lib, rng):
                                       "it at 16"),
                             ((4, 16, 1), "the dims (4, 16, 1), the model's input is (2~64, 16)")):
             bufs.describe_inputs({0: shape})
-            assert lib.aclmdlExecute(m.id, bufs.input, bufs.output) == mdl.ACL_ERROR_INVALID_PARAM, shape
+            assert lib.aclmdlExecute(m.id, bufs.input, bufs.output) == acl.ACL_ERROR_INVALID_PARAM, shape
             assert text in err(lib), err(lib)
         # the gear setters do not apply to a shape-range model
-        assert lib.aclmdlSetDynamicBatchSize(m.id, bufs.input, 0, 2) == mdl.ACL_ERROR_MODEL_NOT_DYNAMIC
+        assert lib.aclmdlSetDynamicBatchSize(m.id, bufs.input, 0, 2) == acl.ACL_ERROR_MODEL_NOT_DYNAMIC
         assert "it has shape ranges, with no gears" in err(lib)
         # buffers too small for the described shape
         bufs.describe_inputs({0: (64, 16)})
         short = mdl.Buffers(m, in_sizes=[64 * 16 * 4], out_sizes=[63 * 8 * 4, 64 * 4])
         short.describe_inputs({0: (64, 16)})
-        assert lib.aclmdlExecute(m.id, short.input, short.output) == mdl.ACL_ERROR_MODEL_OUTPUT_NOT_MATCH
+        assert lib.aclmdlExecute(m.id, short.input, short.output) == acl.ACL_ERROR_MODEL_OUTPUT_NOT_MATCH
         assert "output 0 ('y'): buffer of 2016 bytes" in err(lib)
         assert "needs 2048 at shape range values (64)" in err(lib)
         short.close()
@@ -379,7 +378,7 @@ def test_range_rejects_a_gear_from_another_model(lib, rng):
         dbufs.set_dims([1, 4, 8, 1, 4])
         out = mdl.Buffers(rm, in_sizes=[64], out_sizes=[64 * 8 * 4, 64 * 4])
         # reuse the dims model's input dataset (3 buffers) with one-input range model: count first
-        assert lib.aclmdlExecute(rm.id, dbufs.input, out.output) == mdl.ACL_ERROR_MODEL_INPUT_NOT_MATCH
+        assert lib.aclmdlExecute(rm.id, dbufs.input, out.output) == acl.ACL_ERROR_MODEL_INPUT_NOT_MATCH
         out.close()
     finally:
         dbufs.close()
@@ -400,11 +399,11 @@ def test_versions(lib, rng):
     assert blob[8:12] == (2).to_bytes(4, "little") and blob[12:16] == (160).to_bytes(4, "little")
     blob[8:12] = (3).to_bytes(4, "little")
     mid = ctypes.c_uint32()
-    assert lib.aclmdlLoadFromMem(bytes(blob), len(blob), ctypes.byref(mid)) == mdl.ACL_ERROR_PARSE_MODEL
+    assert lib.aclmdlLoadFromMem(bytes(blob), len(blob), ctypes.byref(mid)) == acl.ACL_ERROR_PARSE_MODEL
     assert "simulator model version 3 is not supported (this simulator reads versions 1 to 2" in err(lib)
     blob[8:12] = (2).to_bytes(4, "little")
     blob[136:140] = (9).to_bytes(4, "little")  # the dynamic kind
-    assert lib.aclmdlLoadFromMem(bytes(blob), len(blob), ctypes.byref(mid)) == mdl.ACL_ERROR_PARSE_MODEL
+    assert lib.aclmdlLoadFromMem(bytes(blob), len(blob), ctypes.byref(mid)) == acl.ACL_ERROR_PARSE_MODEL
     assert "dynamic kind 9 at byte 136" in err(lib)
 
 

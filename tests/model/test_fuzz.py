@@ -16,10 +16,8 @@ from helpers import simlib
 FUZZ = r"""
 import ctypes, json, os, sys
 import numpy as np
-sys.path.insert(0, os.path.join(os.path.dirname(simlib.__file__), "..", "model"))
-import mdl
-from test_models import transformer_block, mlp
-from helpers import simlib
+from helpers import mdl, simlib
+from helpers.mdl import mlp, transformer_block
 
 lib = simlib.load()
 assert lib.aclInit(None) in (0, 100002)

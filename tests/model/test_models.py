@@ -2,61 +2,16 @@
 
 import ctypes
 
-import mdl
 import numpy as np
 import pytest
+from helpers import acl, mdl
+from helpers.mdl import mlp, transformer_block
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ascend_engine import sim
 
 GEARS = (1, 2, 4, 8)
-
-
-def mlp(rng, dtype="float32", d_in=32, hidden=64, d_out=10):
-    g = sim.Graph("mlp")
-    x = g.input("x", dtype, (-1, d_in))
-    w1 = g.const((rng.standard_normal((d_in, hidden)) / np.sqrt(d_in)).astype(dtype))
-    b1 = g.const(rng.standard_normal(hidden).astype(dtype) * 0.1)
-    w2 = g.const((rng.standard_normal((hidden, d_out)) / np.sqrt(hidden)).astype(dtype))
-    h = g.gelu(g.add(g.matmul(x, w1), b1))
-    logits = g.matmul(h, w2)
-    g.output("logits", logits)
-    g.output("probs", g.softmax(logits))
-    g.output("label", g.argmax(logits))
-    return g
-
-
-def transformer_block(rng, seq=8, d=16, heads=2, dtype="float32"):
-    """Pre-norm attention block + MLP with residuals, batch first."""
-    dh = d // heads
-
-    def w(*shape):
-        return (rng.standard_normal(shape) / np.sqrt(shape[0])).astype(dtype)
-
-    g = sim.Graph("block")
-    x = g.input("x", dtype, (-1, seq, d))
-    h = g.layernorm(x, gamma=np.ones(d, dtype), beta=np.zeros(d, dtype))
-
-    def heads_of(t):  # (-1, seq, d) -> (-1, heads, seq, dh)
-        return g.transpose(g.reshape(t, (-1, seq, heads, dh)), (0, 2, 1, 3))
-
-    q = heads_of(g.matmul(h, g.const(w(d, d))))
-    k = heads_of(g.matmul(h, g.const(w(d, d))))
-    v = heads_of(g.matmul(h, g.const(w(d, d))))
-    scores = g.mul(g.matmul(q, g.transpose(k, (0, 1, 3, 2))), np.array(1 / np.sqrt(dh), dtype))
-    att = g.matmul(g.softmax(scores, axis=-1), v)  # (-1, heads, seq, dh)
-    att = g.reshape(g.transpose(att, (0, 2, 1, 3)), (-1, seq, d))
-    x1 = g.add(x, g.matmul(att, g.const(w(d, d))))
-    h2 = g.layernorm(x1)
-    ff = g.matmul(
-        g.gelu(g.add(g.matmul(h2, g.const(w(d, 4 * d))), g.const(np.zeros(4 * d, dtype)))),
-        g.const(w(4 * d, d)),
-    )
-    out = g.add(x1, ff)
-    g.output("y", out)
-    g.output("pooled", g.mean(out, axes=1))
-    return g
 
 
 def compare(got, want, rtol=1e-4, atol=1e-4):
@@ -162,26 +117,26 @@ def test_non_gear_rejected_and_static_model(lib):
         bufs = mdl.Buffers(dyn)
         for bad in (0, 1, 3, 5, 8):
             rc = lib.aclmdlSetDynamicBatchSize(dyn.id, bufs.input, len(dyn.inputs) - 1, bad)
-            assert rc == mdl.ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID
+            assert rc == acl.ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID
             assert "not a gear" in mdl.simlib.recent_error(lib) and "2, 4" in mdl.simlib.recent_error(lib)
         # executing without a gear set
         rc = lib.aclmdlExecute(dyn.id, bufs.input, bufs.output)
-        assert rc == mdl.ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID
+        assert rc == acl.ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID
         assert "aclmdlSetDynamicBatchSize" in mdl.simlib.recent_error(lib)
         # wrong index
-        assert lib.aclmdlSetDynamicBatchSize(dyn.id, bufs.input, 0, 2) == mdl.ACL_ERROR_INVALID_PARAM
+        assert lib.aclmdlSetDynamicBatchSize(dyn.id, bufs.input, 0, 2) == acl.ACL_ERROR_INVALID_PARAM
         # the gear is written into the dynamic input's device buffer as int64
         bufs.set_batch(4)
         v = ctypes.c_int64()
         mdl.check(
-            lib, lib.aclrtMemcpy(ctypes.byref(v), 8, bufs.in_ptrs[-1], 8, mdl.ACL_MEMCPY_DEVICE_TO_HOST), "cp"
+            lib, lib.aclrtMemcpy(ctypes.byref(v), 8, bufs.in_ptrs[-1], 8, acl.ACL_MEMCPY_DEVICE_TO_HOST), "cp"
         )
         assert v.value == 4
         bufs.close()
 
         sbufs = mdl.Buffers(static)
         rc = lib.aclmdlSetDynamicBatchSize(static.id, sbufs.input, 0, 1)
-        assert rc == mdl.ACL_ERROR_MODEL_NOT_DYNAMIC
+        assert rc == acl.ACL_ERROR_MODEL_NOT_DYNAMIC
         sbufs.close()
     finally:
         dyn.close()

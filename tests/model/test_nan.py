@@ -8,9 +8,9 @@ hide exactly those reads.  Each test compares the NaN positions (and every
 other value) with ``sim.reference``.
 """
 
-import mdl
 import numpy as np
 import pytest
+from helpers import mdl
 
 from ascend_engine import sim
 

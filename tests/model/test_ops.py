@@ -1,8 +1,8 @@
 """Every op of sim.Graph, run by the simulator's C kernels, against sim.reference."""
 
-import mdl
 import numpy as np
 import pytest
+from helpers import mdl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -3,9 +3,8 @@
 import ctypes
 import time
 
-import mdl
 import numpy as np
-from helpers import simlib
+from helpers import acl, mdl, simlib
 
 from ascend_engine import sim
 
@@ -83,7 +82,7 @@ def test_one_model_on_two_streams_is_detected(lib, stream):
         b2.execute(s2)  # accepted at call time: the clash is on the device
         assert lib.aclrtSynchronizeStream(stream) == 0
         rc = lib.aclrtSynchronizeStream(s2)
-        assert rc == mdl.ACL_ERROR_RT_MODEL_EXECUTE
+        assert rc == acl.ACL_ERROR_RT_MODEL_EXECUTE
         assert "already executing" in simlib.recent_error(lib)
         # one after the other on two streams is fine
         b2.execute(s2)
@@ -109,7 +108,7 @@ def test_execution_follows_stream_order(lib, stream):
                 m.inputs[0]["size"],
                 x.ctypes.data,
                 x.nbytes,
-                mdl.ACL_MEMCPY_HOST_TO_DEVICE,
+                acl.ACL_MEMCPY_HOST_TO_DEVICE,
                 stream,
             ),
             "h2d",
@@ -119,7 +118,7 @@ def test_execution_follows_stream_order(lib, stream):
         mdl.check(
             lib,
             lib.aclrtMemcpyAsync(
-                out.ctypes.data, out.nbytes, b.out_ptrs[0], out.nbytes, mdl.ACL_MEMCPY_DEVICE_TO_HOST, stream
+                out.ctypes.data, out.nbytes, b.out_ptrs[0], out.nbytes, acl.ACL_MEMCPY_DEVICE_TO_HOST, stream
             ),
             "d2h",
         )

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import WIDTH, compile_chain, dense
+from helpers.pipelines import WIDTH, compile_chain, dense
 
 import ascend_engine as ae
 from ascend_engine import errors

@@ -9,7 +9,7 @@ import threading
 
 import numpy as np
 import pytest
-from conftest import GEARS, WIDTH, chain_reference, compile_chain, dense, joiner
+from helpers.pipelines import GEARS, WIDTH, chain_reference, compile_chain, dense, joiner
 from helpers.scale import scaled
 
 import ascend_engine as ae

@@ -4,8 +4,8 @@ the next compile) works again and no device memory is lost."""
 
 import numpy as np
 import pytest
-from conftest import WIDTH, chain_reference, compile_chain, dense
 from helpers import simlib
+from helpers.pipelines import WIDTH, chain_reference, compile_chain, dense
 
 import ascend_engine as ae
 

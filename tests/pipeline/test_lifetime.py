@@ -10,7 +10,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from conftest import WIDTH, compile_chain, dense
+from helpers.pipelines import WIDTH, compile_chain, dense
 
 import ascend_engine as ae
 

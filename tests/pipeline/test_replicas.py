@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import WIDTH, chain_reference, dense
+from helpers.pipelines import WIDTH, chain_reference, dense
 
 import ascend_engine as ae
 

@@ -9,7 +9,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from conftest import WIDTH, chain_reference, compile_chain, dense
+from helpers.pipelines import WIDTH, chain_reference, compile_chain, dense
 
 import ascend_engine as ae
 
@@ -49,9 +49,8 @@ def run_child(script, timeout=120):
 ABANDON_SCRIPT = """
 import gc, sys
 import numpy as np
-sys.path.insert(0, "pipeline")
 import ascend_engine as ae
-from conftest import WIDTH
+from helpers.pipelines import WIDTH
 pipe = ae.Pipeline(0)
 x = pipe.input("x", "float32", (-1, WIDTH))
 pipe.output("y", pipe.model(sys.argv[1] if len(sys.argv) > 1 else {path!r}, x, name="m"))

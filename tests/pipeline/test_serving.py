@@ -13,7 +13,7 @@ from concurrent.futures import CancelledError
 
 import numpy as np
 import pytest
-from conftest import WIDTH, chain_reference, compile_chain, dense
+from helpers.pipelines import WIDTH, chain_reference, compile_chain, dense
 from helpers.scale import scaled
 
 import ascend_engine as ae

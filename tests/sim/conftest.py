@@ -1,23 +1,18 @@
 """Fixtures for the simulator runtime tests.
 
-The simulator's state is per process: the session fixture initializes it once
-(tolerating an earlier aclInit by another suite in the same process) and sets
-device 0 on the main thread.  Tests that finalize, or need other environment
-variables, run in a child process through ``simlib.run_python``.
+``sim`` wraps the suite's simulator session (``sim_lib``: AscendCL initialised
+once per process, device 0 set on the main thread).  Tests that finalize, or
+need other environment variables, run in a child process through
+``simlib.run_python``.
 """
 
 import pytest
-from helpers import simlib
-from simrt_util import ACL_ERROR_REPEAT_INITIALIZE, ACL_SUCCESS, Sim
+from simrt_util import Sim
 
 
 @pytest.fixture(scope="session")
-def sim():
-    lib = simlib.load()
-    rc = lib.aclInit(None)
-    assert rc in (ACL_SUCCESS, ACL_ERROR_REPEAT_INITIALIZE), simlib.recent_error(lib)
-    assert lib.aclrtSetDevice(0) == ACL_SUCCESS, simlib.recent_error(lib)
-    return Sim(lib)
+def sim(sim_lib):
+    return Sim(sim_lib)
 
 
 @pytest.fixture
@@ -26,10 +21,9 @@ def lib(sim):
 
 
 @pytest.fixture
-def faults(sim):
-    """Sets fault rules for one test and always clears them afterwards."""
-    yield sim.faults
-    sim.lib.aeSimSetFaults(None)
+def faults(sim_faults):
+    """The suite's fault-injection fixture (tests/conftest.py), under this folder's name."""
+    return sim_faults
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""ctypes helpers for the simulator model tests: load a Graph, describe it, run it.
+"""ctypes helpers for the simulator model tests: load a Graph, describe it, run
+it; and the whole models several tests build (an MLP, a transformer block).
 
 Everything goes through the public AscendCL API of the simulator library
 (helpers.simlib), the way a C program or the Model class would use it.
@@ -7,26 +8,16 @@ Everything goes through the public AscendCL API of the simulator library
 import ctypes
 
 import numpy as np
+
+from ascend_engine import sim
 from helpers import simlib
-
-ACL_SUCCESS = 0
-ACL_ERROR_REPEAT_INITIALIZE = 100002
-ACL_ERROR_INVALID_PARAM = 100000
-ACL_ERROR_INVALID_MODEL_ID = 100011
-ACL_ERROR_DESERIALIZE_MODEL = 100012
-ACL_ERROR_PARSE_MODEL = 100013
-ACL_ERROR_READ_MODEL_FAILURE = 100014
-ACL_ERROR_MODEL_INPUT_NOT_MATCH = 100017
-ACL_ERROR_MODEL_OUTPUT_NOT_MATCH = 100018
-ACL_ERROR_MODEL_NOT_DYNAMIC = 100019
-ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID = 145012
-ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID = 145013
-ACL_ERROR_RT_MODEL_EXECUTE = 507011
-ACL_MEMCPY_HOST_TO_DEVICE = 1
-ACL_MEMCPY_DEVICE_TO_HOST = 2
-DYNAMIC_NAME = "ascend_mbatch_shape_data"
-
-ACL_DTYPES = {0: np.float32, 1: np.float16, 3: np.int32, 4: np.uint8, 9: np.int64}
+from helpers.acl import (
+    ACL_DTYPES,
+    ACL_MEMCPY_DEVICE_TO_HOST,
+    ACL_MEMCPY_HOST_TO_DEVICE,
+    ACL_SUCCESS,
+    DYNAMIC_NAME,
+)
 
 
 class IODims(ctypes.Structure):
@@ -292,3 +283,49 @@ def _batched(model, name):
         if io["name"] == name:
             return bool(io["dims"]) and io["dims"][0] == -1
     return False
+
+
+def mlp(rng, dtype="float32", d_in=32, hidden=64, d_out=10):
+    g = sim.Graph("mlp")
+    x = g.input("x", dtype, (-1, d_in))
+    w1 = g.const((rng.standard_normal((d_in, hidden)) / np.sqrt(d_in)).astype(dtype))
+    b1 = g.const(rng.standard_normal(hidden).astype(dtype) * 0.1)
+    w2 = g.const((rng.standard_normal((hidden, d_out)) / np.sqrt(hidden)).astype(dtype))
+    h = g.gelu(g.add(g.matmul(x, w1), b1))
+    logits = g.matmul(h, w2)
+    g.output("logits", logits)
+    g.output("probs", g.softmax(logits))
+    g.output("label", g.argmax(logits))
+    return g
+
+
+def transformer_block(rng, seq=8, d=16, heads=2, dtype="float32"):
+    """Pre-norm attention block + MLP with residuals, batch first."""
+    dh = d // heads
+
+    def w(*shape):
+        return (rng.standard_normal(shape) / np.sqrt(shape[0])).astype(dtype)
+
+    g = sim.Graph("block")
+    x = g.input("x", dtype, (-1, seq, d))
+    h = g.layernorm(x, gamma=np.ones(d, dtype), beta=np.zeros(d, dtype))
+
+    def heads_of(t):  # (-1, seq, d) -> (-1, heads, seq, dh)
+        return g.transpose(g.reshape(t, (-1, seq, heads, dh)), (0, 2, 1, 3))
+
+    q = heads_of(g.matmul(h, g.const(w(d, d))))
+    k = heads_of(g.matmul(h, g.const(w(d, d))))
+    v = heads_of(g.matmul(h, g.const(w(d, d))))
+    scores = g.mul(g.matmul(q, g.transpose(k, (0, 1, 3, 2))), np.array(1 / np.sqrt(dh), dtype))
+    att = g.matmul(g.softmax(scores, axis=-1), v)  # (-1, heads, seq, dh)
+    att = g.reshape(g.transpose(att, (0, 2, 1, 3)), (-1, seq, d))
+    x1 = g.add(x, g.matmul(att, g.const(w(d, d))))
+    h2 = g.layernorm(x1)
+    ff = g.matmul(
+        g.gelu(g.add(g.matmul(h2, g.const(w(d, 4 * d))), g.const(np.zeros(4 * d, dtype)))),
+        g.const(w(4 * d, d)),
+    )
+    out = g.add(x1, ff)
+    g.output("y", out)
+    g.output("pooled", g.mean(out, axes=1))
+    return g

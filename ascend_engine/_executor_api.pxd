@@ -1,0 +1,106 @@
+# cython: language_level=3
+"""Cython view of the C executor's header, include/ascend_engine/executor.h.
+
+Plain ``cdef extern`` declarations, nothing else, with the header's own
+constants for every size (``AE_NAME_MAX``, ``AE_MESSAGE_MAX``): the header is
+the one place they are written.  ``_executor.pyx`` cimports them.
+"""
+
+from libc.stdint cimport int32_t, uint32_t, uint64_t
+
+from ascend_engine._acl cimport aclError, aclrtContext, ae_acl_api
+
+
+cdef extern from "ascend_engine/executor.h" nogil:
+    enum:
+        AE_NAME_MAX
+        AE_MESSAGE_MAX
+        AE_MAX_IO
+    const uint64_t AE_NO_REQUEST
+    const int AE_INTERRUPTED
+
+    ctypedef struct ae_error:
+        aclError code
+        char function[AE_NAME_MAX]
+        char node[AE_NAME_MAX]
+        char message[AE_MESSAGE_MAX]
+        uint64_t request
+
+    ctypedef struct ae_tensor_plan:
+        size_t row_bytes
+        size_t offset
+        size_t capacity
+
+    ctypedef struct ae_node_plan:
+        char name[AE_NAME_MAX]
+        uint32_t model_id
+        int stream
+        int n_inputs
+        const int *inputs
+        int n_outputs
+        const int *outputs
+        int dyn_index
+        size_t dyn_offset
+        size_t dyn_size
+        int n_gears
+        const uint64_t *gears
+        uint64_t static_batch
+
+    ctypedef struct ae_plan:
+        aclrtContext context
+        int32_t device_id
+        int depth
+        int n_streams
+        int single_stream
+        int profile
+        int32_t timeout_ms
+        int n_tensors
+        const ae_tensor_plan *tensors
+        int n_nodes
+        const ae_node_plan *nodes
+        int n_inputs
+        const int *input_tensors
+        int n_outputs
+        const int *output_tensors
+        size_t slot_bytes
+        uint64_t max_batch
+        int spin_wait
+        int unsafe_skip_waits
+
+    ctypedef struct ae_engine:
+        pass
+
+    ctypedef struct ae_stats:
+        uint64_t requests
+        uint64_t failures
+        int in_flight
+        int in_flight_high_water
+        uint64_t enqueue_ns
+        uint64_t wait_ns
+
+    int ae_engine_create(const ae_acl_api *api, const ae_plan *plan, ae_engine **out, ae_error *err)
+    void ae_engine_destroy(ae_engine *engine)
+    int ae_engine_close(ae_engine *engine, ae_error *err)
+    int ae_engine_submit(ae_engine *engine, const void *const *inputs, uint64_t rows,
+                         void *const *outputs, ae_error *err)
+    int ae_engine_complete_one(ae_engine *engine, ae_error *err)
+    int ae_engine_flush(ae_engine *engine, ae_error *err)
+    int ae_engine_run_batch(ae_engine *engine, const void *const *inputs, uint64_t total_rows,
+                            uint64_t batch, void *const *outputs, ae_error *err)
+    int ae_engine_in_flight(const ae_engine *engine)
+    ctypedef int (*ae_poll_fn)(void *ctx) noexcept nogil
+    void ae_engine_set_poll(ae_engine *engine, ae_poll_fn poll, void *ctx, int poll_ms)
+    aclError ae_engine_wait_request(ae_engine *engine, uint64_t request)
+    int ae_engine_complete_waited(ae_engine *engine, uint64_t request, aclError wait_rc, ae_error *err)
+    int ae_engine_free_slots(const ae_engine *engine)
+    int ae_engine_complete_ready(ae_engine *engine, ae_error *err)
+    uint64_t ae_engine_submitted(const ae_engine *engine)
+    uint64_t ae_engine_completed(const ae_engine *engine)
+    void ae_engine_last_cancelled(const ae_engine *engine, uint64_t *begin, uint64_t *end)
+    void ae_engine_get_stats(const ae_engine *engine, ae_stats *out)
+    void ae_engine_node_device_ms(const ae_engine *engine, double *out)
+    size_t ae_engine_arena_bytes(const ae_engine *engine)
+    size_t ae_engine_host_bytes(const ae_engine *engine)
+    int AE_TRACE_COLUMNS(int n_nodes)
+    int ae_engine_trace_begin(ae_engine *engine, size_t max_requests, ae_error *err)
+    size_t ae_engine_trace_end(ae_engine *engine, const double **rows, const uint64_t **requests)

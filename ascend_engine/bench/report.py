@@ -171,9 +171,9 @@ def print_load(fig, out=None):
         if load["mode"] == "open":
             row += f" {_cell((pt['lag_ms'] or {}).get('p99'), 8)}  {'yes' if pt['kept_up'] else 'NO'}"
         print(row, file=out)
-    legend = ("queue, service: mean ms in the admission queue and from there to the result; "
-              "device: p50 ms of one execution's H2D, models and D2H; batch: mean rows per execution; "
-              "cpu: cores the process used")
+    legend = ("queue: mean ms a request waited in the admission queue; service: mean ms from an "
+              "execution's start to its results; device: p50 ms of one execution's H2D, models and D2H; "
+              "batch: mean rows per execution; cpu: cores the process used")
     if load["mode"] == "open":
         legend = ("arrived/s: the rate the Poisson draw delivered; lag: ms by which the generator sent "
                   "a request after its scheduled arrival (counted in the latency); " + legend)

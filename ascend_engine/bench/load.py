@@ -100,12 +100,12 @@ async def open_loop(engine, pool, rate, count, duration, run, seed=DEFAULT_SEED)
     """Requests arriving as a Poisson process of ``rate`` per second, answered or not.
 
     The gaps between arrivals are exponential, drawn from ``seed``.  A timer
-    thread sleeps to each arrival time (``time.sleep`` wakes within tens of
-    microseconds; the event loop's own timers only to the millisecond, which
-    would add up to a millisecond of lag to every request) and hands the
-    arrival to the loop, which starts its task; arrivals that fell due
-    together are handed over together, so a slow moment never stretches the
-    schedule.  Returns the backlog (requests sent and not yet answered) at
+    thread waits for each arrival time (a thread's timed wait wakes within
+    tens of microseconds; the event loop rounds its timers up to the
+    millisecond, which would add up to a millisecond of lag to every request)
+    and hands the arrival to the loop, which starts its task; arrivals that
+    fell due together are handed over together, so a slow moment never
+    stretches the schedule.  Returns the backlog (requests sent and not yet answered) at
     each timed arrival: ``[(scheduled time, backlog)]``.
     """
     loop = asyncio.get_running_loop()

@@ -216,6 +216,27 @@ def test_the_spec_compile_section_sets_the_batcher(models, tmp_path):
     assert fig["load"]["points"][0]["batch_rows"] == {"1": 32}
 
 
+def test_split_requests_count_every_piece_and_every_row(models):
+    # 20 rows with gears up to 16: every request runs as 16 + 4 rows
+    _, fig, _ = bench(models["batchable"], "--concurrency", "2", "--batch", "20", "--requests", "10",
+                      "--warmup", "2", "--depth", "4")
+    [pt] = fig["load"]["points"]
+    assert pt["batch_rows"] == {"16": 10, "4": 10}
+    assert pt["executions"] == 20 and pt["rows"] == 200
+    assert pt["throughput"]["rows_per_s"] == pytest.approx(20 * pt["throughput"]["requests_per_s"])
+    assert pt["device_ms"]["count"] == 20
+
+
+def test_a_duration_sends_for_that_long_and_times_what_it_sent(models):
+    _, fig, records = bench(models["batchable"], "--concurrency", "2", "--duration", "0.3", "--warmup", "2")
+    [pt] = fig["load"]["points"]
+    assert fig["config"]["duration"] == 0.3 and fig["config"]["requests"] is None
+    # two callers of a 2 ms model for 0.3 s: requests were sent until the time was up, then answered
+    assert pt["requests"] == len(records) == len(pt["latency_samples_ms"]) > 10
+    assert max(r["submit_ms"] for r in records) <= 300.0
+    assert pt["batch_rows"] == {"1": pt["requests"]}
+
+
 # ---- failures and usage ---------------------------------------------------------------------------
 
 

@@ -43,6 +43,7 @@ from .measure import MAX_TIMELINE_EXECUTIONS, executions_per_request
 from .summary import summarize
 
 KEEP_UP = 0.95            # an open loop keeps up when it completes at least this share of the offered rate
+BACKLOG_SLOTS = 10        # an open loop stops its arrivals once this many times (depth + max_queue) wait
 DEFAULT_SEED = 0          # the arrival schedule of an open loop: the same on every run
 
 
@@ -55,6 +56,7 @@ class _Run:
         self.failure = None
         self.progress = progress
         self.completed = 0
+        self.stopped_at = None        # an open loop's arrivals stopped early: the backlog then
 
     def done(self, k, scheduled, submitted, finished):
         self.completed += 1
@@ -96,7 +98,7 @@ async def closed_loop(engine, pool, callers, count, duration, run):
     await asyncio.gather(*(caller() for _ in range(callers)))
 
 
-async def open_loop(engine, pool, rate, count, duration, run, seed=DEFAULT_SEED):
+async def open_loop(engine, pool, rate, count, duration, run, seed=DEFAULT_SEED, backlog_limit=None):
     """Requests arriving as a Poisson process of ``rate`` per second, answered or not.
 
     The gaps between arrivals are exponential, drawn from ``seed``.  A timer
@@ -107,6 +109,11 @@ async def open_loop(engine, pool, rate, count, duration, run, seed=DEFAULT_SEED)
     fell due together are handed over together, so a slow moment never
     stretches the schedule.  Returns the backlog (requests sent and not yet answered) at
     each timed arrival: ``[(scheduled time, backlog)]``.
+
+    Once the backlog passes ``backlog_limit`` the engine has plainly not
+    kept up, and answering every arrival of a long run would take far longer
+    than the run: the arrivals stop there (``run.stopped_at``), and the
+    requests already sent are answered and counted.
     """
     loop = asyncio.get_running_loop()
     finished = loop.create_future()
@@ -142,6 +149,9 @@ async def open_loop(engine, pool, rate, count, duration, run, seed=DEFAULT_SEED)
 
         try:
             while not stop.is_set() and more():
+                if backlog_limit is not None and n - run.completed > backlog_limit:
+                    run.stopped_at = n - run.completed     # read across threads: a snapshot is enough
+                    break
                 due = []
                 now = time.monotonic()
                 while more() and at <= now:
@@ -208,11 +218,12 @@ def _phase(engine, pool, mode, value, count, duration, first, progress, seed):
     if mode == "closed":
         coro = closed_loop(engine, pool, value, count, duration, run)
     else:
-        coro = open_loop(engine, pool, value, count, duration, run, seed)
+        limit = BACKLOG_SLOTS * (engine.plan.depth + engine.plan.max_queue)
+        coro = open_loop(engine, pool, value, count, duration, run, seed, limit)
     backlog = asyncio.run(coro)
     if run.failure is not None:
         raise run.failure
-    return run.times, backlog or []
+    return run.times, backlog or [], run.stopped_at
 
 
 def _backlog_growth(backlog):
@@ -246,7 +257,7 @@ def run_point(engine, pool, batch, mode, value, requests=None, duration=None, wa
     cpu0, wall0 = time.process_time(), time.monotonic()
     gen0 = time.thread_time()
     try:
-        times, backlog = _phase(engine, pool, mode, value, requests, duration, 0, progress, seed)
+        times, backlog, stopped_at = _phase(engine, pool, mode, value, requests, duration, 0, progress, seed)
     finally:
         timeline = engine._timeline_end() if profile else ([], [])
     wall = time.monotonic() - wall0
@@ -282,13 +293,13 @@ def run_point(engine, pool, batch, mode, value, requests=None, duration=None, wa
         point["throughput"] = {"requests_per_s": n / span if span > 0 else 0.0,
                                "rows_per_s": n * batch / span if span > 0 else 0.0}
     else:
-        point.update(_open_figures(value, scheduled, submitted, finished, backlog, batch))
+        point.update(_open_figures(value, scheduled, submitted, finished, backlog, batch, stopped_at))
     point["samples"] = _samples(times, mode, latency)
     point["latency_samples_ms"] = [float(v) for v in latency]
     return point
 
 
-def _open_figures(rate, scheduled, submitted, finished, backlog, batch) -> dict:
+def _open_figures(rate, scheduled, submitted, finished, backlog, batch, stopped_at=None) -> dict:
     """Offered against achieved rate, backlog growth, generator lag, and whether the engine kept up.
 
     The offered rate actually drawn is the timed arrivals over their span;
@@ -300,6 +311,7 @@ def _open_figures(rate, scheduled, submitted, finished, backlog, batch) -> dict:
     out = {"lag_ms": summarize((submitted - np.asarray(scheduled)) * 1e3)}
     if n < 2:
         out.update(offered_drawn_per_s=None, achieved_per_s=None, backlog_growth_per_s=0.0, kept_up=True,
+                   stopped_early=False, backlog_end=0,
                    wall_seconds=0.0, throughput={"requests_per_s": 0.0, "rows_per_s": 0.0},
                    verdict="too few requests to judge (fewer than 2)")
         return out
@@ -310,14 +322,17 @@ def _open_figures(rate, scheduled, submitted, finished, backlog, batch) -> dict:
     growth = _backlog_growth(backlog)
     short = achieved < KEEP_UP * offered
     growing = growth > (1.0 - KEEP_UP) * offered
-    kept_up = not (short or growing)
+    kept_up = not (short or growing or stopped_at is not None)
     if kept_up:
         verdict = "kept up"
     else:
         verdict = (f"NOT KEPT UP: answered {achieved:.1f} of the {offered:.1f} requests/s that arrived; "
                    f"the backlog grew by {growth:.1f} requests/s")
+        if stopped_at is not None:
+            verdict += f"; arrivals stopped after {n} requests, with {stopped_at} waiting"
     wall = float(finished.max() - min(scheduled))
     out.update(offered_drawn_per_s=offered, achieved_per_s=achieved, backlog_growth_per_s=growth,
+               stopped_early=stopped_at is not None,
                backlog_end=int(backlog[-1][1]) if backlog else 0, kept_up=kept_up, verdict=verdict,
                wall_seconds=wall,
                throughput={"requests_per_s": achieved, "rows_per_s": achieved * batch})

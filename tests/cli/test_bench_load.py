@@ -9,6 +9,11 @@ each execution carries.
 """
 
 import json
+import os
+import re
+import signal
+import subprocess
+import sys
 import tempfile
 
 import numpy as np
@@ -16,6 +21,8 @@ import pytest
 from cli_run import error_line, ok, run_cli
 
 from ascend_engine import sim
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def model(path, latency_us, gears=(1, 2, 4, 8), width=16, seed=0):
@@ -174,6 +181,20 @@ def test_an_open_loop_below_capacity_waits_for_the_device_and_one_above_is_not_k
         assert r["latency_ms"] == pytest.approx(r["done_ms"] - r["scheduled_ms"])
 
 
+def test_an_open_loop_far_above_capacity_stops_its_arrivals_once_the_backlog_is_plain(models):
+    # depth 1 and a queue of 1 on a 20 ms model: arrivals stop once more than 10 x (1 + 1) wait
+    _, fig, records = bench(models["slow"], "--rate", "500", "--requests", "200", "--warmup", "1",
+                            "--depth", "1", "--max-queue", "1")
+    [pt] = fig["load"]["points"]
+    assert pt["stopped_early"] is True and pt["kept_up"] is False
+    assert 20 < pt["requests"] < 200 and len(records) == pt["requests"]
+    stopped = re.search(r"; arrivals stopped after (\d+) requests, with (\d+) waiting$", pt["verdict"])
+    assert stopped and int(stopped[1]) == pt["requests"], pt["verdict"]
+    assert 20 < int(stopped[2]) <= pt["requests"]           # past the limit of 20
+    # every request sent was answered, one after another at the model's pace
+    assert pt["achieved_per_s"] <= 50.0 * 1.05
+
+
 # ---- the batcher ----------------------------------------------------------------------------------
 
 
@@ -246,6 +267,26 @@ def test_a_device_failure_under_load_fails_the_command_with_its_error(models):
     assert proc.returncode == 1
     line = error_line(proc)
     assert "507011" in line and "aclmdlExecuteAsync" in line, line
+
+
+@pytest.mark.parametrize("mode", [("--concurrency", "8"), ("--rate", "1000")])
+def test_ctrl_c_stops_a_load_sweep_and_says_so(models, mode):
+    code = ("import signal, sys, runpy; signal.signal(signal.SIGINT, signal.default_int_handler); "
+            f"sys.argv = ['ascend-engine', 'bench', {models['slow']!r}, *{mode!r}, '--duration', '60', "
+            "'--warmup', '0']; runpy.run_module('ascend_engine', run_name='__main__')")
+    env = dict(os.environ, ASCEND_ENGINE_BACKEND="sim", PYTHONPATH=ROOT)
+    child = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stderr.readline().startswith("progress: ")   # the timed requests are running
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=60)                    # a guard against a hang, not a figure
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 130, err
+    assert err.rstrip().endswith("ascend-engine: interrupted"), err
 
 
 @pytest.mark.parametrize("args, message", [

@@ -203,14 +203,22 @@ def _mean_between(before, after):
     return (s1 - s0) / (n1 - n0) if n1 > n0 else None
 
 
-def _device_per_execution(ids, rows, nodes):
-    """Device work of each execution (H2D + every model + D2H, ms) from timeline rows."""
+def _device_figures(ids, rows, nodes):
+    """From timeline rows: each execution's device work (H2D + every model + D2H, ms), and the
+    p50 of each stage (``{"H2D", "model NAME", ..., "D2H"}``), whose largest sets the pace."""
     busy = []
+    stages = {"H2D": [], **{f"model {n}": [] for n in nodes}, "D2H": []}
     for row in rows:
         steps = execution_steps(row, nodes)
-        if steps is not None:
-            busy.append(steps["h2d"] + sum(steps["compute"].values()) + steps["d2h"])
-    return busy
+        if steps is None:
+            continue
+        busy.append(steps["h2d"] + sum(steps["compute"].values()) + steps["d2h"])
+        stages["H2D"].append(steps["h2d"])
+        stages["D2H"].append(steps["d2h"])
+        for n in nodes:
+            stages[f"model {n}"].append(steps["compute"][n])
+    stage_p50 = {name: float(np.percentile(v, 50)) for name, v in stages.items() if v}
+    return summarize(busy), stage_p50
 
 
 def _phase(engine, pool, mode, value, count, duration, first, progress, seed):
@@ -272,6 +280,7 @@ def run_point(engine, pool, batch, mode, value, requests=None, duration=None, wa
     origin = scheduled if mode == "open" else submitted
     latency = (finished - np.asarray(origin)) * 1e3
     executions = sum(hist.values())
+    device, stages = _device_figures(*timeline, nodes)
     point = {
         "mode": mode,
         ("concurrency" if mode == "closed" else "offered_per_s"): value,
@@ -280,7 +289,9 @@ def run_point(engine, pool, batch, mode, value, requests=None, duration=None, wa
         "latency_ms": summarize(latency),
         "queue_ms": _mean_between(before["queue_ms"], after["queue_ms"]),
         "service_ms": _mean_between(before["service_ms"], after["service_ms"]),
-        "device_ms": summarize(_device_per_execution(*timeline, nodes)),
+        "device_ms": device,
+        "stage_ms": stages,
+        "slowest_stage": max(stages, key=stages.get) if stages else None,
         "executions": executions,
         "batch_rows": dict(sorted(hist.items())),
         "mean_batch_rows": (sum(r * c for r, c in hist.items()) / executions) if executions else None,

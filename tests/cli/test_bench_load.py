@@ -128,8 +128,14 @@ def test_four_callers_keep_a_depth_4_chain_as_busy_as_its_slowest_model(models):
     # one caller: 2 + 3 + 1 ms per request one after the other
     assert one["throughput"]["requests_per_s"] <= 1e3 / 6.0 * 1.02
     assert one["latency_ms"]["p50"] >= 6.0
-    # four callers at depth 4: the chain is pipelined up to the mixer's pace
-    assert 0.9 * bound <= four["throughput"]["requests_per_s"] <= 1.02 * bound, four["throughput"]
+    # four callers at depth 4: the chain is pipelined up to the mixer's pace.  The simulated device
+    # shares the machine's cores, so a busy machine may stretch its 3 ms a little: the pace is the
+    # mixer's time per execution as the timing events measured it in this very run.
+    assert four["slowest_stage"] == "model mixer"
+    pace = four["stage_ms"]["model mixer"]
+    assert 3.0 * 0.99 <= pace and four["stage_ms"]["model encoder"] >= 2.0 * 0.99
+    achieved = four["throughput"]["requests_per_s"]
+    assert 0.9 * 1e3 / pace <= achieved <= 1.02 * bound, (achieved, pace)
     assert four["latency_ms"]["p50"] >= 6.0
     # a caller's wait is the engine's queue and service time of this point's requests (the engine's
     # figures of the one-caller point before are not mixed in)

@@ -658,7 +658,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("bench", parents=[common], help="benchmark a pipeline spec or a model file",
                        description="Run a pipeline spec (.yaml/.yml/.json) or a single model file on random "
-                                   "inputs and report throughput, latency, host vs device time and memory.")
+                                   "inputs and report throughput, latency, host vs device time and memory; "
+                                   "with --concurrency or --rate, under the load of many callers.")
     p.add_argument("target", metavar="SPEC_OR_MODEL", help="a pipeline spec file or a model file")
     p.add_argument("--batch", type=_positive_int, help="rows per request (default: 1, or the fixed batch)")
     p.add_argument("--depth", type=_positive_int, help="requests in flight (default: the spec's, else 4)")

@@ -12,6 +12,7 @@ import numbers
 GEAR_POLICIES = ("upper", "nearest", "lower")
 MAX_DEPTH = 4096                 # request slots; the event budget runs out long before
 MAX_TIMEOUT_MS = 2**31 - 1       # AscendCL takes int32 milliseconds
+MAX_QUEUE = 1 << 20              # requests waiting for a slot (compile(max_queue=))
 
 
 def positive_int(value, what: str, limit: int = 2**62, error: type[Exception] = ValueError) -> int:

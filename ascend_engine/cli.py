@@ -80,6 +80,29 @@ def _non_negative_float(text):
     return value
 
 
+def _value_list(text, convert, what):
+    """A comma-separated list of values for a sweep (``1,4,16``), each checked by ``convert``."""
+    parts = [p.strip() for p in text.split(",")]
+    if not all(parts):
+        raise argparse.ArgumentTypeError(f"expected {what} separated by commas (such as 1,4,16), "
+                                         f"got {text!r}")
+    values = []
+    for part in parts:
+        try:
+            values.append(convert(part))
+        except argparse.ArgumentTypeError as exc:
+            raise argparse.ArgumentTypeError(f"{exc} in {text!r}") from None
+    return values
+
+
+def _concurrency_list(text):
+    return _value_list(text, _positive_int, "numbers of callers")
+
+
+def _rate_list(text):
+    return _value_list(text, _positive_float, "rates in requests/s")
+
+
 def _existing_file(path, what):
     if not os.path.exists(path):
         raise UsageError(f"{what} not found: {path}")
@@ -304,6 +327,7 @@ def cmd_bench(args) -> int:
         if path:
             _writable(path, option)
     _output_options(args)
+    load = _load_mode(args)
 
     import ascend_engine as ae
 
@@ -313,6 +337,9 @@ def cmd_bench(args) -> int:
         kw["depth"] = args.depth
     if args.streams is not None:
         kw["streams"] = args.streams
+    for option in ("max_queue", "max_delay_ms", "gear_policy"):    # the serving options
+        if getattr(args, option) is not None:
+            kw[option] = getattr(args, option)
     kw["profile"] = True   # timing events around every step, for the breakdown
     plan = pipe.plan(**kw)
     requests_in = None
@@ -333,6 +360,8 @@ def cmd_bench(args) -> int:
     requests = None if args.duration else (args.requests or DEFAULT_REQUESTS)
     soc = next((d.soc for d in ae.devices() if d.id == plan.device), "")
     progress = Progress(total=requests, duration=args.duration, enabled=not args.no_progress)
+    if load is not None:
+        return _bench_load(args, load, pipe, kw, kind, pool, batch, requests, requests_in, soc, progress)
 
     with pipe.compile(**kw) as engine:
         cold_ms = measure.run_cold(engine, pool[0])
@@ -342,12 +371,7 @@ def cmd_bench(args) -> int:
         memory = engine.memory()
         identity = cmp.pipeline_identity(engine.plan)
     samples = fig.pop("samples")
-    if requests_in:
-        inputs = {"kind": "files", "source": args.input, "requests": len(requests_in),
-                  "description": f"{len(requests_in)} request(s) from {args.input}, used in turn"}
-    else:
-        inputs = {"kind": "random", "requests": len(pool),
-                  "description": f"random, {len(pool)} distinct feeds used in turn"}
+    inputs = _inputs_figure(args, requests_in, pool)
     figures = {
         "tool": f"{PROG} bench",
         "version": ae.__version__,
@@ -390,6 +414,98 @@ def cmd_bench(args) -> int:
         print(f"times     : {args.export_times} ({len(samples)} requests)")
     if baseline is not None and args.fail_on_regression and figures["comparison"]["regressions"]:
         return 1
+    return 0
+
+
+def _inputs_figure(args, requests_in, pool) -> dict:
+    """What the requests carried: the --input files or random feeds (the JSON's ``inputs``)."""
+    if requests_in:
+        return {"kind": "files", "source": args.input, "requests": len(requests_in),
+                "description": f"{len(requests_in)} request(s) from {args.input}, used in turn"}
+    return {"kind": "random", "requests": len(pool),
+            "description": f"random, {len(pool)} distinct feeds used in turn"}
+
+
+def _load_mode(args):
+    """("closed", callers) for --concurrency, ("open", rates) for --rate, else None.
+
+    Also refuses the options that do not go with the mode chosen.
+    """
+    if args.concurrency:
+        load = ("closed", args.concurrency)
+    elif args.rate:
+        load = ("open", args.rate)
+    else:
+        for option, value in (("--max-delay-ms", args.max_delay_ms), ("--gear-policy", args.gear_policy),
+                              ("--max-queue", args.max_queue)):
+            if value is not None:
+                raise UsageError(f"{option} needs --concurrency or --rate: without them bench runs its "
+                                 "requests through Engine.run_many, which neither queues nor batches")
+        return None
+    option = "--concurrency" if args.concurrency else "--rate"
+    for other, given in (("--compare", args.compare), ("--repeat", args.repeat > 1),
+                         ("--fail-on-regression", args.fail_on_regression)):
+        if given:
+            raise UsageError(f"{other} does not go with {option}: it compares or repeats the default "
+                             "measurement (requests through Engine.run_many), not a load sweep")
+    return load
+
+
+def _bench_load(args, load, pipe, kw, kind, pool, batch, requests, requests_in, soc, progress) -> int:
+    """bench --concurrency / --rate: a load sweep (ascend_engine.bench.load), one row per point."""
+    import ascend_engine as ae
+    from ascend_engine.bench import compare as cmp
+    from ascend_engine.bench import load as loadgen
+    from ascend_engine.bench import measure, report
+
+    mode, values = load
+    with pipe.compile(**kw) as engine:
+        cold_ms = measure.run_cold(engine, pool[0])
+        verified = _verify(engine, requests_in, args) if (args.output or args.check) else None
+        points = loadgen.sweep(engine, pool, batch, mode, values, requests=requests, duration=args.duration,
+                               warmup=args.warmup, progress=progress)
+        memory = engine.memory()
+        plan = engine.plan
+        identity = cmp.pipeline_identity(plan)
+    key = "concurrency" if mode == "closed" else "offered_per_s"
+    samples = []
+    for point in points:
+        samples.extend({key: point[key], **s} for s in point.pop("samples"))
+    figures = {
+        "tool": f"{PROG} bench",
+        "version": ae.__version__,
+        "target": args.target,
+        "kind": kind,
+        "backend": ae.backend().name,
+        "device": plan.device,
+        "soc": soc,
+        "nodes": identity["nodes"],
+        "pipeline": identity,
+        "streams_used": plan.n_streams,
+        "config": {"batch": batch, "depth": plan.depth,
+                   "streams": "single" if plan.single_stream else "per-model",
+                   "requests": requests, "duration": args.duration, "warmup": args.warmup,
+                   "max_queue": plan.max_queue, "max_delay_ms": plan.max_delay_ms,
+                   "gear_policy": plan.gear_policy},
+        "inputs": _inputs_figure(args, requests_in, pool),
+        "latency_ms": {"cold": cold_ms},
+        "load": {"mode": mode, "generator": "asyncio tasks awaiting Engine.run_async", key: values,
+                 "points": points},
+        "memory": memory,
+    }
+    report.print_load(figures)
+    if verified:
+        print(f"outputs   : {verified}")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(figures, f, indent=2)
+            f.write("\n")
+        print(f"json      : {args.json}")
+    if args.export_times:
+        with open(args.export_times, "w", encoding="utf-8") as f:
+            json.dump(samples, f, indent=1)
+            f.write("\n")
+        print(f"times     : {args.export_times} ({len(samples)} requests)")
     return 0
 
 
@@ -537,7 +653,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("bench", parents=[common], help="benchmark a pipeline spec or a model file",
                        description="Run a pipeline spec (.yaml/.yml/.json) or a single model file on random "
-                                   "inputs and report throughput, latency, host vs device time and memory.")
+                                   "inputs and report throughput, latency, host vs device time and memory; "
+                                   "with --concurrency or --rate, under the load of many callers.")
     p.add_argument("target", metavar="SPEC_OR_MODEL", help="a pipeline spec file or a model file")
     p.add_argument("--batch", type=_positive_int, help="rows per request (default: 1, or the fixed batch)")
     p.add_argument("--depth", type=_positive_int, help="requests in flight (default: the spec's, else 4)")
@@ -574,6 +691,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fail-on-regression", action="store_true",
                    help="exit with status 1 when --compare finds a regression")
     p.add_argument("--no-progress", action="store_true", help="no progress output on stderr")
+    load = p.add_mutually_exclusive_group()
+    load.add_argument("--concurrency", type=_concurrency_list, metavar="N[,N...]",
+                      help="closed loop: N callers, each sending its next request when its last one is "
+                           "answered; a list sweeps (one row per value)")
+    load.add_argument("--rate", type=_rate_list, metavar="R[,R...]",
+                      help="open loop: Poisson arrivals at R requests/s, answered or not; says when the "
+                           "engine cannot keep up; a list sweeps")
+    p.add_argument("--max-delay-ms", type=_non_negative_float, metavar="MS",
+                   help="with --concurrency/--rate: the dynamic batcher's longest wait for more rows "
+                        "(compile(max_delay_ms=); 0 turns it off)")
+    p.add_argument("--gear-policy", choices=("upper", "nearest", "lower"),
+                   help="with --concurrency/--rate: the gear merged rows run at when they fall between gears")
+    p.add_argument("--max-queue", type=_positive_int, metavar="N",
+                   help="with --concurrency/--rate: requests that may wait for a free slot "
+                        "(default 4 x depth)")
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("trace", parents=[common], help="record a Chrome trace-event timeline",

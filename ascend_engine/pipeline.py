@@ -26,7 +26,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ascend_engine._checks import GEAR_POLICIES, MAX_DEPTH, delay_ms, device_id, positive_int, timeout_ms
+from ascend_engine._checks import (
+    GEAR_POLICIES,
+    MAX_DEPTH,
+    MAX_QUEUE,
+    delay_ms,
+    device_id,
+    positive_int,
+    timeout_ms,
+)
 from ascend_engine._checks import shape as check_shape
 from ascend_engine._feeds import shape_text
 from ascend_engine.toposort import CycleError, topological_order
@@ -271,7 +279,7 @@ class Pipeline:
         device = self.device if device is None else device_id(device, error=PipelineError)
         depth = positive_int(depth, "depth", MAX_DEPTH, error=PipelineError)
         timeout_in_ms = timeout_ms(timeout, error=PipelineError)
-        max_queue = 4 * depth if max_queue is None else positive_int(max_queue, "max_queue", 1 << 20,
+        max_queue = 4 * depth if max_queue is None else positive_int(max_queue, "max_queue", MAX_QUEUE,
                                                                      error=PipelineError)
         max_delay_ms = delay_ms(max_delay_ms, "max_delay_ms", error=PipelineError)
         if gear_policy not in GEAR_POLICIES:

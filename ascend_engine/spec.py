@@ -10,7 +10,7 @@
       - {name: head, path: head.om, inputs: [enc.y]}
     outputs:
       probs: head
-    compile: {depth: 8, streams: per-model}
+    compile: {depth: 8, streams: per-model, max_delay_ms: 2}
 
 :func:`parse` checks the schema without touching a device and returns a
 :class:`Spec`; :func:`build` turns a Spec into a :class:`Pipeline`;
@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ascend_engine._checks import MAX_DEPTH, MAX_TIMEOUT_MS, timeout_ms
+from ascend_engine._checks import GEAR_POLICIES, MAX_DEPTH, MAX_QUEUE, MAX_TIMEOUT_MS, delay_ms, timeout_ms
 from ascend_engine._checks import shape as check_shape
 from ascend_engine.pipeline import Pipeline, PipelineError
 from ascend_engine.toposort import CycleError, topological_order
@@ -38,7 +38,7 @@ from ascend_engine.toposort import CycleError, topological_order
 TOP_KEYS = ("device", "inputs", "models", "outputs", "compile")
 INPUT_KEYS = ("dtype", "shape")
 MODEL_KEYS = ("name", "path", "inputs", "device", "stream")
-COMPILE_KEYS = ("depth", "streams", "profile", "timeout")
+COMPILE_KEYS = ("depth", "streams", "profile", "timeout", "max_queue", "max_delay_ms", "gear_policy")
 STREAM_MODES = ("per-model", "single")
 SPEC_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -369,6 +369,22 @@ def _compile_options(c, value) -> dict:
             c.fail("compile.timeout", f"expected seconds (a finite number from 0.001 to "
                                       f"{MAX_TIMEOUT_MS // 1000}) or null, got {_kind(t)}")
         out["timeout"] = None if t is None else float(t)
+    # serving: the admission queue and the dynamic batcher (docs/executor.md, "Serving")
+    if "max_queue" in value:
+        out["max_queue"] = c.integer("compile.max_queue", value["max_queue"], "a queue length", minimum=1,
+                                     maximum=MAX_QUEUE)
+    if "max_delay_ms" in value:
+        d = value["max_delay_ms"]
+        try:
+            out["max_delay_ms"] = delay_ms(d, "max_delay_ms")
+        except ValueError:
+            c.fail("compile.max_delay_ms", f"expected milliseconds (a finite number from 0 to 60000), "
+                                           f"got {_kind(d)}")
+    if "gear_policy" in value:
+        if value["gear_policy"] not in GEAR_POLICIES:
+            c.fail("compile.gear_policy",
+                   f"expected one of {', '.join(GEAR_POLICIES)}, got {_kind(value['gear_policy'])}")
+        out["gear_policy"] = value["gear_policy"]
     return out
 
 

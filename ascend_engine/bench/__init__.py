@@ -7,5 +7,8 @@
 * :mod:`.data` reads real inputs (``.npy``/``.bin``), writes outputs and checks
   them against reference files;
 * :mod:`.compare` compares a run with a saved baseline, like with like;
+* :mod:`.load` puts the engine under the load of many callers
+  (``--concurrency``, a closed loop; ``--rate``, Poisson arrivals) and
+  reports each point of a sweep;
 * :mod:`.report` prints the figures as text.
 """

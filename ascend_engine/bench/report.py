@@ -115,3 +115,79 @@ def print_comparison(result, baseline_path, out=None):
         print(f"  {r['name']:<24} {old:>10} -> {new:>10} "
               f"{unit:<13} x{r['ratio']:.3f} {r['percent']:+7.1f}%  {r['change']}{gate}", file=out)
     print(f"verdict   : {result['verdict']}", file=out)
+
+
+def _cell(value, width, fmt="{:.3f}"):
+    return f"{'-' if value is None else fmt.format(value):>{width}}"
+
+
+def print_load(fig, out=None):
+    """Print a load sweep (``bench --concurrency`` / ``--rate``): a header and one row per point."""
+    out = out or sys.stdout
+    cfg, load = fig["config"], fig["load"]
+
+    def p(label, text):
+        print(f"{label:<10}: {text}", file=out)
+
+    nodes = fig["nodes"]
+    p("target", f"{fig['target']} ({fig['kind']}) on {fig['backend']} device {fig['device']} "
+                f"({fig['soc'] or 'unknown SoC'})")
+    batching = (f"batcher up to {cfg['max_delay_ms']:g} ms, gear policy {cfg['gear_policy']}"
+                if cfg["max_delay_ms"] else "no batcher")
+    p("pipeline", f"{len(nodes)} model(s) ({', '.join(nodes)}) on {fig['streams_used']} stream(s), "
+                  f"depth {cfg['depth']}, batch {cfg['batch']}, admission queue {cfg['max_queue']}, "
+                  f"{batching}")
+    p("inputs", fig["inputs"]["description"])
+    each = f"{cfg['requests']} timed requests" if cfg["requests"] else f"{cfg['duration']:g} s"
+    if load["mode"] == "closed":
+        p("load", f"closed loop: N callers, each sends its next request when its last one is answered; "
+                  f"{each} per point after {cfg['warmup']} warm-up; latency from submit to result")
+        head = f"  {'callers':>9}"
+    else:
+        p("load", f"open loop: Poisson arrivals at the offered rate; {each} per point after "
+                  f"{cfg['warmup']} warm-up; latency from each request's scheduled arrival to its result")
+        head = f"  {'offered/s':>9}"
+    p("cold", f"{fig['latency_ms']['cold']:.2f} ms (the first request, alone)")
+    if load["mode"] == "open":
+        head += f" {'arrived/s':>10}"
+    head += (f" {'answered/s' if load['mode'] == 'open' else 'requests/s':>10} {'rows/s':>9} "
+             f"{'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} {'queue ms':>9} "
+             f"{'service ms':>10} {'device ms':>9} {'batch':>6} {'cpu':>5}")
+    if load["mode"] == "open":
+        head += f" {'lag p99':>8}  kept up"
+    print(head, file=out)
+    for pt in load["points"]:
+        lat = pt["latency_ms"] or {}
+        first = pt["concurrency"] if load["mode"] == "closed" else pt["offered_per_s"]
+        tput = pt["throughput"]
+        row = f"  {first:>9g}"
+        if load["mode"] == "open":
+            row += f" {_cell(pt['offered_drawn_per_s'], 10, '{:.1f}')}"
+        row += (f" {tput['requests_per_s']:>10.1f} {tput['rows_per_s']:>9.1f} "
+               f"{_cell(lat.get('p50'), 8)} {_cell(lat.get('p90'), 8)} {_cell(lat.get('p99'), 8)} "
+               f"{_cell(pt['queue_ms'], 9)} {_cell(pt['service_ms'], 10)} "
+               f"{_cell((pt['device_ms'] or {}).get('p50'), 9)} {_cell(pt['mean_batch_rows'], 6, '{:.2f}')} "
+               f"{pt['host_cpu_cores']:>5.2f}")
+        if load["mode"] == "open":
+            row += f" {_cell((pt['lag_ms'] or {}).get('p99'), 8)}  {'yes' if pt['kept_up'] else 'NO'}"
+        print(row, file=out)
+    legend = ("queue: mean ms a request waited in the admission queue; service: mean ms from an "
+              "execution's start to its results; device: p50 ms of one execution's H2D, models and D2H; "
+              "batch: mean rows per execution; cpu: cores the process used")
+    if load["mode"] == "open":
+        legend = ("arrived/s: the rate the Poisson draw delivered; lag: ms by which the generator sent "
+                  "a request after its scheduled arrival (counted in the latency); " + legend)
+    print(f"  ({legend})", file=out)
+    if load["mode"] == "open":
+        missed = [pt for pt in load["points"] if not pt["kept_up"]]
+        kept = [f"{pt['offered_per_s']:g}" for pt in load["points"] if pt["kept_up"]]
+        if missed:
+            text = f"kept up at {', '.join(kept)} requests/s offered; " if kept else ""
+            text += "; ".join(f"at {pt['offered_per_s']:g}/s offered: {pt['verdict']}" for pt in missed)
+        else:
+            text = f"kept up at every offered rate ({', '.join(kept)} requests/s)"
+        p("capacity", text)
+    mem = fig["memory"]
+    pinned = human_bytes(mem.get("host_pinned_bytes", 0))
+    p("memory", f"device arena {human_bytes(mem['arena_bytes'])} ({mem['depth']} slots x "
+                f"{human_bytes(mem['slot_bytes'])}), pinned host {pinned}")

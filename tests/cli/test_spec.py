@@ -180,7 +180,7 @@ SCHEMA_ERRORS = [
     (("compile", "timeout"), -1, "compile.timeout",
      "expected seconds (a finite number from 0.001 to 2147483) or null, got int -1"),
     (("compile", "warmup"), 3, "compile.warmup",
-     "unknown key; allowed keys: depth, streams, profile, timeout"),
+     "unknown key; allowed keys: depth, streams, profile, timeout, max_queue, max_delay_ms, gear_policy"),
 ]
 
 

@@ -6,7 +6,7 @@ engine recovers and the count of completed requests is unchanged.
 
 import numpy as np
 import pytest
-from conftest import WIDTH, chain_reference, compile_chain, dense
+from helpers.pipelines import WIDTH, chain_reference, compile_chain, dense
 
 import ascend_engine as ae
 

@@ -9,8 +9,8 @@ import json
 import re
 
 import numpy as np
-from conftest import WIDTH, chain_reference, dense
 from helpers import simlib
+from helpers.pipelines import WIDTH, chain_reference, dense
 from helpers.planning import check_memory_plan
 
 import ascend_engine as ae

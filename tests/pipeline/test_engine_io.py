@@ -7,7 +7,7 @@ producer finished; a pipeline input can be an output (pass-through).
 
 import numpy as np
 import pytest
-from conftest import WIDTH, dense, joiner
+from helpers.pipelines import WIDTH, dense, joiner
 from helpers.planning import check_memory_plan
 from helpers.scale import scaled
 

@@ -7,7 +7,7 @@ eagerly gives wrong numbers here, not an error.
 
 import numpy as np
 import pytest
-from conftest import WIDTH, chain_reference, compile_chain, dense, joiner
+from helpers.pipelines import WIDTH, chain_reference, compile_chain, dense, joiner
 from helpers.planning import check_memory_plan
 from helpers.scale import scaled
 

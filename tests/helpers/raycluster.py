@@ -11,6 +11,9 @@ os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 
 
+PHYSICAL_NPUS = 4   # the simulated NPUs the test cluster declares
+
+
 def start(npus=4, num_cpus=2):
     """``ray.init`` a fresh local cluster of ``npus`` simulated NPUs; returns the ray module.
 

@@ -15,9 +15,9 @@ ray = pytest.importorskip(
 )
 pytest.importorskip("ray.serve", reason="Ray Serve is not installed: pip install 'ascend-engine[ray]'")
 
-from ascend_engine import sim  # noqa: E402
+from helpers.raycluster import PHYSICAL_NPUS  # noqa: E402
 
-PHYSICAL_NPUS = 4
+from ascend_engine import sim  # noqa: E402
 
 
 @pytest.fixture(scope="package")

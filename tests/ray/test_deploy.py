@@ -4,7 +4,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import PHYSICAL_NPUS
+from helpers.raycluster import PHYSICAL_NPUS
 
 from ascend_engine import Pipeline, sim
 from ascend_engine.ray import ReplicaError, deploy

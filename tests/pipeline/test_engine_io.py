@@ -68,7 +68,7 @@ def test_two_inputs_with_unequal_rows_are_rejected(build):
     with pipe.compile(depth=2) as engine:
         for call in (lambda f: engine.run(f), lambda f: engine.run_batch(f, batch_size=2),
                      lambda f: list(engine.run_many([f]))):
-            with pytest.raises(ValueError, match="input 'r' has 5 rows, the other inputs 3"):
+            with pytest.raises(ValueError, match="input 'r': batch 5 differs from the other inputs' 3"):
                 call({"l": left, "r": right})
         assert engine.stats()["requests"] == 0
         # the engine is untouched by the rejected feeds

@@ -259,6 +259,8 @@ cdef class Engine:
     cdef _fill_plan(self, ae_plan *p):
         plan = self.plan
         n_ints = len(plan.inputs) + len(plan.outputs) + sum(len(n.inputs) + len(n.outputs) for n in plan.nodes)
+        # instanced nodes: a stream and a model id per instance, both in the int block
+        n_ints += sum(2 * len(n.models) for n in plan.nodes if len(n.models) > 1)
         n_gears = sum(len(n.gears) for n in plan.nodes)
         self._tensors = <ae_tensor_plan *>PyMem_Calloc(len(plan.tensors), sizeof(ae_tensor_plan))
         self._nodes = <ae_node_plan *>PyMem_Calloc(len(plan.nodes), sizeof(ae_node_plan))
@@ -281,6 +283,15 @@ cdef class Engine:
             strncpy(self._nodes[i].name, name, AE_NAME_MAX - 1)
             self._nodes[i].model_id = node.model.model_id
             self._nodes[i].stream = node.stream
+            if len(node.models) > 1:
+                self._nodes[i].instances = len(node.models)
+                self._nodes[i].streams = &self._ints[k]
+                k = _put_ints(self._ints, k, node.streams)
+                # uint32_t ids in int storage: C allows access through the unsigned type
+                self._nodes[i].model_ids = <const uint32_t *>&self._ints[k]
+                for m in node.models:
+                    (<uint32_t *>&self._ints[k])[0] = m.model_id
+                    k += 1
             self._nodes[i].n_inputs = len(node.inputs)
             self._nodes[i].inputs = &self._ints[k]
             k = _put_ints(self._ints, k, node.inputs)

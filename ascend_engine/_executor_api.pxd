@@ -35,6 +35,9 @@ cdef extern from "ascend_engine/executor.h" nogil:
         char name[AE_NAME_MAX]
         uint32_t model_id
         int stream
+        int instances               # > 1: model_ids/streams per instance (request r uses r % instances)
+        const uint32_t *model_ids
+        const int *streams
         int n_inputs
         const int *inputs
         int n_outputs

@@ -1,7 +1,9 @@
 # cython: language_level=3
 """Models: load a model file, describe its tensors, execute it.
 
-``Model.load(path, device=0)`` loads with ``aclmdlLoadFromFile`` and reads
+``Model.load(path, device=0)`` loads with ``aclmdlLoadFromFile`` (or, with
+``weights=``, ``aclmdlLoadFromFileWithMem`` on a caller-placed weight
+allocation; ``Model.load_instances`` loads k copies sharing one) and reads
 every tensor's name, dtype, dims and size from the model's descriptor, and
 its dynamic mechanism: batch gears, image-size (HW) gears, dims gears or
 shape ranges.  ``model(x=array)`` runs once synchronously: it picks the gear
@@ -26,6 +28,7 @@ from ascend_engine._runtime cimport (api, check, require, buffer_ptr, close_from
 
 from ascend_engine import errors as _errors
 from ascend_engine._feeds import check_feeds, shape_text
+from ascend_engine._checks import positive_int
 
 # Dataset pairs execute_async keeps per model for the buffer sets it was
 # given, so that a caller cycling through a few sets of buffers (one per
@@ -156,6 +159,38 @@ cdef class _DatasetPair:
                 buf.close()
 
 
+class _SharedWeights:
+    """One device allocation holding a model file's weights, used by every
+    instance loaded on it.  An allocation the engine made (``owned``) is
+    freed when the last instance is unloaded, with the Device opened for it;
+    a caller's DeviceBuffer stays the caller's."""
+
+    __slots__ = ("buffer", "path", "owned", "own_device", "users")
+
+    def __init__(self, buffer, path, owned, own_device=None):
+        self.buffer = buffer
+        self.path = path
+        self.owned = owned
+        self.own_device = own_device
+        self.users = 0
+
+    def release(self):
+        self.users -= 1
+        if self.users == 0 and self.owned:
+            try:
+                self.buffer.close()
+            finally:
+                if self.own_device is not None:
+                    self.own_device.close()
+
+
+def _same_file(a, b):
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
 cdef class Model(Resource):
     """A model loaded on a device.
 
@@ -166,7 +201,9 @@ cdef class Model(Resource):
     {input name: shape} per gear), ``shape_ranges`` ({input name: ((min,
     max), ...) per dimension}, max -1 unbounded); each is empty unless it is
     the model's mechanism.  One loaded model executes one request at a time:
-    calls from several threads are serialized.
+    calls from several threads are serialized.  To run one model on several
+    streams at once, load it several times: ``Model.load_instances(path, k)``
+    gives k models that share one copy of the weights on the device.
     """
 
     cdef uint32_t _id
@@ -188,19 +225,110 @@ cdef class Model(Resource):
     cdef object _lock
     cdef _DatasetPair _sync
     cdef dict _async_sets
+    cdef object _weights       # _SharedWeights when the weights are caller-placed, else None
 
     def __init__(self):
         raise TypeError("use Model.load(path, device=...)")
 
     @staticmethod
-    def load(path, device=0):
-        """Load a model file on ``device`` (an id, a Device or a Context)."""
+    def query_size(path):
+        """``(work_bytes, weight_bytes)`` a model file needs on the device (``aclmdlQuerySize``)."""
+        cdef const ae_acl_api *t = api()
+        cdef size_t work = 0, weight = 0
+        cdef aclError rc
+        require(<const void *>t.aclmdlQuerySize, b"aclmdlQuerySize")
+        bpath = str(path).encode()
+        cdef const char *cpath = bpath
+        with nogil:
+            rc = t.aclmdlQuerySize(cpath, &work, &weight)
+        if rc != ACL_SUCCESS:
+            msg = t.aclGetRecentErrMsg()
+            text = msg.decode("utf-8", "replace") if msg is not NULL else ""
+            raise _errors.error_class(rc)("aclmdlQuerySize", rc, f"model file {str(path)!r}: {text}")
+        return int(work), int(weight)
+
+    @staticmethod
+    def load_instances(path, instances, device=0):
+        """Load a model file ``instances`` times sharing one copy of its weights.
+
+        Returns a tuple of Models: distinct model ids (each may run on its
+        own stream, concurrently with the others), each with its own work
+        memory, all reading one weight allocation made here
+        (``aclmdlQuerySize``, ``aclrtMalloc``, ``aclmdlLoadFromFileWithMem``),
+        which is freed when the last of them is closed.
+        """
+        cdef Resource owner
+        instances = positive_int(instances, "instances", 1024)
+        _work, weight = Model.query_size(path)
+        own_device = None
+        if isinstance(device, (Device, Context)):
+            owner = device
+        else:
+            own_device = Device(int(device))
+            owner = own_device
+        try:
+            buf = DeviceBuffer(owner, max(weight, 1))
+        except BaseException:
+            if own_device is not None:
+                own_device.close()
+            raise
+        shared = _SharedWeights(buf, str(path), True, own_device)
+        models = []
+        try:
+            for _ in range(instances):
+                models.append(Model._load(path, device, shared))
+        except BaseException:
+            for m in reversed(models):
+                m.close()
+            if not models:
+                shared.users = 1
+                shared.release()
+            raise
+        return tuple(models)
+
+    @staticmethod
+    def load(path, device=0, weights=None):
+        """Load a model file on ``device`` (an id, a Device or a Context).
+
+        ``weights`` places the model's weights in memory the caller chose
+        (``aclmdlLoadFromFileWithMem``): a DeviceBuffer of at least
+        ``Model.query_size(path)[1]`` bytes on the same device (the caller's:
+        it must stay open while the model lives), or a Model loaded that way
+        from the same file, whose weight memory is then shared.  The model
+        keeps that memory referenced; work memory is the model's own.
+        """
+        if weights is None:
+            return Model._load(path, device, None)
+        if isinstance(weights, Model):
+            shared = (<Model>weights)._weights
+            if shared is None:
+                raise ValueError(f"weights: model {weights.path!r} holds its weights in runtime-managed memory; "
+                                 "only a model loaded with weights= or by Model.load_instances can share its own")
+            if not _same_file(shared.path, str(path)):
+                raise ValueError(f"weights: the weights of {shared.path!r} cannot serve model file {str(path)!r}; "
+                                 "instances share weights only when they load the same file")
+            if not isinstance(shared.buffer, DeviceBuffer) or shared.buffer.closed:
+                raise ValueError(f"weights: the weight memory of {shared.path!r} has been freed")
+        elif isinstance(weights, DeviceBuffer):
+            if weights.closed:
+                raise ValueError("weights: the DeviceBuffer is closed")
+            shared = _SharedWeights(weights, str(path), False)
+        else:
+            raise TypeError(f"weights must be None, a DeviceBuffer or a Model, got {type(weights).__name__}")
+        return Model._load(path, device, shared)
+
+    @staticmethod
+    def _load(path, device, shared):
         cdef Model m = Model.__new__(Model)
         cdef Resource owner
         cdef const ae_acl_api *t = api()
         cdef uint32_t model_id = 0
         cdef aclError rc
         cdef bytes bpath
+        cdef void *wptr = NULL
+        cdef size_t wsize = 0
+        if shared is not None:
+            require(<const void *>t.aclmdlLoadFromFileWithMem, b"aclmdlLoadFromFileWithMem")
         m.path = str(path)
         m._lock = threading.Lock()
         m._async_sets = {}
@@ -214,8 +342,16 @@ cdef class Model(Resource):
         owner._activate()
         bpath = m.path.encode()
         cdef const char *cpath = bpath
+        fn = "aclmdlLoadFromFile"
+        if shared is not None:
+            fn = "aclmdlLoadFromFileWithMem"
+            wptr = (<DeviceBuffer>shared.buffer)._ptr
+            wsize = (<DeviceBuffer>shared.buffer).nbytes
         with nogil:
-            rc = t.aclmdlLoadFromFile(cpath, &model_id)
+            if wptr is NULL:
+                rc = t.aclmdlLoadFromFile(cpath, &model_id)
+            else:
+                rc = t.aclmdlLoadFromFileWithMem(cpath, &model_id, NULL, 0, wptr, wsize)
         if rc != ACL_SUCCESS:
             msg = t.aclGetRecentErrMsg()
             text = msg.decode("utf-8", "replace") if msg is not NULL else ""
@@ -224,8 +360,11 @@ cdef class Model(Resource):
             # a file that is not there is a wrong path, not a model of another kind
             hint = None if os.path.exists(m.path) else (
                 "no file at this path (a relative path starts from the current folder)")
-            raise _errors.error_class(rc)("aclmdlLoadFromFile", rc, f"model file {m.path!r}: {text}", hint)
+            raise _errors.error_class(rc)(fn, rc, f"model file {m.path!r}: {text}", hint)
         m._id = model_id
+        if shared is not None:
+            m._weights = shared
+            shared.users += 1
         m._ctx = owner._ctx
         # A model that opened its own Device is a root object and closes that
         # device after unloading; otherwise the caller's device owns it.
@@ -345,7 +484,12 @@ cdef class Model(Resource):
         if self._desc is not NULL:
             t.aclmdlDestroyDesc(self._desc)
             self._desc = NULL
-        check(t.aclmdlUnload(self._id), b"aclmdlUnload")
+        shared, self._weights = self._weights, None
+        try:
+            check(t.aclmdlUnload(self._id), b"aclmdlUnload")
+        finally:
+            if shared is not None:
+                shared.release()   # after the unload: the last instance frees the weights
         return 0
 
     def close(self):
@@ -369,6 +513,17 @@ cdef class Model(Resource):
     def device_id(self):
         """Id of the device the model is loaded on."""
         return self.device.id
+
+    @property
+    def weights(self):
+        """The DeviceBuffer holding the weights when they are caller-placed
+        (``weights=`` or ``load_instances``), else None (runtime-managed)."""
+        return None if self._weights is None else self._weights.buffer
+
+    @property
+    def weight_sharers(self):
+        """How many loaded models use this model's weight memory (1 when it is its own)."""
+        return 1 if self._weights is None else self._weights.users
 
     @property
     def max_batch(self):

@@ -16,6 +16,9 @@ Planning rules (see DESIGN.md §6):
   buffer is reused only when every reader of its previous tensor is ordered
   (by event or stream order) before the writer of the next one; a tensor
   nothing reads lives until its writer has finished;
+* a node with ``instances=k`` runs request r on instance r % k, each instance
+  on a stream of its own: its stream changes per request, so stream order
+  never orders it (only events do);
 * every buffer is carved at 128-byte alignment with 32 bytes of padding.
 """
 
@@ -76,6 +79,7 @@ class _Node:
     device: int | None = None
     stream: object = None
     path: str | None = None    # model file loaded per engine at compile()
+    instances: int = 1
 
 
 @dataclass
@@ -106,6 +110,11 @@ class PlanNode:
     dyn_size: int
     gears: tuple
     static_batch: int
+    instances: int = 1
+    streams: tuple = ()        # the stream of each instance (streams[0] == stream)
+    models: list = field(default_factory=list)   # the loaded instances, when instances > 1
+    weight_bytes: int | None = None   # device bytes of the weights, once however many instances
+    work_bytes: int | None = None     # device work bytes of one instance
 
 
 @dataclass
@@ -151,6 +160,15 @@ class Plan:
             "per_node_bytes": per_node,
             "peak_working_set": peak,
             "recommended_pool_bytes": int(math.ceil(peak * POOL_HEADROOM / ALIGN) * ALIGN),
+            "models": {
+                n.name: {
+                    "instances": n.instances,
+                    "weight_bytes": n.weight_bytes,
+                    "work_bytes_per_instance": n.work_bytes,
+                    "device_bytes": n.weight_bytes + n.instances * n.work_bytes,
+                }
+                for n in self.nodes if n.weight_bytes is not None and n.work_bytes is not None
+            },
         }
 
 
@@ -221,22 +239,38 @@ class Pipeline:
         self._inputs.append(handle)
         return handle
 
-    def model(self, model, *inputs, name: str | None = None, device: int | None = None, stream=None):
+    def model(self, model, *inputs, name: str | None = None, device: int | None = None, stream=None,
+              instances: int = 1):
         """Add a model node fed by ``inputs``; returns its output handle(s).
 
         ``model`` is a path to a model file (loaded at compile time) or a
         loaded :class:`ascend_engine.Model`.  Nodes that pass the same
         ``stream`` label share a stream; so do nodes using the same Model
         object (one loaded model may not execute on two streams at once).
+        ``instances=k`` (a path only) loads the model k times sharing one
+        copy of its weights, each instance on a stream of its own; request r
+        runs on instance r % k, so k requests run the model at once.
         Returns one handle for a single-output model, else a tuple.
         """
         node_name = name or f"node{len(self._nodes)}"
         if node_name in self._names:
             raise PipelineError(f"model node {node_name!r}: the name is already used in this pipeline")
+        instances = positive_int(instances, f"model node {node_name!r}: instances", 1024, error=PipelineError)
         handles = [self._check(h, f"model node {node_name!r}") for h in inputs]
+        if instances > 1 and _is_model(model):
+            raise PipelineError(
+                f"model node {node_name!r}: instances={instances} needs a model file path (each engine "
+                f"loads the instances itself, sharing one weight allocation), got a loaded "
+                f"{type(model).__name__}"
+            )
+        if instances > 1 and stream is not None:
+            raise PipelineError(
+                f"model node {node_name!r}: instances={instances} runs on streams of its own, one per "
+                f"instance; it cannot also take the stream label {stream!r}"
+            )
         if not _is_model(model):
             model = str(model)
-        node = _Node(node_name, model, handles, device=device, stream=stream)
+        node = _Node(node_name, model, handles, device=device, stream=stream, instances=instances)
         self._names.add(node_name)
         self._nodes.append(node)
         self._describe_outputs(node)
@@ -302,7 +336,7 @@ class Pipeline:
             tensors[h.index].readers.append(len(nodes))   # the copy-out step
         self._check_unused(tensors)
         slot_bytes, working_set, unshared = _plan_memory(tensors, nodes, max_batch)
-        n_streams = 1 if streams == "single" else max(n.stream for n in nodes) + 1
+        n_streams = 1 if streams == "single" else max(s for n in nodes for s in n.streams) + 1
         return Plan(
             device=device, depth=depth, n_streams=n_streams, single_stream=streams == "single",
             profile=bool(profile), timeout_ms=timeout_in_ms, wait=wait,
@@ -352,9 +386,15 @@ class Pipeline:
             by_name = {n.name: n for n in self._nodes}
             for plan_node in plan.nodes:
                 node = by_name[plan_node.name]
-                if node.path is not None:
+                if plan_node.instances > 1:
+                    plan_node.models = list(Model.load_instances(node.path, plan_node.instances,
+                                                                 device=plan.device))
+                    loaded.extend(plan_node.models)
+                    plan_node.model = plan_node.models[0]
+                elif node.path is not None:
                     plan_node.model = Model.load(node.path, device=plan.device)
                     loaded.append(plan_node.model)
+                plan_node.work_bytes, plan_node.weight_bytes = _query_size(plan_node.model.path)
             return Engine(plan, owned_models=loaded, _unsafe_skip_waits=_unsafe_skip_waits)
         except BaseException:
             for m in loaded:
@@ -478,7 +518,12 @@ class Pipeline:
             node = self._nodes[i]
             model = node.model
             key = ("label", node.stream) if node.stream is not None else ("model", id(model))
-            stream = 0 if single else stream_of.setdefault(key, len(stream_of))
+            if node.instances > 1:   # a stream per instance, used by no other node
+                streams = tuple(0 if single else stream_of.setdefault(("instance", i, j), len(stream_of))
+                                for j in range(node.instances))
+            else:
+                streams = (0 if single else stream_of.setdefault(key, len(stream_of)),)
+            stream = streams[0]
             n_model_inputs = len(node.inputs) + (1 if model.dynamic_index >= 0 else 0)
             inputs, k = [], 0
             for j in range(n_model_inputs):
@@ -503,6 +548,7 @@ class Pipeline:
                 dyn_index=model.dynamic_index, dyn_offset=0,
                 dyn_size=model.dynamic_nbytes if model.dynamic_index >= 0 else 0,
                 gears=gears, static_batch=0 if gears else _static_batch(model),
+                instances=node.instances, streams=streams,
             ))
         return nodes
 
@@ -553,6 +599,17 @@ def _describe_file(path, device, node_name) -> ModelDescription:
         raise PipelineError(f"model node {node_name!r}: {exc}") from exc
 
 
+def _query_size(path):
+    """(work, weight) bytes of a model file, or (None, None) where the backend cannot tell."""
+    from ascend_engine import Model
+    from ascend_engine.errors import AclError, BackendError
+
+    try:
+        return Model.query_size(path)
+    except (AclError, BackendError):
+        return None, None
+
+
 def _is_model(obj) -> bool:
     """A loaded model, or anything describing itself like one (tests plan with stand-ins)."""
     return all(hasattr(obj, a) for a in ("inputs", "outputs", "batch_sizes", "dynamic_index", "device_id"))
@@ -580,6 +637,8 @@ def _happens_before(tensors, nodes):
     edges = {step: set() for step in range(COPY_IN, n + 1)}
     last_on_stream = {}
     for k, node in enumerate(nodes):
+        if len(set(getattr(node, "streams", ()))) > 1:
+            continue   # an instanced node's stream depends on the request: no stream order
         if node.stream in last_on_stream:
             edges[last_on_stream[node.stream]].add(k)
         last_on_stream[node.stream] = k

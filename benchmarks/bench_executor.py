@@ -10,6 +10,10 @@ Run:  python -m pytest benchmarks/bench_executor.py -o python_files='bench_*.py'
 * pipeline efficiency: models with device latencies 2, 3, 1 ms; throughput of
   run_batch against the bound 1 / 3 ms, and against streams="single".
   Target: >= 0.95 of the bound.
+* instances: the same 2 / 3 / 1 ms chain with the 3 ms model loaded twice
+  (instances=2, one copy of its weights): throughput against the new bound
+  1 / max(2, 3 / 2, 1) ms = 1 / 2 ms, beside the one-instance run.
+  Target: >= 0.95 of the bound.
 * GIL: a pure-Python thread's speed while run_batch runs, against its solo
   speed.  Target: >= 0.90.
 * memory: device memory and process RSS over 100 000 requests after warm-up.
@@ -53,11 +57,11 @@ def dense_model(path, seed, latency_us=0):
     return str(path)
 
 
-def chain_engine(paths, depth, **kw):
+def chain_engine(paths, depth, instances=None, **kw):
     pipe = ae.Pipeline(device=0)
     h = pipe.input("x", "float32", (-1, WIDTH))
     for i, p in enumerate(paths):
-        h = pipe.model(p, h, name=f"m{i}")
+        h = pipe.model(p, h, name=f"m{i}", instances=instances[i] if instances else 1)
     pipe.output("y", h)
     return pipe.compile(depth=depth, **kw)
 
@@ -260,6 +264,32 @@ def test_pipeline_efficiency(benchmark, tmp_path):
         "pipelined_over_bound": results["pipelined"] / bound,
         "single_stream_req_s": results["single_stream"], "depth1_req_s": results["depth1"],
         "pipelined_over_single": results["pipelined"] / results["single_stream"],
+    })
+
+
+def test_instances_lift_the_bound(benchmark, tmp_path):
+    latencies_ms = (2, 3, 1)
+    paths = [dense_model(tmp_path / f"inst{i}.om", 20 + i, latency_us=1000 * lat)
+             for i, lat in enumerate(latencies_ms)]
+    n = 400
+    x = np.ones((n * BATCH, WIDTH), np.float32)
+    results = {}
+    for label, instances in (("one_instance", (1, 1, 1)), ("instances_2", (1, 2, 1))):
+        with chain_engine(paths, depth=8, instances=instances) as engine:
+            engine.run_batch({"x": x[: 8 * BATCH]}, batch_size=BATCH)   # warm-up
+            t0 = time.perf_counter()
+            engine.run_batch({"x": x}, batch_size=BATCH)
+            results[label] = n / (time.perf_counter() - t0)
+    with chain_engine(paths, depth=8, instances=(1, 2, 1)) as engine:
+        benchmark.pedantic(engine.run_batch, args=({"x": x[: 40 * BATCH]},), kwargs={"batch_size": BATCH},
+                           rounds=3, iterations=1)
+    # 1 / max over nodes of (device time / instances)
+    bound = 1 / (max(lat / k for lat, k in zip(latencies_ms, (1, 2, 1), strict=True)) * 1e-3)
+    report(benchmark, "throughput, models of 2 / 3 / 1 ms, the 3 ms one with instances=2", {
+        "instances_2_req_s": results["instances_2"], "bound_req_s": bound,
+        "instances_2_over_bound": results["instances_2"] / bound,
+        "one_instance_req_s": results["one_instance"],
+        "instances_2_over_one_instance": results["instances_2"] / results["one_instance"],
     })
 
 

@@ -48,6 +48,8 @@ struct ae_engine {
     int **node_inputs;            /* copies of nodes[i].inputs */
     int **node_outputs;
     uint64_t **node_gears;
+    uint32_t **node_model_ids;    /* copies of nodes[i].model_ids (instances > 1) */
+    int **node_streams;
     /* per node: nodes on other streams it must wait for (unique), and whether
      * it reads a pipeline input (so waits for the H2D copies) */
     int **node_waits;
@@ -194,6 +196,25 @@ static int check_plan(const ae_plan *p, ae_error *err)
         const ae_node_plan *np = &p->nodes[n];
         if (np->stream < 0 || np->stream >= p->n_streams)
             BAD("node '%s' uses stream %d of %d", np->name, np->stream, p->n_streams);
+        if (np->instances < 0)
+            BAD("node '%s': instances must be 0 or more, got %d", np->name, np->instances);
+        if (np->instances > 1) {
+            if (!np->model_ids || !np->streams)
+                BAD("node '%s': %d instances need model_ids and streams", np->name, np->instances);
+            if (np->model_ids[0] != np->model_id || np->streams[0] != np->stream)
+                BAD("node '%s': instance 0 (model %u, stream %d) differs from model_id %u / stream %d",
+                    np->name, np->model_ids[0], np->streams[0], np->model_id, np->stream);
+            for (int k = 0; k < np->instances; k++) {
+                if (np->streams[k] < 0 || np->streams[k] >= p->n_streams)
+                    BAD("node '%s': instance %d uses stream %d of %d", np->name, k, np->streams[k],
+                        p->n_streams);
+                /* one model id on two streams could execute twice at once */
+                for (int j = 0; j < k; j++)
+                    if (np->model_ids[j] == np->model_ids[k])
+                        BAD("node '%s': instances %d and %d are the same model id %u", np->name, j, k,
+                            np->model_ids[k]);
+            }
+        }
         if (np->dyn_index >= np->n_inputs)
             BAD("node '%s': dynamic input %d of %d inputs", np->name, np->dyn_index, np->n_inputs);
         if (np->dyn_index >= 0 && (np->n_gears < 1 || np->dyn_offset > p->slot_bytes ||
@@ -266,7 +287,9 @@ static int plan_waits(ae_engine *e, ae_error *err)
                 free(producer);
                 return fail(e, err, 0, "ae_engine_create", np->name,
                             "nodes are not in topological order");
-            } else if (p->single_stream || e->nodes[src].stream != np->stream)
+            } else if (p->single_stream || e->nodes[src].stream != np->stream ||
+                       e->nodes[src].instances > 1 || np->instances > 1)
+                /* an instanced node's stream changes per request: always wait */
                 add_unique(e->node_waits[n], &e->node_n_waits[n], src);
         }
         if (p->single_stream)
@@ -306,8 +329,10 @@ static int copy_plan(ae_engine *e, const ae_plan *p, ae_error *err)
     e->node_outputs = xcalloc((size_t)p->n_nodes, sizeof(int *));
     e->node_gears = xcalloc((size_t)p->n_nodes, sizeof(uint64_t *));
     e->node_ms = xcalloc((size_t)p->n_nodes, sizeof(double));
+    e->node_model_ids = xcalloc((size_t)p->n_nodes, sizeof(uint32_t *));
+    e->node_streams = xcalloc((size_t)p->n_nodes, sizeof(int *));
     if (!e->tensors || !e->nodes || !e->input_tensors || !e->output_tensors || !e->node_inputs ||
-        !e->node_outputs || !e->node_gears || !e->node_ms)
+        !e->node_outputs || !e->node_gears || !e->node_ms || !e->node_model_ids || !e->node_streams)
         return fail(e, err, 0, "ae_engine_create", NULL, "out of host memory");
     memcpy(e->tensors, p->tensors, (size_t)p->n_tensors * sizeof *e->tensors);
     memcpy(e->input_tensors, p->input_tensors, (size_t)p->n_inputs * sizeof(int));
@@ -327,6 +352,18 @@ static int copy_plan(ae_engine *e, const ae_plan *p, ae_error *err)
         e->nodes[n].inputs = e->node_inputs[n];
         e->nodes[n].outputs = e->node_outputs[n];
         e->nodes[n].gears = e->node_gears[n];
+        if (src->instances > 1) {
+            e->node_model_ids[n] = xcalloc((size_t)src->instances, sizeof(uint32_t));
+            e->node_streams[n] = xcalloc((size_t)src->instances, sizeof(int));
+            if (!e->node_model_ids[n] || !e->node_streams[n])
+                return fail(e, err, 0, "ae_engine_create", src->name, "out of host memory");
+            memcpy(e->node_model_ids[n], src->model_ids, (size_t)src->instances * sizeof(uint32_t));
+            memcpy(e->node_streams[n], src->streams, (size_t)src->instances * sizeof(int));
+        } else {
+            e->nodes[n].instances = 1;
+        }
+        e->nodes[n].model_ids = e->node_model_ids[n];
+        e->nodes[n].streams = e->node_streams[n];
     }
     e->plan.tensors = e->tensors;
     e->plan.nodes = e->nodes;
@@ -649,7 +686,13 @@ static void free_engine(ae_engine *e)
             free(e->node_gears[n]);
         if (e->node_waits)
             free(e->node_waits[n]);
+        if (e->node_model_ids)
+            free(e->node_model_ids[n]);
+        if (e->node_streams)
+            free(e->node_streams[n]);
     }
+    free(e->node_model_ids);
+    free(e->node_streams);
     free(e->node_inputs);
     free(e->node_outputs);
     free(e->node_gears);
@@ -764,6 +807,17 @@ static void blame(ae_engine *e, ae_error *err, aclError rc, const char *node, co
              recent && recent[0] ? recent : "no message");
 }
 
+/* The stream and model id of the instance that runs request r (r % instances). */
+static int node_stream(const ae_node_plan *np, uint64_t r)
+{
+    return np->instances > 1 ? np->streams[r % (uint64_t)np->instances] : np->stream;
+}
+
+static uint32_t node_model(const ae_node_plan *np, uint64_t r)
+{
+    return np->instances > 1 ? np->model_ids[r % (uint64_t)np->instances] : np->model_id;
+}
+
 /* After a request failed on the device, find the stream that holds the
  * error, in the order work flows: the copy-in stream, the compute streams in
  * topological order of their nodes (the first failure is where it started;
@@ -783,13 +837,18 @@ static void blame_stream(ae_engine *e, ae_error *err)
         }
     }
     for (int n = 0; n < e->plan.n_nodes; n++) {
-        rc = sync_stream(e, e->streams[e->nodes[n].stream], deadline);
-        if (rc != ACL_SUCCESS && rc != ACL_ERROR_RT_STREAM_SYNC_TIMEOUT) {
-            char what[AE_NAME_MAX + 16];
-            snprintf(what, sizeof what, "model '%s'", e->nodes[n].name);
-            copy_name(err->function, "aclmdlExecuteAsync");
-            blame(e, err, rc, e->nodes[n].name, what);
-            return;
+        for (int k = 0; k < e->nodes[n].instances; k++) {
+            rc = sync_stream(e, e->streams[node_stream(&e->nodes[n], (uint64_t)k)], deadline);
+            if (rc != ACL_SUCCESS && rc != ACL_ERROR_RT_STREAM_SYNC_TIMEOUT) {
+                char what[AE_NAME_MAX + 32];
+                if (e->nodes[n].instances > 1)
+                    snprintf(what, sizeof what, "model '%s' (instance %d)", e->nodes[n].name, k);
+                else
+                    snprintf(what, sizeof what, "model '%s'", e->nodes[n].name);
+                copy_name(err->function, "aclmdlExecuteAsync");
+                blame(e, err, rc, e->nodes[n].name, what);
+                return;
+            }
         }
     }
     if (!e->plan.single_stream) {
@@ -809,7 +868,8 @@ static uint64_t pick_gear(const ae_node_plan *np, uint64_t rows)
     return 0;
 }
 
-static int enqueue(ae_engine *e, slot *sl, const void *const *inputs, uint64_t rows, ae_error *err)
+static int enqueue(ae_engine *e, slot *sl, uint64_t request, const void *const *inputs, uint64_t rows,
+                   ae_error *err)
 {
     const ae_plan *p = &e->plan;
 
@@ -827,7 +887,8 @@ static int enqueue(ae_engine *e, slot *sl, const void *const *inputs, uint64_t r
 
     for (int n = 0; n < p->n_nodes; n++) {
         const ae_node_plan *np = &e->nodes[n];
-        aclrtStream st = e->streams[np->stream];
+        aclrtStream st = e->streams[node_stream(np, request)];
+        uint32_t model_id = node_model(np, request);
         if (p->profile)
             ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_wait[n], st);
         if (!p->unsafe_skip_waits) {
@@ -849,10 +910,10 @@ static int enqueue(ae_engine *e, slot *sl, const void *const *inputs, uint64_t r
                 return fail(e, err, 0, "aclmdlSetDynamicBatchSize", np->name,
                             "a request of %llu rows exceeds the largest gear of model '%s'",
                             (unsigned long long)rows, np->name);
-            ACL_CALL(e, err, np->name, aclmdlSetDynamicBatchSize, np->model_id, sl->in_sets[n],
+            ACL_CALL(e, err, np->name, aclmdlSetDynamicBatchSize, model_id, sl->in_sets[n],
                      (size_t)np->dyn_index, gear);
         }
-        ACL_CALL(e, err, np->name, aclmdlExecuteAsync, np->model_id, sl->in_sets[n],
+        ACL_CALL(e, err, np->name, aclmdlExecuteAsync, model_id, sl->in_sets[n],
                  sl->out_sets[n], st);
         ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_done[n], st);
     }
@@ -1196,7 +1257,7 @@ int ae_engine_submit(ae_engine *e, const void *const *inputs, uint64_t rows, voi
             return rc;
     }
     uint64_t t0 = now_ns();
-    if (enqueue(e, sl, inputs, rows, err)) {
+    if (enqueue(e, sl, e->next_request, inputs, rows, err)) {
         /* this request never ran; the ones in flight may have been given
          * part of its work on some stream, so they are cancelled too */
         e->stats.failures++;

@@ -84,6 +84,7 @@ AE_ACL_FN(1, aclError, aclmdlLoadFromFile, (const char *modelPath, uint32_t *mod
 AE_ACL_FN(1, aclError, aclmdlLoadFromMem, (const void *model, size_t modelSize, uint32_t *modelId))
 AE_ACL_FN(0, aclError, aclmdlQuerySize, (const char *fileName, size_t *workSize, size_t *weightSize))
 AE_ACL_FN(0, aclError, aclmdlLoadFromFileWithMem, (const char *modelPath, uint32_t *modelId, void *workPtr, size_t workSize, void *weightPtr, size_t weightSize))
+AE_ACL_FN(0, aclError, aclmdlLoadFromMemWithMem, (const void *model, size_t modelSize, uint32_t *modelId, void *workPtr, size_t workSize, void *weightPtr, size_t weightSize))
 AE_ACL_FN(1, aclError, aclmdlUnload, (uint32_t modelId))
 AE_ACL_FN(1, aclError, aclmdlExecute, (uint32_t modelId, const aclmdlDataset *input, aclmdlDataset *output))
 AE_ACL_FN(1, aclError, aclmdlExecuteAsync, (uint32_t modelId, const aclmdlDataset *input, aclmdlDataset *output, aclrtStream stream))

@@ -9,8 +9,9 @@
  * functions only enqueue work on them: no allocation, no Python, no GIL.
  *
  * Request r runs in slot r % depth.  Per request: inputs are copied into the
- * slot's pinned staging, H2D on the copy-in stream, then every node waits on
- * the events of its producers that run on other streams, sets its gear,
+ * slot's pinned staging, H2D on the copy-in stream, then every node (on the
+ * stream of its instance r % instances) waits on the events of its
+ * producers that run on other streams, sets its gear,
  * executes and records its event; the copy-out stream waits for the output
  * producers, copies D2H and records the slot's done event.  Results are
  * delivered in submission order, only after the done event completed.
@@ -53,10 +54,18 @@ typedef struct ae_tensor_plan {
     size_t capacity;    /* bytes reserved there (>= every user's descriptor size) */
 } ae_tensor_plan;
 
+/* A node may run on several instances of its model (loaded k times, sharing
+ * one copy of the weights), each bound to its own compute stream: request r
+ * runs on instance r % instances, so no model id ever executes on two
+ * streams.  model_id and stream are instance 0; with instances > 1,
+ * model_ids / streams list every instance (the first equal to them). */
 typedef struct ae_node_plan {
     char name[AE_NAME_MAX];
     uint32_t model_id;
     int stream;                 /* index of its compute stream */
+    int instances;              /* 0 or 1: one model id; k > 1: model_ids/streams hold k */
+    const uint32_t *model_ids;
+    const int *streams;
     int n_inputs;               /* model inputs, including the dynamic-batch input */
     const int *inputs;          /* tensor per model input; -1 at dyn_index */
     int n_outputs;

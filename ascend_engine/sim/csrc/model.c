@@ -4,11 +4,18 @@
  *
  * A loaded model owns one work region (intermediates + float16 scratch, sized
  * for the largest gear) and its weights, both reserved against the device's
- * capacity.  A shape-range model has no largest shape: each execution sizes
- * and allocates its own work memory for the shapes it runs at.  Because the work region is shared by every execution of the
- * model, two executions may not overlap: the second fails on the device with
- * 507011, as the AscendCL documentation forbids running one model on two
- * streams at once.
+ * capacity, unless the caller placed them (aclmdlLoad*WithMem): memory at
+ * workPtr / weightPtr is the caller's allocation, already counted by
+ * aclrtMalloc, and is not reserved again.  Weights are read-only during
+ * execution, so several loads of one model may share one weightPtr (each with
+ * its own work region): k model ids, one copy of the weights.
+ *
+ * A shape-range model has no largest shape: each execution sizes and
+ * allocates its own work memory for the shapes it runs at.  Because the work
+ * region is shared by every execution of one model id, two executions of it
+ * may not overlap: the second fails on the device with 507011, as the
+ * AscendCL documentation forbids running one model on two streams at once.
+ * Two ids sharing weights may run at the same time.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -229,6 +236,20 @@ SIM_EXPORT aclError aclmdlLoadFromMem(const void *model, size_t modelSize, uint3
         rc = load_model("aclmdlLoadFromMem", model, modelSize, modelId, NULL, 0, NULL, 0);
     SIM_RETURN(aclmdlLoadFromMem, rc, "model=%p size=%zu -> id %u", model, modelSize,
                rc == ACL_SUCCESS ? *modelId : 0);
+}
+
+SIM_EXPORT aclError aclmdlLoadFromMemWithMem(const void *model, size_t modelSize, uint32_t *modelId, void *workPtr,
+                                             size_t workSize, void *weightPtr, size_t weightSize)
+{
+    SIM_ENTER(aclmdlLoadFromMemWithMem);
+    aclError rc;
+    if (!model || modelSize == 0)
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, "aclmdlLoadFromMemWithMem", "model is NULL or modelSize is 0");
+    else
+        rc = load_model("aclmdlLoadFromMemWithMem", model, modelSize, modelId, workPtr, workSize, weightPtr,
+                        weightSize);
+    SIM_RETURN(aclmdlLoadFromMemWithMem, rc, "model=%p size=%zu work=%p/%zu weight=%p/%zu -> id %u", model,
+               modelSize, workPtr, workSize, weightPtr, weightSize, rc == ACL_SUCCESS ? *modelId : 0);
 }
 
 static aclError load_file(const char *fn, const char *path, uint32_t *modelId, void *workPtr, size_t workSize,

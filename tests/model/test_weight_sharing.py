@@ -4,10 +4,9 @@ aclrtGetMemInfo, each id with its own work memory, ids free to run at once."""
 
 import ctypes
 
-import mdl
 import numpy as np
 import pytest
-from helpers import simlib
+from helpers import acl, mdl, simlib
 
 import ascend_engine as ae
 from ascend_engine import sim
@@ -109,10 +108,10 @@ def test_load_from_mem_with_mem(lib, model_file):
     m.close()
     # the same checks as the file variant
     rc = lib.aclmdlLoadFromMemWithMem(blob, len(blob), ctypes.byref(mid), None, 0, wptr, weight - 1)
-    assert rc == mdl.ACL_ERROR_INVALID_PARAM
+    assert rc == acl.ACL_ERROR_INVALID_PARAM
     assert "aclmdlLoadFromMemWithMem" in simlib.recent_error(lib) and "weightSize" in simlib.recent_error(lib)
     assert lib.aclmdlLoadFromMemWithMem(None, 0, ctypes.byref(mid), None, 0, wptr, weight) == \
-        mdl.ACL_ERROR_INVALID_PARAM
+        acl.ACL_ERROR_INVALID_PARAM
     assert "model is NULL" in simlib.recent_error(lib)
     lib.aclrtFree(wptr)
     lib.aclrtFree(kptr)
@@ -157,7 +156,7 @@ def test_ids_sharing_weights_run_at_once_one_id_may_not(lib, model_file, stream)
         for s in (stream, s2):
             codes.append(lib.aclrtSynchronizeStream(s))
             messages.append(simlib.recent_error(lib) if codes[-1] else "")
-        assert sorted(codes) == [0, mdl.ACL_ERROR_RT_MODEL_EXECUTE]
+        assert sorted(codes) == [0, acl.ACL_ERROR_RT_MODEL_EXECUTE]
         assert f"model {loaded[0].id} is already executing" in "".join(messages)
     finally:
         for bufs in (a, b, same):
@@ -245,7 +244,7 @@ def test_load_with_a_caller_buffer(model_file):
         small = ae.DeviceBuffer(dev, weight - 4)
         with pytest.raises(ae.AclError) as info:
             ae.Model.load(path, device=dev, weights=small)
-        assert info.value.code == mdl.ACL_ERROR_INVALID_PARAM
+        assert info.value.code == acl.ACL_ERROR_INVALID_PARAM
         assert info.value.function == "aclmdlLoadFromFileWithMem"
         assert f"weightSize {weight - 4} is smaller than the {weight} bytes" in str(info.value)
         buf = ae.DeviceBuffer(dev, weight)

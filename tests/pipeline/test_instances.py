@@ -3,7 +3,7 @@ allocation, request r on instance r % k, each instance on its own stream."""
 
 import numpy as np
 import pytest
-from conftest import GEARS, WIDTH, dense
+from helpers.pipelines import GEARS, WIDTH, dense
 
 import ascend_engine as ae
 from ascend_engine.pipeline import PipelineError

@@ -345,7 +345,7 @@ cdef class Model(Resource):
         fn = "aclmdlLoadFromFile"
         if shared is not None:
             fn = "aclmdlLoadFromFileWithMem"
-            wptr = (<DeviceBuffer>shared.buffer)._ptr
+            wptr = buffer_ptr(<DeviceBuffer>shared.buffer)   # checked: the weights are open
             wsize = (<DeviceBuffer>shared.buffer).nbytes
         with nogil:
             if wptr is NULL:

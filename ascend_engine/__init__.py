@@ -20,7 +20,9 @@ from ascend_engine.errors import (
     NotInitializedError,
     ObjectClosedError,
     OutOfMemoryError,
+    PipelineError,
     ResourceError,
+    SpecError,
 )
 
 try:
@@ -41,7 +43,7 @@ try:
         devices,
         shutdown,
     )
-    from ascend_engine.pipeline import Pipeline, PipelineError
+    from ascend_engine.pipeline import Pipeline
     from ascend_engine.replicas import Replicas
 except ImportError as _exc:  # only without a build
     # Keep the pure-Python parts (errors, ascend_engine.sim's model builder)
@@ -86,6 +88,7 @@ __all__ = [
     "PipelineError",
     "Replicas",
     "ResourceError",
+    "SpecError",
     "Stream",
     "TensorSpec",
     "backend",

@@ -38,6 +38,10 @@ __all__ = [
     "EngineError",
     "EngineBusy",
     "ForkedProcessError",
+    "PipelineError",
+    "ReplicaError",
+    "SpecError",
+    "ToolkitError",
     "ERROR_CODES",
     "TROUBLESHOOTING",
     "error_name",
@@ -452,8 +456,40 @@ class EngineError(RuntimeError):
     cancelled because another one failed, or the plan cannot run."""
 
 
+class PipelineError(ValueError):
+    """A pipeline graph that cannot be compiled; the message names the node and tensor."""
+
+
+class SpecError(PipelineError):
+    """A spec that does not follow the schema, or whose models cannot be wired.
+
+    ``key`` is the key path of the offending value (``models[1].inputs[0]``,
+    ``''`` for the whole document) and ``source`` the spec file, if any.
+    """
+
+    def __init__(self, key: str, message: str, source: str | None = None):
+        self.key = key
+        self.source = source
+        self.detail = message
+        where = ": ".join(p for p in (source, key) if p)
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+class ToolkitError(RuntimeError):
+    """The toolkit folder could not be made; the message says why."""
+
+
 class EngineBusy(EngineError):
     """The engine's admission queue is full (``Engine.submit(..., block=False)``)."""
+
+
+class ReplicaError(EngineError):
+    """A replica could not serve a request: it died while the request was
+    pending, or it could not start.  ``replica`` is its index in the handle."""
+
+    def __init__(self, message: str, replica: int | None = None):
+        super().__init__(message)
+        self.replica = replica
 
 
 class ForkedProcessError(RuntimeError):

@@ -40,15 +40,12 @@ from ascend_engine._checks import (
 )
 from ascend_engine._checks import shape as check_shape
 from ascend_engine._feeds import shape_text
+from ascend_engine.errors import PipelineError  # noqa: F401  (pipeline.PipelineError stays importable)
 from ascend_engine.toposort import CycleError, topological_order
 
 ALIGN = 128
 PADDING = 32
 POOL_HEADROOM = 1.15   # the seed article's "peak working set + 10-20 %", middle of the range
-
-
-class PipelineError(ValueError):
-    """A pipeline graph that cannot be compiled; the message names the node and tensor."""
 
 
 def carve(nbytes: int) -> int:

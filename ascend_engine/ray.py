@@ -45,20 +45,11 @@ except ImportError as _exc:  # pragma: no cover - exercised only without the ext
     ) from _exc
 
 from ascend_engine._checks import positive_int
-from ascend_engine.errors import EngineError
+from ascend_engine.errors import EngineError, ReplicaError
 
 __all__ = ["ReplicaError", "RayReplicas", "ServeDeployment", "deploy", "serve_app"]
 
 VISIBLE_DEVICES = "ASCEND_RT_VISIBLE_DEVICES"
-
-
-class ReplicaError(EngineError):
-    """A replica could not serve a request: it died while the request was
-    pending, or it could not start.  ``replica`` is its index in the handle."""
-
-    def __init__(self, message: str, replica: int | None = None):
-        super().__init__(message)
-        self.replica = replica
 
 
 # ---- what a replica builds ---------------------------------------------------------------

@@ -32,6 +32,7 @@ import numpy as np
 
 from ascend_engine._checks import GEAR_POLICIES, MAX_DEPTH, MAX_QUEUE, MAX_TIMEOUT_MS, delay_ms, timeout_ms
 from ascend_engine._checks import shape as check_shape
+from ascend_engine.errors import SpecError  # noqa: F401  (spec.SpecError stays importable)
 from ascend_engine.pipeline import Pipeline, PipelineError
 from ascend_engine.toposort import CycleError, topological_order
 
@@ -41,21 +42,6 @@ MODEL_KEYS = ("name", "path", "inputs", "device", "stream")
 COMPILE_KEYS = ("depth", "streams", "profile", "timeout", "max_queue", "max_delay_ms", "gear_policy")
 STREAM_MODES = ("per-model", "single")
 SPEC_SUFFIXES = (".yaml", ".yml", ".json")
-
-
-class SpecError(PipelineError):
-    """A spec that does not follow the schema, or whose models cannot be wired.
-
-    ``key`` is the key path of the offending value (``models[1].inputs[0]``,
-    ``''`` for the whole document) and ``source`` the spec file, if any.
-    """
-
-    def __init__(self, key: str, message: str, source: str | None = None):
-        self.key = key
-        self.source = source
-        self.detail = message
-        where = ": ".join(p for p in (source, key) if p)
-        super().__init__(f"{where}: {message}" if where else message)
 
 
 @dataclass

@@ -43,6 +43,7 @@ import struct
 import sys
 
 from ascend_engine import cann_headers
+from ascend_engine.errors import ToolkitError
 
 PACKAGE = os.path.dirname(os.path.abspath(__file__))
 LIB_DIR = os.path.join(PACKAGE, "_lib")
@@ -71,10 +72,6 @@ export NPU_HOST_LIB="$_ae_toolkit/runtime/lib64/stub"
 export LD_LIBRARY_PATH="$_ae_toolkit/runtime/lib64:$_ae_toolkit/lib64${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"
 unset _ae_toolkit
 """
-
-
-class ToolkitError(RuntimeError):
-    """The toolkit folder could not be made; the message says why."""
 
 
 # ---------------------------------------------------------------------------

@@ -178,9 +178,10 @@ def extensions():
         ),
         Extension(
             "ascend_engine._executor",
-            sources=["ascend_engine/_executor.pyx", "ascend_engine/csrc/executor.c"],
+            sources=["ascend_engine/_executor.pyx", "ascend_engine/csrc/executor.c",
+                     "ascend_engine/csrc/host_steps.c", "ascend_engine/csrc/chunks.c"],
             include_dirs=["include", numpy.get_include()],
-            depends=headers,
+            depends=headers + ["ascend_engine/csrc/executor_internal.h"],
             extra_compile_args=["-O2"],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         ),

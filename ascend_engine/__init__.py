@@ -14,6 +14,7 @@ from ascend_engine.errors import (
     EngineBusy,
     EngineError,
     ForkedProcessError,
+    HostStepError,
     InternalError,
     InvalidParamError,
     ModelError,
@@ -43,7 +44,7 @@ try:
         devices,
         shutdown,
     )
-    from ascend_engine.pipeline import Pipeline
+    from ascend_engine.pipeline import NativeStep, Pipeline
     from ascend_engine.replicas import Replicas
 except ImportError as _exc:  # only without a build
     # Keep the pure-Python parts (errors, ascend_engine.sim's model builder)
@@ -76,6 +77,8 @@ __all__ = [
     "Event",
     "ForkedProcessError",
     "HostBuffer",
+    "HostStepError",
+    "NativeStep",
     "InternalError",
     "InvalidParamError",
     "MemoryInfo",

@@ -30,6 +30,7 @@ import collections
 import json
 import time
 import threading
+import traceback
 
 import logging
 
@@ -48,7 +49,8 @@ from ascend_engine import _runtime
 from ascend_engine import errors as _errors
 from ascend_engine._checks import positive_int, timeout_ms
 from ascend_engine._feeds import check_feeds, random_feeds
-from ascend_engine.errors import EngineBusy, EngineError
+from ascend_engine.errors import EngineBusy, EngineError, HostStepError
+from ascend_engine.pipeline import NativeStep
 from ascend_engine.serving import Call, Server
 from concurrent.futures import Future
 
@@ -61,6 +63,9 @@ cdef object _error_of(ae_error *err):
     function = err.function.decode("utf-8", "replace")
     node = err.node.decode("utf-8", "replace")
     message = err.message.decode("utf-8", "replace")
+    if function == "ae_host_step":
+        request = None if err.request == AE_NO_REQUEST else int(err.request)
+        return HostStepError(f"request {request}: {message}", step=node, request=request)
     where = f"node {node!r}: " if node else ""
     if err.code != 0:
         exc = _errors.error_class(err.code)(function, err.code, where + message)
@@ -97,6 +102,147 @@ cdef int _poll_signals(void *ctx) noexcept nogil:
     return 0
 
 
+_GEAR_POLICY = {"upper": AE_GEAR_UPPER, "lower": AE_GEAR_LOWER, "nearest": AE_GEAR_NEAREST}
+
+
+def chunk_span(gears, policy, uint64_t max_rows):
+    """The most rows a model with ``gears`` (ascending) reaches, padding
+    included, running any number of rows up to ``max_rows`` in chunks under
+    ``policy`` (executor.h, ae_chunk_span: the rule the executor runs by)."""
+    cdef uint64_t g[256]
+    cdef int n = len(gears)
+    if not 0 < n <= 256:
+        raise ValueError(f"chunk_span needs 1 to 256 gears, got {n}")
+    for k, v in enumerate(gears):
+        g[k] = v
+    return int(ae_chunk_span(g, n, _GEAR_POLICY[policy], max_rows))
+
+
+def chunk_plan(gears, policy, uint64_t rows):
+    """[(gear, rows taken)] of the executions a model with ``gears`` runs for
+    ``rows`` rows after a host step (the executor's own rule, ae_chunk_next)."""
+    cdef uint64_t g[256]
+    cdef uint64_t gear, take, left = rows
+    cdef int n = len(gears)
+    if not 0 < n <= 256:
+        raise ValueError(f"chunk_plan needs 1 to 256 gears, got {n}")
+    for k, v in enumerate(gears):
+        g[k] = v
+    chunks = []
+    while left > 0:
+        ae_chunk_next(g, n, _GEAR_POLICY[policy], left, &gear, &take)
+        chunks.append((int(gear), int(take)))
+        left -= take
+    return chunks
+
+
+cdef extern from "Python.h":
+    object PyMemoryView_FromMemory(char *mem, Py_ssize_t size, int flags)
+    int PyBUF_READ
+    int PyBUF_WRITE
+
+
+cdef class _PyStep:
+    """A Python host step as the executor calls it: the function, what its
+    inputs and outputs look like, and the exceptions it raised (kept by
+    request number until the request's caller collects them)."""
+    cdef readonly str name
+    cdef object fn
+    cdef list in_specs       # (dtype, trailing shape) per input
+    cdef list out_specs      # (name, dtype, trailing shape) per output
+    cdef bint rows_any
+    cdef dict errors
+    cdef object errors_lock
+
+    def __init__(self, name, fn, in_specs, out_specs, rows_any):
+        self.name = name
+        self.fn = fn
+        self.in_specs = list(in_specs)
+        self.out_specs = list(out_specs)
+        self.rows_any = rows_any
+        self.errors = {}
+        self.errors_lock = threading.Lock()
+
+    def take_error(self, request):
+        """The exception the function raised for ``request``, once."""
+        with self.errors_lock:
+            return self.errors.pop(request, None)
+
+    def forget_errors(self):
+        with self.errors_lock:
+            self.errors.clear()
+
+    cdef int run(self, uint64_t request, const ae_host_tensor *inputs, int n_inputs,
+                 ae_host_tensor *outputs, int n_outputs, uint64_t *rows_out, char *message,
+                 size_t message_size):
+        """Call the function on views of the pinned staging; copy its outputs
+        into the output staging.  Returns 0, or 1 with ``message`` filled."""
+        try:
+            arrays = []
+            for i in range(n_inputs):
+                dtype, trailing = self.in_specs[i]
+                nbytes = inputs[i].rows * inputs[i].row_bytes
+                view = PyMemoryView_FromMemory(<char *>inputs[i].data, nbytes, PyBUF_READ)
+                arrays.append(np.frombuffer(view, dtype=dtype).reshape((inputs[i].rows,) + trailing))
+            result = self.fn(*arrays)
+            if isinstance(result, np.ndarray) or not isinstance(result, (tuple, list)):
+                result = (result,)
+            if len(result) != n_outputs:
+                raise HostStepError(f"host step {self.name!r} returned {len(result)} value(s); it declares "
+                                    f"{n_outputs} output(s): {', '.join(o[0] for o in self.out_specs)}")
+            rows = None
+            for o in range(n_outputs):
+                name, dtype, trailing = self.out_specs[o]
+                a = result[o]
+                if not isinstance(a, np.ndarray):
+                    raise HostStepError(f"host step {self.name!r} output {name!r}: expected a numpy array, got "
+                                        f"{type(a).__name__}")
+                if a.dtype != dtype or a.ndim != 1 + len(trailing) or tuple(a.shape[1:]) != trailing:
+                    raise HostStepError(
+                        f"host step {self.name!r} output {name!r}: expected {dtype} of shape "
+                        f"(rows, {', '.join(map(str, trailing))}{',' if len(trailing) == 1 else ''}), got {a.dtype} "
+                        f"of shape {a.shape}".replace("(rows, )", "(rows,)"))
+                if rows is None:
+                    rows = a.shape[0]
+                elif a.shape[0] != rows:
+                    raise HostStepError(f"host step {self.name!r}: its outputs have different numbers of rows "
+                                        f"({self.out_specs[0][0]!r} {rows}, {name!r} {a.shape[0]}); "
+                                        "they must agree")
+                if a.shape[0] > outputs[o].rows:
+                    limit = "its max_rows is" if self.rows_any else "rows='same' needs at most"
+                    raise HostStepError(f"host step {self.name!r} output {name!r}: returned {a.shape[0]} rows; "
+                                        f"{limit} {outputs[o].rows}")
+            for o in range(n_outputs):
+                a = np.ascontiguousarray(result[o])
+                if a.nbytes:
+                    view = PyMemoryView_FromMemory(<char *>outputs[o].data, a.nbytes, PyBUF_WRITE)
+                    np.frombuffer(view, dtype=a.dtype)[:] = a.reshape(-1)
+            rows_out[0] = rows if rows is not None else 0
+            return 0
+        except BaseException as exc:
+            if isinstance(exc, HostStepError):
+                text = str(exc)
+            else:
+                tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+                text = f"host step {self.name!r} raised {type(exc).__name__}: {exc}\n{tb}"
+            if not isinstance(exc, HostStepError):
+                with self.errors_lock:
+                    self.errors[request] = exc
+            data = text.encode("utf-8", "replace")[:message_size - 1]
+            strncpy(message, data, message_size - 1)
+            message[min(len(data), message_size - 1)] = 0
+            return 1
+
+
+cdef int _run_py_step(void *ctx, uint64_t request, const ae_host_tensor *inputs, int n_inputs,
+                      ae_host_tensor *outputs, int n_outputs, uint64_t *rows_out, char *message,
+                      size_t message_size) noexcept nogil:
+    # called on an engine worker thread: the GIL only while the step runs
+    with gil:
+        return (<_PyStep>ctx).run(request, inputs, n_inputs, outputs, n_outputs, rows_out, message,
+                                  message_size)
+
+
 def _take_pending_signal():
     global _pending_signal
     exc, _pending_signal = _pending_signal, None
@@ -108,14 +254,16 @@ class _Request:
     into (owned here, so they outlive any caller that gives up on them), and
     its outcome once the executor is done with it."""
 
-    __slots__ = ("ticket", "outputs", "done", "error", "on_done")
+    __slots__ = ("ticket", "outputs", "done", "error", "on_done", "out_rows")
 
-    def __init__(self, outputs, on_done=None):
+    def __init__(self, outputs, on_done=None, variable=False):
         self.ticket = None
         self.outputs = outputs
         self.done = False
         self.error = None
         self.on_done = on_done      # called (engine lock held) once the outcome is known
+        # rows of each output, reported by the executor, when a host step sets some
+        self.out_rows = np.zeros(len(outputs), dtype=np.uint64) if variable else None
 
 
 cdef int _put_ints(int *dst, int at, values) except -1:
@@ -216,6 +364,10 @@ cdef class Engine:
     cdef object _feed_specs    # [(name, dtype, (-1,) + trailing shape)]: what _feeds.check_feeds takes
     cdef object _output_specs
     cdef list _owned_models    # models loaded for this engine, unloaded by close()
+    cdef dict _py_steps        # name -> _PyStep: the Python host steps (their ctx pointers live here)
+    cdef list _keep            # what native host steps need alive
+    cdef list _variable        # indices of outputs whose rows a host step sets
+    cdef dict _var_rows        # output index -> rows its array must hold
     # C copies of the plan, alive as long as the engine
     cdef ae_tensor_plan *_tensors
     cdef ae_node_plan *_nodes
@@ -242,6 +394,18 @@ cdef class Engine:
         self._output_specs = [(name, plan.tensors[t_].dtype, tuple(plan.tensors[t_].shape[1:]))
                               for name, t_ in plan.outputs]
         self._feed_specs = [(name, dtype, (-1,) + trailing) for name, dtype, trailing in self._input_specs]
+        self._variable = list(plan.variable_outputs)
+        self._var_rows = {k: plan.nodes[plan.tensors[plan.outputs[k][1]].domain].max_rows for k in self._variable}
+        self._py_steps = {}
+        self._keep = []
+        for node in plan.nodes:
+            if node.kind == "host" and not isinstance(node.fn, NativeStep):
+                self._py_steps[node.name] = _PyStep(
+                    node.name, node.fn, [(plan.tensors[t_].dtype, tuple(plan.tensors[t_].shape[1:]))
+                                         for t_ in node.inputs],
+                    node.output_specs, node.rows_any)
+            elif node.kind == "host":
+                self._keep.append(node.fn)
         self._fill_plan(&p)
         p.unsafe_skip_waits = 1 if _unsafe_skip_waits else 0
         (<Resource>self._device)._activate()
@@ -273,6 +437,7 @@ cdef class Engine:
             self._tensors[i].row_bytes = tp.row_bytes
             self._tensors[i].offset = tp.offset
             self._tensors[i].capacity = tp.capacity
+            self._tensors[i].domain = tp.domain
         cdef int k = 0, g = 0
         p.input_tensors = &self._ints[k]
         k = _put_ints(self._ints, k, [t_ for _, t_ in plan.inputs])
@@ -281,7 +446,21 @@ cdef class Engine:
         for i, node in enumerate(plan.nodes):
             name = node.name.encode()[:AE_NAME_MAX - 1]
             strncpy(self._nodes[i].name, name, AE_NAME_MAX - 1)
-            self._nodes[i].model_id = node.model.model_id
+            self._nodes[i].domain = node.domain
+            if node.kind == "host":
+                self._nodes[i].kind = AE_NODE_HOST
+                self._nodes[i].rows_any = node.rows_any
+                self._nodes[i].max_rows = node.max_rows
+                self._nodes[i].workers = node.workers
+                if isinstance(node.fn, NativeStep):
+                    self._nodes[i].host_fn = <ae_host_fn><size_t>node.fn.address
+                    self._nodes[i].host_ctx = <void *><size_t>node.fn.context
+                else:
+                    self._nodes[i].host_fn = _run_py_step
+                    self._nodes[i].host_ctx = <void *>self._py_steps[node.name]
+            else:
+                self._nodes[i].kind = AE_NODE_MODEL
+                self._nodes[i].model_id = node.model.model_id
             self._nodes[i].stream = node.stream
             if len(node.models) > 1:
                 self._nodes[i].instances = len(node.models)
@@ -323,6 +502,7 @@ cdef class Engine:
         p.slot_bytes = plan.slot_bytes
         p.max_batch = plan.max_batch
         p.spin_wait = 1 if plan.wait == "spin" else 0
+        p.gear_policy = _GEAR_POLICY[plan.gear_policy]
 
     cdef _free_plan(self):
         PyMem_Free(self._tensors)
@@ -358,9 +538,11 @@ cdef class Engine:
             check_not_forked()
             (<Resource>self._device)._activate()
             # deliver what is in flight to its requests (their owners may still collect)
-            with nogil:
-                rc = ae_engine_flush(self._engine, &err)
-            self._settle(rc, &err)
+            rc = AE_REQUEST_FAILED
+            while rc == AE_REQUEST_FAILED:   # one request's host step failed: go on with the others
+                with nogil:
+                    rc = ae_engine_flush(self._engine, &err)
+                self._settle(rc, &err)
             engine = self._engine
             with nogil:
                 rc = ae_engine_close(engine, &err)
@@ -402,9 +584,11 @@ cdef class Engine:
     def __dealloc__(self):
         # Dropped without close().  After shutdown or in a forked child the
         # runtime is gone: nothing may be called, the process owns nothing.
-        if self._engine is not NULL and not _runtime.in_forked_child() and not _runtime._shut_down:
-            ae_engine_destroy(self._engine)
+        cdef ae_engine *engine = self._engine
+        if engine is not NULL and not _runtime.in_forked_child() and not _runtime._shut_down:
             self._engine = NULL
+            with nogil:   # host-step workers may need the GIL to finish before they are joined
+                ae_engine_destroy(engine)
             for m in self._owned_models or ():
                 try:
                     m.close()
@@ -457,7 +641,10 @@ cdef class Engine:
         return check_feeds(feeds, self._feed_specs, "pipeline")
 
     def _outputs_for(self, rows):
-        return [np.empty((rows,) + trailing, dtype=dtype) for _, dtype, trailing in self._output_specs]
+        """Arrays the executor writes one request's outputs into: ``rows`` rows,
+        or room for the host step's max_rows where a host step sets them."""
+        return [np.empty((self._var_rows.get(k, rows),) + trailing, dtype=dtype)
+                for k, (_, dtype, trailing) in enumerate(self._output_specs)]
 
     def _check_fixed(self, rows, batch):
         fixed = self.plan.fixed_batch
@@ -490,12 +677,21 @@ cdef class Engine:
             failure.request = failed
             ae_engine_last_cancelled(self._engine, &begin, &end)
         pending = self._pending
+        if isinstance(failure, HostStepError):
+            step = self._py_steps.get(failure.step)
+            cause = step.take_error(failed) if step is not None else None
+            if cause is not None:
+                failure.__cause__ = cause
         while pending:
             ticket = next(iter(pending))
             if ticket >= completed:
                 break
             record = pending.pop(ticket)
             record.done = True
+            if record.out_rows is not None and not (rc != 0 and begin <= ticket < end):
+                # the rows each output carries for this request
+                record.outputs = [o[:int(record.out_rows[k])] if k in self._var_rows else o
+                                  for k, o in enumerate(record.outputs)]
             if rc != 0 and begin <= ticket < end:
                 if rc == AE_INTERRUPTED:
                     record.error = EngineError(f"request {ticket} was cancelled: the caller waiting for "
@@ -537,12 +733,18 @@ cdef class Engine:
         cdef ae_error err
         cdef int rc
         cdef _Arrays outp = _Arrays(record.outputs)
+        cdef uint64_t *out_rows = NULL
+        cdef cnp.ndarray rows_array
+        if record.out_rows is not None:
+            rows_array = record.out_rows
+            out_rows = <uint64_t *>cnp.PyArray_DATA(rows_array)
         while True:
             self._ensure_open()
             self._arm_poll()
             ticket = ae_engine_submitted(self._engine)
             with nogil:
-                rc = ae_engine_submit(self._engine, ins.ptrs, n_rows, <void *const *>outp.ptrs, &err)
+                rc = ae_engine_submit_rows(self._engine, ins.ptrs, n_rows, <void *const *>outp.ptrs, out_rows,
+                                           &err)
             failure = self._settle(rc, &err)
             if rc == 0:
                 record.ticket = ticket
@@ -565,7 +767,7 @@ cdef class Engine:
             failure = self._settle(rc, &err)
             if rc == AE_INTERRUPTED:
                 raise _take_pending_signal()
-            if rc != 0 and not record.done:
+            if rc != 0 and rc != AE_REQUEST_FAILED and not record.done:
                 raise failure
         if record.error is not None:
             raise record.error
@@ -574,11 +776,12 @@ cdef class Engine:
         """Complete every request in flight (lock held).  Their failures go to
         their own records; only a failure that belongs to no request raises."""
         cdef ae_error err
-        cdef int rc
+        cdef int rc = AE_REQUEST_FAILED
         self._arm_poll()
-        with nogil:
-            rc = ae_engine_flush(self._engine, &err)
-        failure = self._settle(rc, &err)
+        while rc == AE_REQUEST_FAILED:   # a request whose host step failed: its own record has it
+            with nogil:
+                rc = ae_engine_flush(self._engine, &err)
+            failure = self._settle(rc, &err)
         if rc == AE_INTERRUPTED:
             raise _take_pending_signal()
         if rc != 0 and err.request == AE_NO_REQUEST:
@@ -622,8 +825,9 @@ cdef class Engine:
         self._check_fixed(rows, min(rows, self.plan.max_batch))
         deadline = None if timeout is None else time.monotonic() + timeout_ms(timeout) / 1000.0
         self._ensure_open()
-        call = Call(Future(), arrays, self._outputs_for(rows), rows, deadline,
-                    [name for name, _, _ in self._output_specs])
+        outputs = [None if k in self._var_rows else np.empty((rows,) + trailing, dtype=dtype)
+                   for k, (_, dtype, trailing) in enumerate(self._output_specs)]
+        call = Call(Future(), arrays, outputs, rows, deadline, [name for name, _, _ in self._output_specs])
         self._server.admit(call, bool(block))
         return call.future
 
@@ -677,7 +881,7 @@ cdef class Engine:
         with nogil:
             rc = ae_engine_complete_waited(self._engine, ticket, wait_rc, &err)
         failure = self._settle(rc, &err)
-        if rc == 0 and ae_engine_in_flight(self._engine) > 0:
+        if rc in (0, AE_REQUEST_FAILED) and ae_engine_in_flight(self._engine) > 0:
             # more may be over already: deliver them in the same turn
             rc = ae_engine_complete_ready(self._engine, &err)
             failure = self._settle(rc if rc < 0 else 0, &err)
@@ -685,8 +889,12 @@ cdef class Engine:
             _log.warning("ascend_engine: completing requests failed: %s", failure)
 
     def _enqueue_device(self, list inputs, list outputs, uint64_t rows, on_done):
-        """Put one device request on the device (a free slot is known to exist)."""
-        record = _Request(outputs, on_done)
+        """Put one device request on the device (a free slot is known to exist).
+        Where a host step sets an output's rows, ``outputs`` holds None: the
+        record gets an array with room for them, cut to the rows it got."""
+        outputs = [np.empty((self._var_rows[k],) + self._output_specs[k][2], self._output_specs[k][1])
+                   if o is None else o for k, o in enumerate(outputs)]
+        record = _Request(outputs, on_done, bool(self._variable))
         cdef _Arrays ins = _Arrays(inputs)
         self._submit(record, ins, rows)
         self._server.cv.notify()     # the completer
@@ -697,11 +905,16 @@ cdef class Engine:
 
         The last request may be smaller; requests above ``max_batch`` are split.
         Default batch_size: ``max_batch``.  Returns the outputs concatenated
-        in order.
+        in order -- except outputs whose rows a host step with rows="any"
+        sets: each of those is a list with one array per request (of
+        ``batch_size`` rows, the last maybe smaller), since a request's rows
+        there need not match its input rows.
         """
         arrays, rows = self._prepare(feeds)
         batch = self.plan.max_batch if batch_size is None else positive_int(batch_size, "batch_size")
         self._check_fixed(rows, min(batch, self.plan.max_batch))
+        if self._py_steps or self._keep:
+            return self._run_batch_steps(arrays, rows, batch)
         outs = self._outputs_for(rows)
         cdef _Arrays ins = _Arrays(arrays)
         cdef _Arrays outp = _Arrays(outs)
@@ -723,6 +936,26 @@ cdef class Engine:
                 raise failure
         return {name: o for (name, _, _), o in zip(self._output_specs, outs)}
 
+    def _run_batch_steps(self, arrays, rows, batch):
+        """run_batch for a plan with host steps: requests submitted one by one
+        (depth in flight), each with its own record; a request above
+        max_batch goes in pieces whose rows are joined again."""
+        piece = min(batch, self.plan.max_batch)
+        starts = [lo for r0 in range(0, rows, batch) for lo in range(r0, min(rows, r0 + batch), piece)]
+        feeds = ({name: a[lo:min(lo + piece, (lo // batch + 1) * batch, rows)]
+                  for (name, _, _), a in zip(self._input_specs, arrays)} for lo in starts)
+        per_request = collections.defaultdict(list)
+        for lo, out in zip(starts, self.run_many(feeds)):
+            per_request[lo // batch].append(out)
+        result = {}
+        for k, (name, dtype, trailing) in enumerate(self._output_specs):
+            joined = [np.concatenate([out[name] for out in outs]) for _, outs in sorted(per_request.items())]
+            if k in self._var_rows:
+                result[name] = joined
+            else:
+                result[name] = np.concatenate(joined) if joined else np.empty((0,) + trailing, dtype)
+        return result
+
     def run_many(self, feeds_iterable):
         """Yield the outputs of each feeds dict in order, keeping up to ``depth``
         requests in flight.  Each feeds dict is one request (split if above
@@ -740,10 +973,13 @@ cdef class Engine:
                 # rare: deliver ours, then run this one split
                 while mine:
                     yield self._collect(mine.popleft())
-                yield self.run_batch(feeds, batch_size=rows)
+                out = self.run_batch(feeds, batch_size=rows)
+                if self._var_rows:   # one request: its pieces' rows together
+                    out = {name: np.concatenate(v) if isinstance(v, list) else v for name, v in out.items()}
+                yield out
                 continue
             self._check_fixed(rows, rows)
-            record = _Request(self._outputs_for(rows))
+            record = _Request(self._outputs_for(rows), variable=bool(self._variable))
             ins = _Arrays(arrays)
             if len(mine) >= self.plan.depth:
                 yield self._collect(mine.popleft())

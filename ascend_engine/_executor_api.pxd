@@ -18,6 +18,13 @@ cdef extern from "ascend_engine/executor.h" nogil:
         AE_MAX_IO
     const uint64_t AE_NO_REQUEST
     const int AE_INTERRUPTED
+    const int AE_REQUEST_FAILED
+    const int AE_ROWS_REQUEST
+    const int AE_NODE_MODEL
+    const int AE_NODE_HOST
+    const int AE_GEAR_UPPER
+    const int AE_GEAR_LOWER
+    const int AE_GEAR_NEAREST
 
     ctypedef struct ae_error:
         aclError code
@@ -30,6 +37,16 @@ cdef extern from "ascend_engine/executor.h" nogil:
         size_t row_bytes
         size_t offset
         size_t capacity
+        int domain
+
+    ctypedef struct ae_host_tensor:
+        void *data
+        uint64_t rows
+        size_t row_bytes
+
+    ctypedef int (*ae_host_fn)(void *ctx, uint64_t request, const ae_host_tensor *inputs, int n_inputs,
+                               ae_host_tensor *outputs, int n_outputs, uint64_t *rows_out, char *message,
+                               size_t message_size) noexcept nogil
 
     ctypedef struct ae_node_plan:
         char name[AE_NAME_MAX]
@@ -48,6 +65,13 @@ cdef extern from "ascend_engine/executor.h" nogil:
         int n_gears
         const uint64_t *gears
         uint64_t static_batch
+        int kind
+        ae_host_fn host_fn
+        void *host_ctx
+        int rows_any
+        uint64_t max_rows
+        int workers
+        int domain
 
     ctypedef struct ae_plan:
         aclrtContext context
@@ -69,6 +93,7 @@ cdef extern from "ascend_engine/executor.h" nogil:
         uint64_t max_batch
         int spin_wait
         int unsafe_skip_waits
+        int gear_policy
 
     ctypedef struct ae_engine:
         pass
@@ -86,6 +111,8 @@ cdef extern from "ascend_engine/executor.h" nogil:
     int ae_engine_close(ae_engine *engine, ae_error *err)
     int ae_engine_submit(ae_engine *engine, const void *const *inputs, uint64_t rows,
                          void *const *outputs, ae_error *err)
+    int ae_engine_submit_rows(ae_engine *engine, const void *const *inputs, uint64_t rows,
+                              void *const *outputs, uint64_t *out_rows, ae_error *err)
     int ae_engine_complete_one(ae_engine *engine, ae_error *err)
     int ae_engine_flush(ae_engine *engine, ae_error *err)
     int ae_engine_run_batch(ae_engine *engine, const void *const *inputs, uint64_t total_rows,
@@ -107,3 +134,6 @@ cdef extern from "ascend_engine/executor.h" nogil:
     int AE_TRACE_COLUMNS(int n_nodes)
     int ae_engine_trace_begin(ae_engine *engine, size_t max_requests, ae_error *err)
     size_t ae_engine_trace_end(ae_engine *engine, const double **rows, const uint64_t **requests)
+    void ae_chunk_next(const uint64_t *gears, int n_gears, int policy, uint64_t left, uint64_t *gear,
+                       uint64_t *take)
+    uint64_t ae_chunk_span(const uint64_t *gears, int n_gears, int policy, uint64_t max_rows)

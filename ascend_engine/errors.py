@@ -456,6 +456,21 @@ class EngineError(RuntimeError):
     cancelled because another one failed, or the plan cannot run."""
 
 
+class HostStepError(EngineError):
+    """A host step failed for one request: its function raised (the original
+    exception is ``__cause__``; the message carries its traceback), or it
+    returned outputs of the wrong dtype, shape or number of rows.  Only that
+    request fails; the engine goes on with the others.
+
+    ``step`` is the host step's name, ``request`` the request's number.
+    """
+
+    def __init__(self, message, step=None, request=None):
+        super().__init__(message)
+        self.step = step
+        self.request = request
+
+
 class PipelineError(ValueError):
     """A pipeline graph that cannot be compiled; the message names the node and tensor."""
 

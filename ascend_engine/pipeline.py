@@ -19,11 +19,16 @@ Planning rules (see DESIGN.md §6):
 * a node with ``instances=k`` runs request r on instance r % k, each instance
   on a stream of its own: its stream changes per request, so stream order
   never orders it (only events do);
-* every buffer is carved at 128-byte alignment with 32 bytes of padding.
+* every buffer is carved at 128-byte alignment with 32 bytes of padding;
+* a host step (``pipe.host``) is a node too, on a stream of its own for the
+  copies of its inputs and outputs; with ``rows="any"`` it sets the rows of
+  everything downstream of it (its *row domain*): those tensors hold
+  ``max_rows`` rows, plus the padding of the gears their models run at.
 """
 
 from __future__ import annotations
 
+import ctypes
 import math
 from dataclasses import dataclass, field
 
@@ -67,16 +72,48 @@ class TensorHandle:
         return f"TensorHandle({self.name!r}, {self.dtype}, {shape_text(self.shape)})"
 
 
+class NativeStep:
+    """A host step implemented in native code: the address of a C function
+    with the ``ae_host_fn`` signature of executor.h (docs/executor.md, "Host
+    steps"), and the ``context`` pointer it is called with.
+
+    It runs on the engine's worker thread without the GIL.  Keep whatever
+    owns the function (a ctypes callback object, a loaded library) alive
+    while engines use it: pass it as ``keep``.  A ctypes function pointer
+    given to ``pipe.host`` directly is wrapped in a NativeStep.
+    """
+
+    def __init__(self, address: int, context: int = 0, keep=None):
+        if not isinstance(address, int) or isinstance(address, bool) or address <= 0:
+            raise PipelineError(f"NativeStep: address must be a nonzero function address (int), got {address!r}")
+        if not isinstance(context, int) or isinstance(context, bool) or context < 0:
+            raise PipelineError(f"NativeStep: context must be an address (int >= 0), got {context!r}")
+        self.address = address
+        self.context = context
+        self.keep = keep
+
+    def __repr__(self) -> str:
+        return f"NativeStep(address={self.address:#x}, context={self.context:#x})"
+
+
+ROWS_CHOICES = ("same", "any")
+MAX_STEP_ROWS = 1 << 20
+
+
 @dataclass
 class _Node:
     name: str
-    model: object            # a Model, or a path loaded at compile()
+    model: object            # a Model, or a path loaded at compile(); None for a host step
     inputs: list             # TensorHandle per model input
     outputs: list = field(default_factory=list)
     device: int | None = None
     stream: object = None
     path: str | None = None    # model file loaded per engine at compile()
     instances: int = 1
+    kind: str = "model"        # or "host"
+    fn: object = None          # a host step's Python callable or NativeStep
+    rows: str = "same"         # a host step's rows: "same" as its inputs, or "any" up to max_rows
+    max_rows: int = 0
 
 
 @dataclass
@@ -91,6 +128,8 @@ class PlanTensor:
     offset: int = 0
     producer: int = -1       # node index, -1 for pipeline inputs
     readers: list = field(default_factory=list)
+    domain: int = -1         # whose rows it carries: -1 the request's, else a host step's node index
+    max_rows: int = 0        # rows its buffer must hold (padding of gears included)
 
 
 @dataclass
@@ -112,6 +151,14 @@ class PlanNode:
     models: list = field(default_factory=list)   # the loaded instances, when instances > 1
     weight_bytes: int | None = None   # device bytes of the weights, once however many instances
     work_bytes: int | None = None     # device work bytes of one instance
+    kind: str = "model"               # or "host" (model is then None)
+    fn: object = None                 # a host step's callable or NativeStep
+    rows_any: bool = False
+    max_rows: int = 0
+    workers: int = 1
+    domain: int = -1                  # whose rows the node runs on (-1: the request's)
+    input_names: tuple = ()           # a host step's input tensor names, for messages
+    output_specs: tuple = ()          # a host step's (name, dtype, trailing shape) per output
 
 
 @dataclass
@@ -140,10 +187,18 @@ class Plan:
     gear_policy: str = "upper"
     gears: tuple = ()        # batch sizes the batcher aims at (the models' gears up to max_batch)
 
+    @property
+    def variable_outputs(self) -> list:
+        """Indices of the outputs whose rows a host step sets (they differ per request)."""
+        return [k for k, (_name, t) in enumerate(self.outputs) if self.tensors[t].domain >= 0]
+
     def memory_report(self) -> dict:
         """Bytes per slot and per node, the arena, and the recommended pool size."""
         per_node = {}
         for n in self.nodes:
+            if n.kind == "host":
+                per_node[n.name] = sum(self.tensors[t].capacity for t in n.outputs)
+                continue
             per_node[n.name] = sum(self.tensors[t].capacity for t in n.outputs) + carve(n.dyn_size) * (
                 n.dyn_index >= 0
             )
@@ -273,6 +328,82 @@ class Pipeline:
         self._describe_outputs(node)
         return node.outputs[0] if len(node.outputs) == 1 else tuple(node.outputs)
 
+    def host(self, fn, *inputs, outputs, name: str | None = None, rows: str = "same",
+             max_rows: int | None = None):
+        """Add a host step: code that runs on the host between models.
+
+        ``fn(*arrays) -> array or tuple of arrays`` gets read-only numpy
+        views of the request's rows of ``inputs`` (valid only during the
+        call: copy what you keep) and returns one array per declared output.
+        It runs on a worker thread of the engine while the device runs other
+        requests.  ``fn`` may instead be native code: a :class:`NativeStep`
+        or a ctypes function pointer with the ``ae_host_fn`` signature
+        (docs/executor.md), called without the GIL.
+
+        ``outputs`` declares ``[(name, dtype, shape), ...]``; each shape's
+        first dimension is the rows (-1 or None).  ``rows="same"``: the step
+        returns as many rows as it was given.  ``rows="any"``: it returns any
+        number from 0 to ``max_rows`` (required), and every model after it
+        runs on that many rows, at the gears ``compile(gear_policy=)``
+        chooses, in several executions when they exceed the model's largest
+        gear; zero rows skip the models.  Returns the output handle(s) like
+        :meth:`model`.
+        """
+        node_name = name or f"node{len(self._nodes)}"
+        where = f"host step {node_name!r}"
+        if node_name in self._names:
+            raise PipelineError(f"{where}: the name is already used in this pipeline")
+        if rows not in ROWS_CHOICES:
+            raise PipelineError(f"{where}: rows must be 'same' or 'any', got {rows!r}")
+        if rows == "any":
+            if max_rows is None:
+                raise PipelineError(f"{where}: rows='any' needs max_rows (the most rows it may return; "
+                                    "it sizes the buffers of everything after it)")
+            max_rows = positive_int(max_rows, f"{where}: max_rows", MAX_STEP_ROWS, error=PipelineError)
+        elif max_rows is not None:
+            raise PipelineError(f"{where}: max_rows applies to rows='any' only (rows='same' returns as many "
+                                "rows as it is given)")
+        if isinstance(fn, ctypes._CFuncPtr):
+            fn = NativeStep(ctypes.cast(fn, ctypes.c_void_p).value, keep=fn)
+        if not isinstance(fn, NativeStep) and not callable(fn):
+            raise PipelineError(f"{where}: fn must be a callable or a NativeStep, got {type(fn).__name__}")
+        handles = [self._check(h, where) for h in inputs]
+        if not handles:
+            raise PipelineError(f"{where}: a host step needs at least one input")
+        specs = self._output_specs(outputs, where)
+        node = _Node(node_name, None, handles, kind="host", fn=fn, rows=rows, max_rows=max_rows or 0)
+        self._names.add(node_name)
+        self._nodes.append(node)
+        for out_name, dtype, shape in specs:
+            node.outputs.append(self._new_tensor(f"{node_name}.{out_name}", dtype, shape))
+        return node.outputs[0] if len(node.outputs) == 1 else tuple(node.outputs)
+
+    @staticmethod
+    def _output_specs(outputs, where):
+        """Check a host step's declared outputs: a list of (name, dtype, shape)."""
+        if isinstance(outputs, (str, bytes)) or not hasattr(outputs, "__iter__"):
+            raise PipelineError(f"{where}: outputs must be a list of (name, dtype, shape), got {outputs!r:.80}")
+        specs, names = [], set()
+        for k, item in enumerate(outputs):
+            if not isinstance(item, (tuple, list)) or len(item) != 3:
+                raise PipelineError(f"{where}: output {k} must be (name, dtype, shape), got {item!r:.80}")
+            out_name, dtype, shape = item
+            if not isinstance(out_name, str) or not out_name or out_name in names:
+                raise PipelineError(f"{where}: output {k} needs a distinct, non-empty name, got {out_name!r}")
+            names.add(out_name)
+            try:
+                dtype = np.dtype(dtype)
+            except TypeError as exc:
+                raise PipelineError(f"{where}: output {out_name!r}: {dtype!r} is not a dtype ({exc})") from None
+            shape = check_shape(shape, f"{where}: output {out_name!r}", error=PipelineError)
+            if not shape or shape[0] != -1:
+                raise PipelineError(f"{where}: output {out_name!r}: the first dimension must be the rows "
+                                    f"(-1 or None), got {shape_text(shape)}")
+            specs.append((out_name, dtype, shape))
+        if not specs:
+            raise PipelineError(f"{where}: a host step needs at least one output")
+        return specs
+
     def _describe_outputs(self, node: _Node):
         """Give ``node`` its output handles, from its model's descriptor.
 
@@ -301,7 +432,8 @@ class Pipeline:
 
     def plan(self, depth: int = 4, streams: str = "per-model", profile: bool = False,
              timeout: float | None = 60.0, wait: str = "block", device: int | None = None,
-             max_queue: int | None = None, max_delay_ms: float = 0.0, gear_policy: str = "upper") -> Plan:
+             max_queue: int | None = None, max_delay_ms: float = 0.0, gear_policy: str = "upper",
+             host_workers=1) -> Plan:
         """Validate the graph and return the plan (without creating anything).
 
         ``device`` places the plan on another device than the pipeline's
@@ -319,16 +451,23 @@ class Pipeline:
             raise PipelineError(f"wait must be 'block' or 'spin', got {wait!r}")
         if streams not in ("per-model", "single"):
             raise PipelineError(f"streams must be 'per-model' or 'single', got {streams!r}")
-        if not self._nodes:
+        if not any(n.kind == "model" for n in self._nodes):
             raise PipelineError("the pipeline has no model nodes")
         if not self._outputs:
             raise PipelineError("the pipeline has no outputs: call pipe.output(name, handle)")
         self._check_devices(device)
         self._check_fixed_outputs()
+        workers = self._host_workers(host_workers)
         order = self._topological_order()
         tensors = self._plan_tensors()
         max_batch, fixed = self._check_bindings(order, tensors)
-        nodes = self._plan_nodes(order, tensors, streams == "single")
+        nodes = self._plan_nodes(order, tensors, streams == "single", workers, gear_policy, max_batch)
+        if max_delay_ms and any(n.rows_any for n in nodes):
+            raise PipelineError(
+                "max_delay_ms: the dynamic batcher merges requests and splits their rows back per caller, "
+                "but host step(s) " + ", ".join(repr(n.name) for n in nodes if n.rows_any) +
+                " with rows='any' produce rows that belong to no single caller: compile with max_delay_ms=0"
+            )
         for _name, h in self._outputs:
             tensors[h.index].readers.append(len(nodes))   # the copy-out step
         self._check_unused(tensors)
@@ -343,13 +482,14 @@ class Pipeline:
             slot_bytes=slot_bytes, max_batch=max_batch, fixed_batch=fixed,
             working_set=working_set, unshared_bytes=unshared,
             max_queue=max_queue, max_delay_ms=max_delay_ms, gear_policy=gear_policy,
-            gears=tuple(sorted({g for n in nodes for g in n.gears if g <= max_batch} | {max_batch})),
+            gears=tuple(sorted({g for n in nodes if n.domain < 0 for g in n.gears if g <= max_batch}
+                               | {max_batch})),
         )
 
     def compile(self, depth: int = 4, streams: str = "per-model", profile: bool = False,
                 timeout: float | None = 60.0, wait: str = "block", device: int | None = None,
                 max_queue: int | None = None, max_delay_ms: float = 0.0, gear_policy: str = "upper",
-                _unsafe_skip_waits: bool = False):
+                host_workers=1, _unsafe_skip_waits: bool = False):
         """Validate, plan and create everything once; returns an :class:`Engine`.
 
         ``depth`` requests may be in flight at once (one slot each);
@@ -366,7 +506,10 @@ class Pipeline:
         batcher, which merges requests of fewer rows than ``max_batch`` into
         one device request, waiting at most that long for more;
         ``gear_policy`` ("upper", "nearest" or "lower") says what the batcher
-        does when the merged rows fall between two gears.
+        does when the merged rows fall between two gears, and how models
+        after a host step with ``rows="any"`` run rows between two gears.
+        ``host_workers``: threads per host step (an int for every step, or
+        ``{step name: int}``), so a step runs for several requests at once.
         (``_unsafe_skip_waits`` drops the cross-stream event waits: only for
         tests proving that a missing dependency is caught.)
         """
@@ -375,7 +518,7 @@ class Pipeline:
 
         plan = self.plan(depth=depth, streams=streams, profile=profile, timeout=timeout, wait=wait,
                          device=device, max_queue=max_queue, max_delay_ms=max_delay_ms,
-                         gear_policy=gear_policy)
+                         gear_policy=gear_policy, host_workers=host_workers)
         # Every engine loads its own instance of a model given by path, so
         # engines compiled from one pipeline never share an executing model.
         loaded = []
@@ -383,6 +526,8 @@ class Pipeline:
             by_name = {n.name: n for n in self._nodes}
             for plan_node in plan.nodes:
                 node = by_name[plan_node.name]
+                if plan_node.kind == "host":
+                    continue
                 if plan_node.instances > 1:
                     plan_node.models = list(Model.load_instances(node.path, plan_node.instances,
                                                                  device=plan.device))
@@ -409,7 +554,7 @@ class Pipeline:
         devices = [int(d) for d in devices]
         if not devices or len(set(devices)) != len(devices):
             raise PipelineError(f"devices must be distinct device ids, got {devices}")
-        fixed = [n.name for n in self._nodes if n.path is None]
+        fixed = [n.name for n in self._nodes if n.path is None and n.kind == "model"]
         if fixed:
             raise PipelineError(f"model nodes {fixed} were given loaded Models, which live on one device: "
                                 "give model paths to replicate a pipeline")
@@ -432,8 +577,8 @@ class Pipeline:
         if not 0 <= device < count:
             raise PipelineError(f"pipeline device {device} does not exist: {count} device(s) found")
         for node in self._nodes:
-            if node.path is not None and node.device is None:
-                continue   # loaded on the plan's device at compile()
+            if node.kind == "host" or node.path is not None and node.device is None:
+                continue   # host code, or loaded on the plan's device at compile()
             dev = node.model.device_id if node.path is None else node.device
             if dev != device:
                 raise PipelineError(
@@ -447,11 +592,30 @@ class Pipeline:
             for h in node.outputs:
                 producer[h.index] = i
         deps = [[producer[h.index] for h in node.inputs if h.index in producer] for node in self._nodes]
+        # Host steps as late as their consumers allow: the nodes after a host
+        # step are enqueued only once it has run, so a model that does not
+        # depend on it should come before it.
+        perm = [i for i, n in enumerate(self._nodes) if n.kind == "model"]
+        perm += [i for i, n in enumerate(self._nodes) if n.kind == "host"]
+        at = {i: k for k, i in enumerate(perm)}
         try:
-            return topological_order(deps)
+            return [perm[k] for k in topological_order([[at[d] for d in deps[i]] for i in perm])]
         except CycleError as exc:
             cycle = " -> ".join(self._nodes[j].name for j in exc.cycle)
             raise PipelineError(f"the pipeline has a cycle: {cycle}") from None
+
+    def _host_workers(self, host_workers) -> dict:
+        """Threads per host step name, from compile(host_workers=int or {name: int})."""
+        steps = [n.name for n in self._nodes if n.kind == "host"]
+        if isinstance(host_workers, dict):
+            unknown = sorted(set(host_workers) - set(steps))
+            if unknown:
+                raise PipelineError(f"host_workers names {unknown}, which are not host steps of the pipeline "
+                                    f"(its host steps: {steps})")
+            return {name: positive_int(host_workers.get(name, 1), f"host_workers[{name!r}]", 64,
+                                       error=PipelineError) for name in steps}
+        count = positive_int(host_workers, "host_workers", 64, error=PipelineError)
+        return {name: count for name in steps}
 
     def _plan_tensors(self) -> list[PlanTensor]:
         tensors = []
@@ -460,14 +624,44 @@ class Pipeline:
             tensors.append(PlanTensor(h.name, h.dtype, h.shape, rows * h.dtype.itemsize))
         return tensors
 
+    def _row_domain(self, node, tensors, position) -> int:
+        """Whose rows ``node`` runs on: -1 (the request's) or a host step's plan position.
+
+        A model, or a host step with rows="same", needs every input from one
+        domain; a step with rows="any" may mix them (it sets its own rows).
+        """
+        domains = {}
+        for h in node.inputs:
+            domains.setdefault(tensors[h.index].domain, h.name)
+        if len(domains) > 1 and not (node.kind == "host" and node.rows == "any"):
+            names = {pos: self._nodes[i].name for i, pos in position.items()}
+            parts = [f"{name!r} ({'the request' if d < 0 else 'host step ' + repr(names[d])}'s rows)"
+                     for d, name in domains.items()]
+            what = "model node" if node.kind == "model" else "host step"
+            raise PipelineError(
+                f"{what} {node.name!r} reads tensors with different numbers of rows: {' and '.join(parts)}; "
+                "every input of a node must carry the same rows"
+            )
+        return next(iter(domains))
+
     def _check_bindings(self, order, tensors) -> tuple[int, int]:
-        """Check every edge against the model descriptors; returns (max_batch, fixed_batch)."""
+        """Check every edge against the model descriptors and give every
+        tensor its row domain; returns (max_batch, fixed_batch)."""
         limits, fixed = [], set()
         for h in self._inputs:
             if h.shape[0] != -1:
                 fixed.add(h.shape[0])
+        position = {i: k for k, i in enumerate(order)}
+        self._domains = {}
         for i in order:
             node = self._nodes[i]
+            domain = self._domains[i] = self._row_domain(node, tensors, position)
+            if node.kind == "host":
+                for h in node.outputs:
+                    tensors[h.index].domain = position[i] if node.rows == "any" else domain
+                continue
+            for h in node.outputs:
+                tensors[h.index].domain = domain
             specs = node.model.inputs
             kind = getattr(node.model, "dynamic_kind", "static")
             if kind not in ("static", "batch"):
@@ -489,12 +683,19 @@ class Pipeline:
                     raise PipelineError(
                         f"{where}: expected shape {shape_text(spec.shape)}, got {shape_text(h.shape)}"
                     )
+            if domain >= 0:
+                continue   # runs a host step's rows, in chunks: no bound on the request's
             gears = tuple(node.model.batch_sizes)
             if gears:
                 limits.append(max(gears))
             else:
                 fixed.add(_static_batch(node.model))
                 limits.append(_static_batch(node.model))
+        if not limits:
+            raise PipelineError(
+                "no model runs on the request's own rows, so nothing bounds how many a request may carry: "
+                "feed at least one model from the pipeline inputs (or from a host step with rows='same')"
+            )
         if len(fixed) > 1:
             raise PipelineError(
                 f"the pipeline mixes fixed batch sizes {sorted(fixed)} (static models or inputs): "
@@ -508,11 +709,16 @@ class Pipeline:
             )
         return (fixed_batch or max_batch), fixed_batch
 
-    def _plan_nodes(self, order, tensors, single) -> list[PlanNode]:
+    def _plan_nodes(self, order, tensors, single, workers, gear_policy, max_batch) -> list[PlanNode]:
+        from ascend_engine._executor import chunk_span
+
         nodes, stream_of = [], {}
         position = {i: k for k, i in enumerate(order)}
         for i in order:
             node = self._nodes[i]
+            if node.kind == "host":
+                nodes.append(self._plan_host(node, position, tensors, single, stream_of, workers))
+                continue
             model = node.model
             key = ("label", node.stream) if node.stream is not None else ("model", id(model))
             if node.instances > 1:   # a stream per instance, used by no other node
@@ -540,14 +746,41 @@ class Pipeline:
                 t.producer = position[i]
                 outputs.append(h.index)
             gears = tuple(sorted(model.batch_sizes))
+            domain = self._domains[i]
+            if domain >= 0:
+                # rows from a host step run in chunks at this model's gears:
+                # its tensors hold the rows the padding of any chunk reaches
+                span = chunk_span(gears or (_static_batch(model),), gear_policy, nodes[domain].max_rows)
+                for h in list(node.inputs) + list(node.outputs):
+                    tensors[h.index].max_rows = max(tensors[h.index].max_rows, span)
             nodes.append(PlanNode(
                 name=node.name, model=model, stream=stream, inputs=inputs, outputs=outputs,
                 dyn_index=model.dynamic_index, dyn_offset=0,
                 dyn_size=model.dynamic_nbytes if model.dynamic_index >= 0 else 0,
                 gears=gears, static_batch=0 if gears else _static_batch(model),
-                instances=node.instances, streams=streams,
+                instances=node.instances, streams=streams, domain=domain,
             ))
+        for t in tensors:
+            rows = max_batch if t.domain < 0 else nodes[t.domain].max_rows
+            t.max_rows = max(t.max_rows, rows)
         return nodes
+
+    def _plan_host(self, node, position, tensors, single, stream_of, workers) -> PlanNode:
+        """A host step's plan node: a stream of its own for its copies."""
+        k = position[self._nodes.index(node)]
+        stream = 0 if single else stream_of.setdefault(("host", k), len(stream_of))
+        for h in node.inputs:
+            tensors[h.index].readers.append(k)
+        for h in node.outputs:
+            tensors[h.index].producer = k
+        return PlanNode(
+            name=node.name, model=None, stream=stream, inputs=[h.index for h in node.inputs],
+            outputs=[h.index for h in node.outputs], dyn_index=-1, dyn_offset=0, dyn_size=0, gears=(),
+            static_batch=0, streams=(stream,), kind="host", fn=node.fn, rows_any=node.rows == "any",
+            max_rows=node.max_rows, workers=workers[node.name], domain=self._domains[self._nodes.index(node)],
+            input_names=tuple(h.name for h in node.inputs),
+            output_specs=tuple((h.name.split(".", 1)[1], h.dtype, tuple(h.shape[1:])) for h in node.outputs),
+        )
 
     def _check_fixed_outputs(self):
         """A pipeline carries rows of requests: an output without a batch
@@ -667,7 +900,7 @@ def _plan_memory(tensors, nodes, max_batch):
     n = len(nodes)
     after = _happens_before(tensors, nodes)
     for t in tensors:
-        t.capacity = carve(max(t.capacity, t.row_bytes * max_batch))
+        t.capacity = carve(max(t.capacity, t.row_bytes * max(t.max_rows, max_batch if t.domain < 0 else 0)))
     unshared = sum(t.capacity for t in tensors)
     # working set: bytes live at the busiest step of one request, no sharing
     working = 0

@@ -39,7 +39,7 @@ class Call:
     """One caller's request: its future, inputs, outputs and progress."""
 
     __slots__ = ("future", "inputs", "outputs", "rows", "deadline", "submitted", "dispatched",
-                 "pieces_left", "failed", "names")
+                 "pieces_left", "failed", "names", "parts")
 
     def __init__(self, future, inputs, outputs, rows, deadline, names):
         self.future = future
@@ -52,6 +52,8 @@ class Call:
         self.pieces_left = 0
         self.failed = False
         self.names = names
+        # outputs whose rows a host step sets (None in outputs): (row, array) per piece
+        self.parts = {}
 
     def fail(self, exc):
         if not self.failed:
@@ -62,7 +64,9 @@ class Call:
     def piece_done(self):
         self.pieces_left -= 1
         if self.pieces_left == 0 and not self.failed and not self.future.done():
-            self.future.set_result(dict(zip(self.names, self.outputs, strict=True)))
+            outputs = [np.concatenate([a for _, a in sorted(self.parts[k], key=lambda part: part[0])])
+                       if o is None else o for k, o in enumerate(self.outputs)]
+            self.future.set_result(dict(zip(self.names, outputs, strict=True)))
 
 
 class Piece:
@@ -292,7 +296,7 @@ class Server:
         if len(pieces) == 1:
             p = pieces[0]
             inputs = [a[p.lo:p.hi] for a in p.call.inputs]
-            outputs = [a[p.lo:p.hi] for a in p.call.outputs]
+            outputs = [None if a is None else a[p.lo:p.hi] for a in p.call.outputs]
         else:
             inputs = [np.concatenate([p.call.inputs[k][p.lo:p.hi] for p in pieces])
                       for k in range(len(pieces[0].call.inputs))]
@@ -309,6 +313,9 @@ class Server:
                     if len(pieces) > 1:
                         for dst, src in zip(p.call.outputs, outputs, strict=True):
                             dst[p.lo:p.hi] = src[at:at + p.rows]
+                    for k, o in enumerate(p.call.outputs):
+                        if o is None:   # rows set by a host step (never merged with other calls)
+                            p.call.parts.setdefault(k, []).append((p.lo, record.outputs[k]))
                     p.call.piece_done()
                 at += p.rows
 

@@ -5,7 +5,7 @@
  * (submit / complete) only copies rows into pinned staging and enqueues
  * AscendCL work, so its cost is a handful of calls per node.
  */
-#include "ascend_engine/executor.h"
+#include "executor_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,91 +14,9 @@
 #include <sched.h>
 #include <time.h>
 
-/* Host staging is carved like device memory: each buffer 128-byte aligned. */
-#define AE_ALIGN 128u
-
-typedef struct slot {
-    char *device;                 /* this slot's region of the arena */
-    char *host_in;                /* pinned staging for pipeline inputs */
-    char *host_out;               /* pinned staging for pipeline outputs */
-    aclmdlDataset **in_sets;      /* per node */
-    aclmdlDataset **out_sets;     /* per node */
-    aclrtEvent *node_done;        /* per node: recorded after its execution */
-    aclrtEvent inputs_ready;      /* after the H2D copies */
-    aclrtEvent done;              /* after the D2H copies: the request is over */
-    /* profile plans only: timing events marking every step of the timeline */
-    aclrtEvent *node_wait;        /* per node: before its cross-stream waits */
-    aclrtEvent *node_start;       /* per node: after the waits, before executing */
-    aclrtEvent copy_in_start;     /* before the H2D copies */
-    aclrtEvent copy_out_wait;     /* before the copy-out stream's waits */
-    aclrtEvent copy_out_start;    /* after them, before the D2H copies */
-    /* the request occupying the slot */
-    int busy;
-    uint64_t rows;
-    void **user_out;              /* n_outputs destinations */
-} slot;
-
-struct ae_engine {
-    const ae_acl_api *acl;
-    ae_plan plan;                 /* scalars only; arrays below are our copies */
-    ae_tensor_plan *tensors;
-    ae_node_plan *nodes;
-    int *input_tensors;
-    int *output_tensors;
-    int **node_inputs;            /* copies of nodes[i].inputs */
-    int **node_outputs;
-    uint64_t **node_gears;
-    uint32_t **node_model_ids;    /* copies of nodes[i].model_ids (instances > 1) */
-    int **node_streams;
-    /* per node: nodes on other streams it must wait for (unique), and whether
-     * it reads a pipeline input (so waits for the H2D copies) */
-    int **node_waits;
-    int *node_n_waits;
-    int *node_reads_input;
-    int *out_waits;               /* producers of outputs the copy-out stream waits for */
-    int n_out_waits;
-    int out_reads_input;
-    size_t *in_stage_off;         /* offsets inside a slot's host_in */
-    size_t *out_stage_off;
-    size_t host_in_bytes, host_out_bytes;
-
-    aclrtStream *streams;         /* compute streams */
-    aclrtStream copy_in, copy_out;
-    int n_created_streams;
-    void *arena;
-    void *host_arena;
-    size_t arena_bytes, host_bytes;
-    aclDataBuffer **buffers;      /* every data buffer, for destruction */
-    int n_buffers, cap_buffers;
-    aclrtEvent *events;           /* every event, for destruction */
-    int n_events, cap_events;
-
-    slot *slots;
-    uint64_t next_request;        /* sequence number of the next submission */
-    uint64_t cancel_begin, cancel_end;  /* requests the last failure cancelled */
-    int in_flight;
-    /* A wait timed out and the requests in flight were abandoned while the
-     * device may still be running them: no slot may be reused (and nothing
-     * released) until every stream is idle again. */
-    int wedged;
-    /* interruptible waits (ae_engine_set_poll): set per call by the caller */
-    ae_poll_fn poll;
-    void *poll_ctx;
-    int poll_ms;
-    uint64_t next_poll_ns;        /* when poll is due again */
-    ae_stats stats;
-    double *node_ms;
-    /* timeline recording (profile plans): one row of AE_TRACE_COLUMNS(n)
-     * millisecond offsets from trace_base per completed request */
-    aclrtEvent trace_base;
-    double *trace_rows;
-    uint64_t *trace_requests;     /* request number of each row */
-    size_t trace_capacity, trace_count;
-};
-
 /* ---- small helpers ------------------------------------------------------ */
 
-static uint64_t now_ns(void)
+uint64_t aex_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -117,7 +35,7 @@ static void copy_name(char *dst, const char *src)
 
 /* The single error-reporting path: fills err from an AscendCL failure (or an
  * engine-level problem when code is 0) and returns -1. */
-static int fail(ae_engine *e, ae_error *err, aclError code, const char *function,
+int aex_fail(ae_engine *e, ae_error *err, aclError code, const char *function,
                 const char *node, const char *fmt, ...)
 {
     if (!err)
@@ -141,14 +59,7 @@ static int fail(ae_engine *e, ae_error *err, aclError code, const char *function
     return -1;
 }
 
-#define ACL_CALL(e, err, node, call, ...)                                          \
-    do {                                                                           \
-        aclError rc_ = (e)->acl->call(__VA_ARGS__);                                \
-        if (rc_ != ACL_SUCCESS)                                                    \
-            return fail((e), (err), rc_, #call, (node), "%s failed", #call);        \
-    } while (0)
-
-static int make_current(ae_engine *e, ae_error *err)
+int aex_make_current(ae_engine *e, ae_error *err)
 {
     aclrtContext current = NULL;
     if (e->acl->aclrtGetCurrentContext(&current) == ACL_SUCCESS && current == e->plan.context)
@@ -157,7 +68,7 @@ static int make_current(ae_engine *e, ae_error *err)
     return 0;
 }
 
-static void *xcalloc(size_t n, size_t size)
+void *aex_calloc(size_t n, size_t size)
 {
     return calloc(n ? n : 1, size ? size : 1);
 }
@@ -166,7 +77,7 @@ static void *xcalloc(size_t n, size_t size)
 
 static int check_plan(const ae_plan *p, ae_error *err)
 {
-#define BAD(...) return fail(NULL, err, 0, "ae_engine_create", NULL, __VA_ARGS__)
+#define BAD(...) return aex_fail(NULL, err, 0, "ae_engine_create", NULL, __VA_ARGS__)
     if (p->depth < 1)
         BAD("depth must be at least 1, got %d", p->depth);
     if (p->n_streams < 1)
@@ -181,9 +92,15 @@ static int check_plan(const ae_plan *p, ae_error *err)
         if (tp->offset > p->slot_bytes || tp->capacity > p->slot_bytes - tp->offset)
             BAD("tensor %d [%zu, +%zu) lies outside the slot region of %zu bytes", t, tp->offset,
                 tp->capacity, p->slot_bytes);
-        if (tp->row_bytes == 0 || tp->row_bytes * p->max_batch > tp->capacity)
+        if (tp->domain != AE_ROWS_REQUEST &&
+            (tp->domain < 0 || tp->domain >= p->n_nodes || p->nodes[tp->domain].kind != AE_NODE_HOST ||
+             !p->nodes[tp->domain].rows_any))
+            BAD("tensor %d: its rows come from node %d, which is not a host step with rows \"any\"", t,
+                tp->domain);
+        uint64_t rows = tp->domain == AE_ROWS_REQUEST ? p->max_batch : p->nodes[tp->domain].max_rows;
+        if (tp->row_bytes == 0 || tp->row_bytes * rows > tp->capacity)
             BAD("tensor %d: %llu rows of %zu bytes do not fit its %zu bytes", t,
-                (unsigned long long)p->max_batch, tp->row_bytes, tp->capacity);
+                (unsigned long long)rows, tp->row_bytes, tp->capacity);
     }
     for (int i = 0; i < p->n_inputs; i++)
         if (p->input_tensors[i] < 0 || p->input_tensors[i] >= p->n_tensors)
@@ -194,6 +111,22 @@ static int check_plan(const ae_plan *p, ae_error *err)
                 p->n_tensors);
     for (int n = 0; n < p->n_nodes; n++) {
         const ae_node_plan *np = &p->nodes[n];
+        if (np->kind != AE_NODE_MODEL && np->kind != AE_NODE_HOST)
+            BAD("node '%s' has kind %d", np->name, np->kind);
+        if (np->domain != AE_ROWS_REQUEST &&
+            (np->domain < 0 || np->domain >= n || p->nodes[np->domain].kind != AE_NODE_HOST ||
+             !p->nodes[np->domain].rows_any))
+            BAD("node '%s' runs on the rows of node %d, which is not an earlier host step with rows \"any\"",
+                np->name, np->domain);
+        if (np->n_inputs > AE_MAX_IO || np->n_outputs > AE_MAX_IO)
+            BAD("node '%s' has more than %d inputs or outputs", np->name, AE_MAX_IO);
+        if (np->kind == AE_NODE_HOST) {
+            if (!np->host_fn || np->workers < 1 || np->instances > 1 || np->dyn_index >= 0)
+                BAD("host step '%s' needs a function and at least one worker (got %d), and no model "
+                    "settings", np->name, np->workers);
+            if (np->rows_any && np->max_rows < 1)
+                BAD("host step '%s' with rows \"any\" needs max_rows of at least 1", np->name);
+        }
         if (np->stream < 0 || np->stream >= p->n_streams)
             BAD("node '%s' uses stream %d of %d", np->name, np->stream, p->n_streams);
         if (np->instances < 0)
@@ -236,7 +169,7 @@ static int check_plan(const ae_plan *p, ae_error *err)
 /* producer[t] = node writing tensor t, or -1 for pipeline inputs */
 static int *tensor_producers(const ae_plan *p)
 {
-    int *producer = xcalloc((size_t)p->n_tensors, sizeof *producer);
+    int *producer = aex_calloc((size_t)p->n_tensors, sizeof *producer);
     if (!producer)
         return NULL;
     for (int t = 0; t < p->n_tensors; t++)
@@ -261,20 +194,20 @@ static int plan_waits(ae_engine *e, ae_error *err)
 {
     const ae_plan *p = &e->plan;
     int *producer = tensor_producers(p);
-    e->node_waits = xcalloc((size_t)p->n_nodes, sizeof *e->node_waits);
-    e->node_n_waits = xcalloc((size_t)p->n_nodes, sizeof *e->node_n_waits);
-    e->node_reads_input = xcalloc((size_t)p->n_nodes, sizeof *e->node_reads_input);
-    e->out_waits = xcalloc((size_t)p->n_nodes, sizeof *e->out_waits);
+    e->node_waits = aex_calloc((size_t)p->n_nodes, sizeof *e->node_waits);
+    e->node_n_waits = aex_calloc((size_t)p->n_nodes, sizeof *e->node_n_waits);
+    e->node_reads_input = aex_calloc((size_t)p->n_nodes, sizeof *e->node_reads_input);
+    e->out_waits = aex_calloc((size_t)p->n_nodes, sizeof *e->out_waits);
     if (!producer || !e->node_waits || !e->node_n_waits || !e->node_reads_input || !e->out_waits) {
         free(producer);
-        return fail(e, err, 0, "ae_engine_create", NULL, "out of host memory");
+        return aex_fail(e, err, 0, "ae_engine_create", NULL, "out of host memory");
     }
     for (int n = 0; n < p->n_nodes; n++) {
         const ae_node_plan *np = &e->nodes[n];
-        e->node_waits[n] = xcalloc((size_t)np->n_inputs, sizeof(int));
+        e->node_waits[n] = aex_calloc((size_t)np->n_inputs, sizeof(int));
         if (!e->node_waits[n]) {
             free(producer);
-            return fail(e, err, 0, "ae_engine_create", np->name, "out of host memory");
+            return aex_fail(e, err, 0, "ae_engine_create", np->name, "out of host memory");
         }
         for (int i = 0; i < np->n_inputs; i++) {
             int t = np->inputs[i];
@@ -285,7 +218,7 @@ static int plan_waits(ae_engine *e, ae_error *err)
                 e->node_reads_input[n] = 1;
             else if (src >= n) {
                 free(producer);
-                return fail(e, err, 0, "ae_engine_create", np->name,
+                return aex_fail(e, err, 0, "ae_engine_create", np->name,
                             "nodes are not in topological order");
             } else if (p->single_stream || e->nodes[src].stream != np->stream ||
                        e->nodes[src].instances > 1 || np->instances > 1)
@@ -321,30 +254,30 @@ static int plan_waits(ae_engine *e, ae_error *err)
 static int copy_plan(ae_engine *e, const ae_plan *p, ae_error *err)
 {
     e->plan = *p;
-    e->tensors = xcalloc((size_t)p->n_tensors, sizeof *e->tensors);
-    e->nodes = xcalloc((size_t)p->n_nodes, sizeof *e->nodes);
-    e->input_tensors = xcalloc((size_t)p->n_inputs, sizeof(int));
-    e->output_tensors = xcalloc((size_t)p->n_outputs, sizeof(int));
-    e->node_inputs = xcalloc((size_t)p->n_nodes, sizeof(int *));
-    e->node_outputs = xcalloc((size_t)p->n_nodes, sizeof(int *));
-    e->node_gears = xcalloc((size_t)p->n_nodes, sizeof(uint64_t *));
-    e->node_ms = xcalloc((size_t)p->n_nodes, sizeof(double));
-    e->node_model_ids = xcalloc((size_t)p->n_nodes, sizeof(uint32_t *));
-    e->node_streams = xcalloc((size_t)p->n_nodes, sizeof(int *));
+    e->tensors = aex_calloc((size_t)p->n_tensors, sizeof *e->tensors);
+    e->nodes = aex_calloc((size_t)p->n_nodes, sizeof *e->nodes);
+    e->input_tensors = aex_calloc((size_t)p->n_inputs, sizeof(int));
+    e->output_tensors = aex_calloc((size_t)p->n_outputs, sizeof(int));
+    e->node_inputs = aex_calloc((size_t)p->n_nodes, sizeof(int *));
+    e->node_outputs = aex_calloc((size_t)p->n_nodes, sizeof(int *));
+    e->node_gears = aex_calloc((size_t)p->n_nodes, sizeof(uint64_t *));
+    e->node_ms = aex_calloc((size_t)p->n_nodes, sizeof(double));
+    e->node_model_ids = aex_calloc((size_t)p->n_nodes, sizeof(uint32_t *));
+    e->node_streams = aex_calloc((size_t)p->n_nodes, sizeof(int *));
     if (!e->tensors || !e->nodes || !e->input_tensors || !e->output_tensors || !e->node_inputs ||
         !e->node_outputs || !e->node_gears || !e->node_ms || !e->node_model_ids || !e->node_streams)
-        return fail(e, err, 0, "ae_engine_create", NULL, "out of host memory");
+        return aex_fail(e, err, 0, "ae_engine_create", NULL, "out of host memory");
     memcpy(e->tensors, p->tensors, (size_t)p->n_tensors * sizeof *e->tensors);
     memcpy(e->input_tensors, p->input_tensors, (size_t)p->n_inputs * sizeof(int));
     memcpy(e->output_tensors, p->output_tensors, (size_t)p->n_outputs * sizeof(int));
     for (int n = 0; n < p->n_nodes; n++) {
         const ae_node_plan *src = &p->nodes[n];
         e->nodes[n] = *src;
-        e->node_inputs[n] = xcalloc((size_t)src->n_inputs, sizeof(int));
-        e->node_outputs[n] = xcalloc((size_t)src->n_outputs, sizeof(int));
-        e->node_gears[n] = xcalloc((size_t)src->n_gears, sizeof(uint64_t));
+        e->node_inputs[n] = aex_calloc((size_t)src->n_inputs, sizeof(int));
+        e->node_outputs[n] = aex_calloc((size_t)src->n_outputs, sizeof(int));
+        e->node_gears[n] = aex_calloc((size_t)src->n_gears, sizeof(uint64_t));
         if (!e->node_inputs[n] || !e->node_outputs[n] || !e->node_gears[n])
-            return fail(e, err, 0, "ae_engine_create", src->name, "out of host memory");
+            return aex_fail(e, err, 0, "ae_engine_create", src->name, "out of host memory");
         memcpy(e->node_inputs[n], src->inputs, (size_t)src->n_inputs * sizeof(int));
         memcpy(e->node_outputs[n], src->outputs, (size_t)src->n_outputs * sizeof(int));
         if (src->n_gears)
@@ -353,10 +286,10 @@ static int copy_plan(ae_engine *e, const ae_plan *p, ae_error *err)
         e->nodes[n].outputs = e->node_outputs[n];
         e->nodes[n].gears = e->node_gears[n];
         if (src->instances > 1) {
-            e->node_model_ids[n] = xcalloc((size_t)src->instances, sizeof(uint32_t));
-            e->node_streams[n] = xcalloc((size_t)src->instances, sizeof(int));
+            e->node_model_ids[n] = aex_calloc((size_t)src->instances, sizeof(uint32_t));
+            e->node_streams[n] = aex_calloc((size_t)src->instances, sizeof(int));
             if (!e->node_model_ids[n] || !e->node_streams[n])
-                return fail(e, err, 0, "ae_engine_create", src->name, "out of host memory");
+                return aex_fail(e, err, 0, "ae_engine_create", src->name, "out of host memory");
             memcpy(e->node_model_ids[n], src->model_ids, (size_t)src->instances * sizeof(uint32_t));
             memcpy(e->node_streams[n], src->streams, (size_t)src->instances * sizeof(int));
         } else {
@@ -381,7 +314,7 @@ static int new_event(ae_engine *e, ae_error *err, int timing, aclrtEvent *out)
     else
         rc = e->acl->aclrtCreateEvent(out);
     if (rc != ACL_SUCCESS)
-        return fail(e, err, rc, timing ? "aclrtCreateEvent" : "aclrtCreateEventWithFlag", NULL,
+        return aex_fail(e, err, rc, timing ? "aclrtCreateEvent" : "aclrtCreateEventWithFlag", NULL,
                     "creating event %d of the plan's %d (depth %d x (nodes %d + 2)%s); "
                     "the device's event budget is exhausted: lower depth",
                     e->n_events + 1, e->cap_events, e->plan.depth, e->plan.n_nodes,
@@ -395,7 +328,7 @@ static int new_buffer(ae_engine *e, ae_error *err, const char *node, void *data,
 {
     aclDataBuffer *buffer = e->acl->aclCreateDataBuffer(data, size);
     if (!buffer)
-        return fail(e, err, ACL_ERROR_BAD_ALLOC, "aclCreateDataBuffer", node,
+        return aex_fail(e, err, ACL_ERROR_BAD_ALLOC, "aclCreateDataBuffer", node,
                     "could not wrap %zu bytes of device memory", size);
     e->buffers[e->n_buffers++] = buffer;
     ACL_CALL(e, err, node, aclmdlAddDatasetBuffer, set, buffer);
@@ -407,23 +340,36 @@ static int build_slot(ae_engine *e, int s, ae_error *err)
     const ae_plan *p = &e->plan;
     slot *sl = &e->slots[s];
     sl->device = (char *)e->arena + (size_t)s * p->slot_bytes;
-    sl->host_in = (char *)e->host_arena + (size_t)s * (e->host_in_bytes + e->host_out_bytes);
+    sl->host_in = (char *)e->host_arena + (size_t)s * (e->host_in_bytes + e->host_out_bytes + e->host_step_bytes);
     sl->host_out = sl->host_in + e->host_in_bytes;
-    sl->in_sets = xcalloc((size_t)p->n_nodes, sizeof(aclmdlDataset *));
-    sl->out_sets = xcalloc((size_t)p->n_nodes, sizeof(aclmdlDataset *));
-    sl->node_done = xcalloc((size_t)p->n_nodes, sizeof(aclrtEvent));
-    sl->node_start = xcalloc((size_t)p->n_nodes, sizeof(aclrtEvent));
-    sl->node_wait = xcalloc((size_t)p->n_nodes, sizeof(aclrtEvent));
-    sl->user_out = xcalloc((size_t)p->n_outputs, sizeof(void *));
+    sl->in_sets = aex_calloc((size_t)p->n_nodes, sizeof(aclmdlDataset *));
+    sl->out_sets = aex_calloc((size_t)p->n_nodes, sizeof(aclmdlDataset *));
+    sl->node_done = aex_calloc((size_t)p->n_nodes, sizeof(aclrtEvent));
+    sl->node_start = aex_calloc((size_t)p->n_nodes, sizeof(aclrtEvent));
+    sl->node_wait = aex_calloc((size_t)p->n_nodes, sizeof(aclrtEvent));
+    sl->user_out = aex_calloc((size_t)p->n_outputs, sizeof(void *));
     if (!sl->in_sets || !sl->out_sets || !sl->node_done || !sl->node_start || !sl->node_wait ||
         !sl->user_out)
-        return fail(e, err, 0, "ae_engine_create", NULL, "out of host memory");
+        return aex_fail(e, err, 0, "ae_engine_create", NULL, "out of host memory");
+    sl->step_ready = aex_calloc((size_t)p->n_nodes, sizeof(aclrtEvent));
+    sl->rows_of = aex_calloc((size_t)p->n_nodes + 1, sizeof(uint64_t));
+    if (!sl->step_ready || !sl->rows_of)
+        return aex_fail(e, err, 0, "ae_engine_create", NULL, "out of host memory");
+    sl->host_steps = sl->host_out + e->host_out_bytes;
     for (int n = 0; n < p->n_nodes; n++) {
         const ae_node_plan *np = &e->nodes[n];
+        if (np->kind == AE_NODE_HOST) {
+            if (new_event(e, err, p->profile, &sl->node_done[n]) ||
+                new_event(e, err, p->profile, &sl->step_ready[n]))
+                return -1;
+            if (p->profile && new_event(e, err, 1, &sl->node_wait[n]))
+                return -1;
+            continue;
+        }
         sl->in_sets[n] = e->acl->aclmdlCreateDataset();
         sl->out_sets[n] = e->acl->aclmdlCreateDataset();
         if (!sl->in_sets[n] || !sl->out_sets[n])
-            return fail(e, err, ACL_ERROR_BAD_ALLOC, "aclmdlCreateDataset", np->name,
+            return aex_fail(e, err, ACL_ERROR_BAD_ALLOC, "aclmdlCreateDataset", np->name,
                         "could not create a dataset");
         for (int i = 0; i < np->n_inputs; i++) {
             int t = np->inputs[i];
@@ -458,23 +404,23 @@ int ae_engine_create(const ae_acl_api *api, const ae_plan *plan, ae_engine **out
 {
     *out = NULL;
     if (!api || !plan)
-        return fail(NULL, err, 0, "ae_engine_create", NULL, "no AscendCL table or plan");
+        return aex_fail(NULL, err, 0, "ae_engine_create", NULL, "no AscendCL table or plan");
     if (check_plan(plan, err))
         return -1;
-    ae_engine *e = xcalloc(1, sizeof *e);
+    ae_engine *e = aex_calloc(1, sizeof *e);
     if (!e)
-        return fail(NULL, err, 0, "ae_engine_create", NULL, "out of host memory");
+        return aex_fail(NULL, err, 0, "ae_engine_create", NULL, "out of host memory");
     e->acl = api;
     e->poll_ms = 20;
-    if (copy_plan(e, plan, err) || plan_waits(e, err) || make_current(e, err))
+    if (copy_plan(e, plan, err) || plan_waits(e, err) || aex_make_current(e, err))
         goto failed;
     const ae_plan *p = &e->plan;
 
     /* host staging layout: inputs then outputs, each buffer 128-aligned */
-    e->in_stage_off = xcalloc((size_t)p->n_inputs, sizeof(size_t));
-    e->out_stage_off = xcalloc((size_t)p->n_outputs, sizeof(size_t));
+    e->in_stage_off = aex_calloc((size_t)p->n_inputs, sizeof(size_t));
+    e->out_stage_off = aex_calloc((size_t)p->n_outputs, sizeof(size_t));
     if (!e->in_stage_off || !e->out_stage_off) {
-        fail(e, err, 0, "ae_engine_create", NULL, "out of host memory");
+        aex_fail(e, err, 0, "ae_engine_create", NULL, "out of host memory");
         goto failed;
     }
     for (int i = 0; i < p->n_inputs; i++) {
@@ -483,20 +429,21 @@ int ae_engine_create(const ae_acl_api *api, const ae_plan *plan, ae_engine **out
     }
     for (int i = 0; i < p->n_outputs; i++) {
         e->out_stage_off[i] = e->host_out_bytes;
-        e->host_out_bytes +=
-            align_up(e->tensors[p->output_tensors[i]].row_bytes * p->max_batch, AE_ALIGN);
+        e->host_out_bytes += align_up(e->tensors[p->output_tensors[i]].capacity, AE_ALIGN);
     }
+    if (aex_steps_create(e, err))
+        goto failed;
 
     /* streams */
-    e->streams = xcalloc((size_t)p->n_streams, sizeof(aclrtStream));
+    e->streams = aex_calloc((size_t)p->n_streams, sizeof(aclrtStream));
     if (!e->streams) {
-        fail(e, err, 0, "ae_engine_create", NULL, "out of host memory");
+        aex_fail(e, err, 0, "ae_engine_create", NULL, "out of host memory");
         goto failed;
     }
     for (int s = 0; s < p->n_streams; s++) {
         aclError rc = e->acl->aclrtCreateStream(&e->streams[s]);
         if (rc != ACL_SUCCESS) {
-            fail(e, err, rc, "aclrtCreateStream", NULL, "creating compute stream %d of %d", s + 1,
+            aex_fail(e, err, rc, "aclrtCreateStream", NULL, "creating compute stream %d of %d", s + 1,
                  p->n_streams);
             goto failed;
         }
@@ -509,7 +456,7 @@ int ae_engine_create(const ae_acl_api *api, const ae_plan *plan, ae_engine **out
         if (rc == ACL_SUCCESS)
             rc = e->acl->aclrtCreateStream(&e->copy_out);
         if (rc != ACL_SUCCESS) {
-            fail(e, err, rc, "aclrtCreateStream", NULL, "creating the copy streams");
+            aex_fail(e, err, rc, "aclrtCreateStream", NULL, "creating the copy streams");
             goto failed;
         }
     }
@@ -519,16 +466,16 @@ int ae_engine_create(const ae_acl_api *api, const ae_plan *plan, ae_engine **out
     aclError rc = e->acl->aclrtMalloc(&e->arena, e->arena_bytes, ACL_MEM_MALLOC_HUGE_FIRST);
     if (rc != ACL_SUCCESS) {
         e->arena = NULL;
-        fail(e, err, rc, "aclrtMalloc", NULL,
+        aex_fail(e, err, rc, "aclrtMalloc", NULL,
              "allocating the device arena of %zu bytes (%d slots x %zu bytes)", e->arena_bytes,
              p->depth, p->slot_bytes);
         goto failed;
     }
-    e->host_bytes = (e->host_in_bytes + e->host_out_bytes) * (size_t)p->depth;
+    e->host_bytes = (e->host_in_bytes + e->host_out_bytes + e->host_step_bytes) * (size_t)p->depth;
     rc = e->acl->aclrtMallocHost(&e->host_arena, e->host_bytes ? e->host_bytes : AE_ALIGN);
     if (rc != ACL_SUCCESS) {
         e->host_arena = NULL;
-        fail(e, err, rc, "aclrtMallocHost", NULL, "allocating %zu bytes of pinned staging",
+        aex_fail(e, err, rc, "aclrtMallocHost", NULL, "allocating %zu bytes of pinned staging",
              e->host_bytes);
         goto failed;
     }
@@ -536,20 +483,24 @@ int ae_engine_create(const ae_acl_api *api, const ae_plan *plan, ae_engine **out
     /* data buffers and events: counted up front so nothing is reallocated */
     int per_slot_buffers = 0;
     for (int n = 0; n < p->n_nodes; n++)
-        per_slot_buffers += e->nodes[n].n_inputs + e->nodes[n].n_outputs;
+        if (e->nodes[n].kind == AE_NODE_MODEL)
+            per_slot_buffers += e->nodes[n].n_inputs + e->nodes[n].n_outputs;
     e->cap_buffers = per_slot_buffers * p->depth;
-    e->cap_events = p->depth * (p->profile ? p->n_nodes * 3 + 5 : p->n_nodes + 2) + (p->profile ? 1 : 0);
-    e->buffers = xcalloc((size_t)e->cap_buffers, sizeof(aclDataBuffer *));
-    e->events = xcalloc((size_t)e->cap_events, sizeof(aclrtEvent));
-    e->slots = xcalloc((size_t)p->depth, sizeof(slot));
+    e->cap_events = p->depth * ((p->profile ? p->n_nodes * 3 + 5 : p->n_nodes + 2) + e->n_steps) +
+                    (p->profile ? 1 : 0);
+    e->buffers = aex_calloc((size_t)e->cap_buffers, sizeof(aclDataBuffer *));
+    e->events = aex_calloc((size_t)e->cap_events, sizeof(aclrtEvent));
+    e->slots = aex_calloc((size_t)p->depth, sizeof(slot));
     if (!e->buffers || !e->events || !e->slots) {
-        fail(e, err, 0, "ae_engine_create", NULL, "out of host memory");
+        aex_fail(e, err, 0, "ae_engine_create", NULL, "out of host memory");
         goto failed;
     }
     for (int s = 0; s < p->depth; s++)
         if (build_slot(e, s, err))
             goto failed;
     if (p->profile && new_event(e, err, 1, &e->trace_base))
+        goto failed;
+    if (aex_steps_start(e, err))
         goto failed;
     *out = e;
     return 0;
@@ -577,11 +528,11 @@ static int engine_streams(const ae_engine *e, aclrtStream *out)
 
 /* Milliseconds left until `deadline` (at least 1: some runtimes read 0 as
  * "do not wait"), or -1 for no deadline. */
-static int32_t ms_left(uint64_t deadline)
+int32_t aex_ms_left(uint64_t deadline)
 {
     if (!deadline)
         return -1;
-    uint64_t now = now_ns();
+    uint64_t now = aex_now_ns();
     if (now >= deadline)
         return 1;
     uint64_t ms = (deadline - now + 999999u) / 1000000u;
@@ -589,16 +540,16 @@ static int32_t ms_left(uint64_t deadline)
 }
 
 /* The deadline for a wait starting now: the plan's timeout, 0 for none. */
-static uint64_t deadline_from_now(const ae_engine *e)
+uint64_t aex_deadline_from_now(const ae_engine *e)
 {
-    return e->plan.timeout_ms >= 0 ? now_ns() + (uint64_t)e->plan.timeout_ms * 1000000u : 0;
+    return e->plan.timeout_ms >= 0 ? aex_now_ns() + (uint64_t)e->plan.timeout_ms * 1000000u : 0;
 }
 
 /* Synchronize one stream, giving up at `deadline` (0: never). */
 static aclError sync_stream(ae_engine *e, aclrtStream st, uint64_t deadline)
 {
     if (deadline && e->acl->aclrtSynchronizeStreamWithTimeout)
-        return e->acl->aclrtSynchronizeStreamWithTimeout(st, ms_left(deadline));
+        return e->acl->aclrtSynchronizeStreamWithTimeout(st, aex_ms_left(deadline));
     return e->acl->aclrtSynchronizeStream(st);
 }
 
@@ -610,7 +561,7 @@ static int settle(ae_engine *e, int bounded)
 {
     aclrtStream all[e->n_created_streams + 2];
     int n = engine_streams(e, all), busy = 0;
-    uint64_t deadline = bounded ? deadline_from_now(e) : 0;
+    uint64_t deadline = bounded ? aex_deadline_from_now(e) : 0;
     for (int k = 0; k < n; k++)
         if (sync_stream(e, all[k], deadline) == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT)
             busy = 1;
@@ -623,11 +574,12 @@ static int release_all(ae_engine *e, ae_error *err)
 {
     const ae_acl_api *acl = e->acl;
     int failed = 0;
+    aex_steps_stop(e);   /* no worker may enqueue while things are destroyed */
 #define RELEASE(call, ...)                                                          \
     do {                                                                            \
         aclError rc_ = acl->call(__VA_ARGS__);                                      \
         if (rc_ != ACL_SUCCESS && failed++ == 0)                                    \
-            fail(e, err, rc_, #call, NULL, "%s failed while closing the engine", #call); \
+            aex_fail(e, err, rc_, #call, NULL, "%s failed while closing the engine", #call); \
     } while (0)
     if (e->slots) {
         for (int s = 0; s < e->plan.depth; s++) {
@@ -643,6 +595,8 @@ static int release_all(ae_engine *e, ae_error *err)
             free(sl->node_done);
             free(sl->node_start);
             free(sl->node_wait);
+            free(sl->step_ready);
+            free(sl->rows_of);
             free(sl->user_out);
         }
         free(e->slots);
@@ -712,6 +666,7 @@ static void free_engine(ae_engine *e)
     free(e->node_ms);
     free(e->trace_rows);
     free(e->trace_requests);
+    aex_steps_free(e);
     free(e);
 }
 
@@ -742,7 +697,7 @@ int ae_engine_close(ae_engine *e, ae_error *err)
      * streams are idle within the timeout; after an abandoned wait they may
      * not be, and then the caller is told to try again later. */
     if (settle(e, 1)) {
-        fail(e, err, ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, "aclrtSynchronizeStreamWithTimeout", NULL,
+        aex_fail(e, err, ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, "aclrtSynchronizeStreamWithTimeout", NULL,
              "the device is still running work abandoned after a timeout (waited %d ms): nothing "
              "was released; close the engine again once the device is idle",
              (int)e->plan.timeout_ms);
@@ -770,7 +725,10 @@ int ae_engine_close(ae_engine *e, ae_error *err)
  * results of the cancelled requests are lost. */
 static void drain(ae_engine *e, int timed_out)
 {
-    if (timed_out || settle(e, 1))
+    /* host-step workers drop what they hold for these requests, and none
+     * enqueues for them any more */
+    aex_steps_abandon(e);
+    if (timed_out || settle(e, 1) || aex_steps_idle(e, timed_out ? 1 : aex_deadline_from_now(e)))
         e->wedged = 1;
     for (int s = 0; s < e->plan.depth; s++) {
         if (e->slots[s].busy)
@@ -788,8 +746,8 @@ static int recover(ae_engine *e, ae_error *err)
 {
     if (!e->wedged)
         return 0;
-    if (settle(e, 1))
-        return fail(e, err, ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, "aclrtSynchronizeStreamWithTimeout", NULL,
+    if (settle(e, 1) || aex_steps_idle(e, aex_deadline_from_now(e)))
+        return aex_fail(e, err, ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, "aclrtSynchronizeStreamWithTimeout", NULL,
                     "the device is still running requests abandoned after a timeout (waited %d ms "
                     "more): the engine accepts requests again once they finish, or close() it",
                     (int)e->plan.timeout_ms);
@@ -826,7 +784,7 @@ static void blame_stream(ae_engine *e, ae_error *err)
 {
     if (!err)
         return;
-    uint64_t deadline = deadline_from_now(e);
+    uint64_t deadline = aex_deadline_from_now(e);
     aclError rc;
     if (!e->plan.single_stream) {
         rc = sync_stream(e, e->copy_in, deadline);
@@ -841,11 +799,14 @@ static void blame_stream(ae_engine *e, ae_error *err)
             rc = sync_stream(e, e->streams[node_stream(&e->nodes[n], (uint64_t)k)], deadline);
             if (rc != ACL_SUCCESS && rc != ACL_ERROR_RT_STREAM_SYNC_TIMEOUT) {
                 char what[AE_NAME_MAX + 32];
-                if (e->nodes[n].instances > 1)
+                if (e->nodes[n].kind == AE_NODE_HOST)
+                    snprintf(what, sizeof what, "the copies of host step '%s'", e->nodes[n].name);
+                else if (e->nodes[n].instances > 1)
                     snprintf(what, sizeof what, "model '%s' (instance %d)", e->nodes[n].name, k);
                 else
                     snprintf(what, sizeof what, "model '%s'", e->nodes[n].name);
-                copy_name(err->function, "aclmdlExecuteAsync");
+                copy_name(err->function, e->nodes[n].kind == AE_NODE_HOST ? "aclrtMemcpyAsync"
+                                                                            : "aclmdlExecuteAsync");
                 blame(e, err, rc, e->nodes[n].name, what);
                 return;
             }
@@ -868,6 +829,130 @@ static uint64_t pick_gear(const ae_node_plan *np, uint64_t rows)
     return 0;
 }
 
+/* Point every data buffer of node n's datasets `start` rows into its tensor
+ * (a chunk of a request after a host step), checking that a chunk of `gear`
+ * rows stays inside each tensor's buffer. */
+static int point_chunk(ae_engine *e, slot *sl, int n, uint64_t start, uint64_t gear, ae_error *err)
+{
+    const ae_node_plan *np = &e->nodes[n];
+    for (int k = 0; k < np->n_inputs + np->n_outputs; k++) {
+        int is_in = k < np->n_inputs;
+        int i = is_in ? k : k - np->n_inputs;
+        if (is_in && i == np->dyn_index)
+            continue;
+        const ae_tensor_plan *tp = &e->tensors[is_in ? np->inputs[i] : np->outputs[i]];
+        size_t at = (size_t)start * tp->row_bytes;
+        if ((start + gear) * tp->row_bytes > tp->capacity)
+            return aex_fail(e, err, 0, "aclUpdateDataBuffer", np->name,
+                            "a chunk of rows [%llu, +%llu) overruns the %zu-byte buffer of %s %d",
+                            (unsigned long long)start, (unsigned long long)gear, tp->capacity,
+                            is_in ? "input" : "output", i);
+        aclDataBuffer *b = e->acl->aclmdlGetDatasetBuffer(is_in ? sl->in_sets[n] : sl->out_sets[n], (size_t)i);
+        if (!e->acl->aclUpdateDataBuffer)
+            return aex_fail(e, err, ACL_ERROR_FEATURE_UNSUPPORTED, "aclUpdateDataBuffer", np->name,
+                            "the AscendCL library lacks aclUpdateDataBuffer, needed to run rows after a "
+                            "host step in chunks");
+        ACL_CALL(e, err, np->name, aclUpdateDataBuffer, b, sl->device + tp->offset + at, tp->capacity - at);
+    }
+    return 0;
+}
+
+/* One model node of a request: its waits, then its executions (one, or one
+ * per chunk when it runs rows a host step produced), then its event. */
+static int enqueue_model(ae_engine *e, slot *sl, uint64_t request, int n, int skip, ae_error *err)
+{
+    const ae_plan *p = &e->plan;
+    const ae_node_plan *np = &e->nodes[n];
+    aclrtStream st = e->streams[node_stream(np, request)];
+    uint32_t model_id = node_model(np, request);
+    uint64_t rows = aex_rows(sl, np->domain);
+    if (p->profile)
+        ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_wait[n], st);
+    if (!p->unsafe_skip_waits) {
+        if (e->node_reads_input[n] && !p->single_stream)
+            ACL_CALL(e, err, np->name, aclrtStreamWaitEvent, st, sl->inputs_ready);
+        for (int w = 0; w < e->node_n_waits[n]; w++)
+            ACL_CALL(e, err, np->name, aclrtStreamWaitEvent, st, sl->node_done[e->node_waits[n][w]]);
+    }
+    if (p->profile)
+        ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_start[n], st);
+    if (skip || rows == 0) {
+        /* nothing to run: the event still marks the node's place in the request */
+    } else if (np->domain == AE_ROWS_REQUEST) {
+        if (np->dyn_index < 0 && np->static_batch && rows != np->static_batch)
+            return aex_fail(e, err, 0, "aclmdlExecuteAsync", np->name,
+                            "model '%s' was built for a batch of %llu, the request has %llu rows",
+                            np->name, (unsigned long long)np->static_batch, (unsigned long long)rows);
+        if (np->dyn_index >= 0) {
+            uint64_t gear = pick_gear(np, rows);
+            if (gear == 0)
+                return aex_fail(e, err, 0, "aclmdlSetDynamicBatchSize", np->name,
+                                "a request of %llu rows exceeds the largest gear of model '%s'",
+                                (unsigned long long)rows, np->name);
+            ACL_CALL(e, err, np->name, aclmdlSetDynamicBatchSize, model_id, sl->in_sets[n],
+                     (size_t)np->dyn_index, gear);
+        }
+        ACL_CALL(e, err, np->name, aclmdlExecuteAsync, model_id, sl->in_sets[n], sl->out_sets[n], st);
+    } else {
+        /* rows from a host step: as many executions as the gears need */
+        const uint64_t *gears = np->dyn_index >= 0 ? np->gears : &np->static_batch;
+        int n_gears = np->dyn_index >= 0 ? np->n_gears : 1;
+        for (uint64_t start = 0; start < rows;) {
+            uint64_t gear, take;
+            ae_chunk_next(gears, n_gears, p->gear_policy, rows - start, &gear, &take);
+            if (point_chunk(e, sl, n, start, gear, err))
+                return -1;
+            if (np->dyn_index >= 0)
+                ACL_CALL(e, err, np->name, aclmdlSetDynamicBatchSize, model_id, sl->in_sets[n],
+                         (size_t)np->dyn_index, gear);
+            ACL_CALL(e, err, np->name, aclmdlExecuteAsync, model_id, sl->in_sets[n], sl->out_sets[n], st);
+            start += take;
+        }
+    }
+    ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_done[n], st);
+    return 0;
+}
+
+/* The copy-out of a request and its done event. */
+static int enqueue_copy_out(ae_engine *e, slot *sl, int skip, ae_error *err)
+{
+    const ae_plan *p = &e->plan;
+    if (p->profile)
+        ACL_CALL(e, err, NULL, aclrtRecordEvent, sl->copy_out_wait, e->copy_out);
+    if (!p->unsafe_skip_waits) {
+        if (e->out_reads_input && !p->single_stream)
+            ACL_CALL(e, err, NULL, aclrtStreamWaitEvent, e->copy_out, sl->inputs_ready);
+        for (int w = 0; w < e->n_out_waits; w++)
+            ACL_CALL(e, err, NULL, aclrtStreamWaitEvent, e->copy_out, sl->node_done[e->out_waits[w]]);
+    }
+    if (p->profile)
+        ACL_CALL(e, err, NULL, aclrtRecordEvent, sl->copy_out_start, e->copy_out);
+    for (int o = 0; o < p->n_outputs && !skip; o++) {
+        const ae_tensor_plan *tp = &e->tensors[p->output_tensors[o]];
+        size_t bytes = tp->row_bytes * aex_rows(sl, tp->domain);
+        if (bytes)
+            ACL_CALL(e, err, NULL, aclrtMemcpyAsync, sl->host_out + e->out_stage_off[o], bytes,
+                     sl->device + tp->offset, bytes, ACL_MEMCPY_DEVICE_TO_HOST, e->copy_out);
+    }
+    ACL_CALL(e, err, NULL, aclrtRecordEvent, sl->done, e->copy_out);
+    return 0;
+}
+
+int aex_enqueue_nodes(ae_engine *e, slot *sl, uint64_t request, int from, int skip, ae_error *err)
+{
+    for (int n = from; n < e->plan.n_nodes; n++) {
+        if (e->nodes[n].kind == AE_NODE_HOST)
+            return aex_step_begin(e, sl, request, n, skip, err);   /* its worker goes on */
+        if (enqueue_model(e, sl, request, n, skip, err))
+            return -1;
+    }
+    if (enqueue_copy_out(e, sl, skip, err))
+        return -1;
+    if (e->n_steps)
+        sl->tail_enqueued = 1;   /* step_lock is held: see ae_engine_submit_rows and host_steps.c */
+    return 0;
+}
+
 static int enqueue(ae_engine *e, slot *sl, uint64_t request, const void *const *inputs, uint64_t rows,
                    ae_error *err)
 {
@@ -884,74 +969,23 @@ static int enqueue(ae_engine *e, slot *sl, uint64_t request, const void *const *
                  ACL_MEMCPY_HOST_TO_DEVICE, e->copy_in);
     }
     ACL_CALL(e, err, NULL, aclrtRecordEvent, sl->inputs_ready, e->copy_in);
-
-    for (int n = 0; n < p->n_nodes; n++) {
-        const ae_node_plan *np = &e->nodes[n];
-        aclrtStream st = e->streams[node_stream(np, request)];
-        uint32_t model_id = node_model(np, request);
-        if (p->profile)
-            ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_wait[n], st);
-        if (!p->unsafe_skip_waits) {
-            if (e->node_reads_input[n] && !p->single_stream)
-                ACL_CALL(e, err, np->name, aclrtStreamWaitEvent, st, sl->inputs_ready);
-            for (int w = 0; w < e->node_n_waits[n]; w++)
-                ACL_CALL(e, err, np->name, aclrtStreamWaitEvent, st,
-                         sl->node_done[e->node_waits[n][w]]);
-        }
-        if (p->profile)
-            ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_start[n], st);
-        if (np->dyn_index < 0 && np->static_batch && rows != np->static_batch)
-            return fail(e, err, 0, "aclmdlExecuteAsync", np->name,
-                        "model '%s' was built for a batch of %llu, the request has %llu rows",
-                        np->name, (unsigned long long)np->static_batch, (unsigned long long)rows);
-        if (np->dyn_index >= 0) {
-            uint64_t gear = pick_gear(np, rows);
-            if (gear == 0)
-                return fail(e, err, 0, "aclmdlSetDynamicBatchSize", np->name,
-                            "a request of %llu rows exceeds the largest gear of model '%s'",
-                            (unsigned long long)rows, np->name);
-            ACL_CALL(e, err, np->name, aclmdlSetDynamicBatchSize, model_id, sl->in_sets[n],
-                     (size_t)np->dyn_index, gear);
-        }
-        ACL_CALL(e, err, np->name, aclmdlExecuteAsync, model_id, sl->in_sets[n],
-                 sl->out_sets[n], st);
-        ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_done[n], st);
-    }
-
-    if (p->profile)
-        ACL_CALL(e, err, NULL, aclrtRecordEvent, sl->copy_out_wait, e->copy_out);
-    if (!p->unsafe_skip_waits) {
-        if (e->out_reads_input && !p->single_stream)
-            ACL_CALL(e, err, NULL, aclrtStreamWaitEvent, e->copy_out, sl->inputs_ready);
-        for (int w = 0; w < e->n_out_waits; w++)
-            ACL_CALL(e, err, NULL, aclrtStreamWaitEvent, e->copy_out, sl->node_done[e->out_waits[w]]);
-    }
-    if (p->profile)
-        ACL_CALL(e, err, NULL, aclrtRecordEvent, sl->copy_out_start, e->copy_out);
-    for (int o = 0; o < p->n_outputs; o++) {
-        const ae_tensor_plan *tp = &e->tensors[p->output_tensors[o]];
-        size_t bytes = tp->row_bytes * rows;
-        ACL_CALL(e, err, NULL, aclrtMemcpyAsync, sl->host_out + e->out_stage_off[o], bytes,
-                 sl->device + tp->offset, bytes, ACL_MEMCPY_DEVICE_TO_HOST, e->copy_out);
-    }
-    ACL_CALL(e, err, NULL, aclrtRecordEvent, sl->done, e->copy_out);
-    return 0;
+    return aex_enqueue_nodes(e, sl, request, 0, 0, err);
 }
 
 /* The wait was stopped by the caller's poll function. */
 static int interrupted(ae_engine *e, ae_error *err)
 {
-    fail(e, err, 0, "ae_engine_wait", NULL, "interrupted while waiting for the device");
+    aex_fail(e, err, 0, "ae_engine_wait", NULL, "interrupted while waiting for the device");
     return AE_INTERRUPTED;
 }
 
 /* Ask the caller's poll function whether to stop, at most every poll_ms
  * (whether the waits in between were long or short).  Returns 1 to stop. */
-static int poll_due(ae_engine *e)
+int aex_poll_due(ae_engine *e)
 {
     if (!e->poll)
         return 0;
-    uint64_t now = now_ns();
+    uint64_t now = aex_now_ns();
     if (now < e->next_poll_ns)
         return 0;
     e->next_poll_ns = now + (uint64_t)e->poll_ms * 1000000u;
@@ -969,9 +1003,9 @@ static int spin_until_complete(ae_engine *e, aclrtEvent ev, uint64_t deadline)
         if (e->acl->aclrtQueryEventStatus(ev, &status) != ACL_SUCCESS ||
             status == ACL_EVENT_RECORDED_STATUS_COMPLETE)
             return 0;
-        if (deadline && now_ns() > deadline)
+        if (deadline && aex_now_ns() > deadline)
             return 0;
-        if (poll_due(e))
+        if (aex_poll_due(e))
             return 1;
         sched_yield();
     }
@@ -985,14 +1019,14 @@ static aclError sync_event(ae_engine *e, aclrtEvent ev, uint64_t deadline, int *
     if (!e->acl->aclrtSynchronizeEventWithTimeout)
         return e->acl->aclrtSynchronizeEvent(ev);
     if (!e->poll)
-        return deadline ? e->acl->aclrtSynchronizeEventWithTimeout(ev, ms_left(deadline))
+        return deadline ? e->acl->aclrtSynchronizeEventWithTimeout(ev, aex_ms_left(deadline))
                         : e->acl->aclrtSynchronizeEvent(ev);
     for (;;) {
-        if (poll_due(e)) {
+        if (aex_poll_due(e)) {
             *stop = 1;
             return ACL_ERROR_RT_EVENT_SYNC_TIMEOUT;
         }
-        int32_t slice = e->poll_ms, left = ms_left(deadline);
+        int32_t slice = e->poll_ms, left = aex_ms_left(deadline);
         int last = deadline && left <= slice;
         aclError rc = e->acl->aclrtSynchronizeEventWithTimeout(ev, last ? left : slice);
         if (rc != ACL_ERROR_RT_EVENT_SYNC_TIMEOUT || last)
@@ -1002,7 +1036,7 @@ static aclError sync_event(ae_engine *e, aclrtEvent ev, uint64_t deadline, int *
 
 static int wait_event(ae_engine *e, aclrtEvent ev, ae_error *err)
 {
-    uint64_t deadline = deadline_from_now(e);
+    uint64_t deadline = aex_deadline_from_now(e);
     int stop = 0;
     if (e->plan.spin_wait && spin_until_complete(e, ev, deadline))
         return interrupted(e, err);
@@ -1012,9 +1046,9 @@ static int wait_event(ae_engine *e, aclrtEvent ev, ae_error *err)
     if (rc == ACL_SUCCESS)
         return 0;
     if (rc == ACL_ERROR_RT_EVENT_SYNC_TIMEOUT)
-        return fail(e, err, rc, "aclrtSynchronizeEventWithTimeout", NULL,
+        return aex_fail(e, err, rc, "aclrtSynchronizeEventWithTimeout", NULL,
                     "a request did not complete within %d ms", (int)e->plan.timeout_ms);
-    return fail(e, err, rc, "aclrtSynchronizeEvent", NULL, "waiting for a request");
+    return aex_fail(e, err, rc, "aclrtSynchronizeEvent", NULL, "waiting for a request");
 }
 
 void ae_engine_set_poll(ae_engine *e, ae_poll_fn poll, void *ctx, int poll_ms)
@@ -1022,7 +1056,7 @@ void ae_engine_set_poll(ae_engine *e, ae_poll_fn poll, void *ctx, int poll_ms)
     e->poll = poll;
     e->poll_ctx = ctx;
     e->poll_ms = poll_ms > 0 ? poll_ms : 20;
-    e->next_poll_ns = now_ns() + (uint64_t)e->poll_ms * 1000000u;
+    e->next_poll_ns = aex_now_ns() + (uint64_t)e->poll_ms * 1000000u;
 }
 
 /* Offset of `ev` from the trace base in ms, or -1 when it cannot be read. */
@@ -1045,7 +1079,8 @@ static void record_timeline(ae_engine *e, slot *sl, uint64_t request)
     row[1] = offset_ms(e, sl->inputs_ready);
     for (int n = 0; n < n_nodes; n++) {
         row[2 + 3 * n] = offset_ms(e, sl->node_wait[n]);
-        row[3 + 3 * n] = offset_ms(e, sl->node_start[n]);
+        /* a host step: from its inputs reaching the host to its outputs on the device */
+        row[3 + 3 * n] = offset_ms(e, e->nodes[n].kind == AE_NODE_HOST ? sl->step_ready[n] : sl->node_start[n]);
         row[4 + 3 * n] = offset_ms(e, sl->node_done[n]);
     }
     row[2 + 3 * n_nodes] = offset_ms(e, sl->copy_out_wait);
@@ -1057,9 +1092,9 @@ static void record_timeline(ae_engine *e, slot *sl, uint64_t request)
 int ae_engine_trace_begin(ae_engine *e, size_t max_requests, ae_error *err)
 {
     if (!e->plan.profile)
-        return fail(e, err, 0, "ae_engine_trace_begin", NULL,
+        return aex_fail(e, err, 0, "ae_engine_trace_begin", NULL,
                     "timelines need timing events: compile the pipeline with profile=True");
-    if (ae_engine_flush(e, err) || make_current(e, err) || recover(e, err))
+    if (ae_engine_flush(e, err) || aex_make_current(e, err) || recover(e, err))
         return -1;
     size_t columns = (size_t)AE_TRACE_COLUMNS(e->plan.n_nodes);
     double *rows = realloc(e->trace_rows, (max_requests ? max_requests : 1) * columns * sizeof(double));
@@ -1069,7 +1104,7 @@ int ae_engine_trace_begin(ae_engine *e, size_t max_requests, ae_error *err)
     if (ids)
         e->trace_requests = ids;
     if (!rows || !ids)
-        return fail(e, err, 0, "ae_engine_trace_begin", NULL, "out of host memory for %zu rows",
+        return aex_fail(e, err, 0, "ae_engine_trace_begin", NULL, "out of host memory for %zu rows",
                     max_requests);
     e->trace_capacity = max_requests;
     e->trace_count = 0;
@@ -1110,22 +1145,40 @@ static int finish_oldest(ae_engine *e, int rc, uint64_t t0, ae_error *err)
         drain(e, timed_out);
         return -1;
     }
+    if (sl->step_failed) {
+        /* a host step failed for this request alone: the rest of it was
+         * skipped, its done event passed; nothing else is affected */
+        if (err) {
+            *err = sl->step_error;
+            err->request = request;
+        }
+        sl->busy = 0;
+        e->in_flight--;
+        e->stats.failures++;
+        e->cancel_begin = request;
+        e->cancel_end = request + 1;
+        return AE_REQUEST_FAILED;
+    }
     if (p->profile) {
         for (int n = 0; n < p->n_nodes; n++) {
             float ms = 0.0f;
-            if (e->acl->aclrtEventElapsedTime(&ms, sl->node_start[n], sl->node_done[n]) == ACL_SUCCESS)
+            aclrtEvent start = e->nodes[n].kind == AE_NODE_HOST ? sl->step_ready[n] : sl->node_start[n];
+            if (e->acl->aclrtEventElapsedTime(&ms, start, sl->node_done[n]) == ACL_SUCCESS)
                 e->node_ms[n] += ms;
         }
         record_timeline(e, sl, request);
     }
     for (int o = 0; o < p->n_outputs; o++) {
         const ae_tensor_plan *tp = &e->tensors[p->output_tensors[o]];
-        memcpy(sl->user_out[o], sl->host_out + e->out_stage_off[o], tp->row_bytes * sl->rows);
+        uint64_t rows = aex_rows(sl, tp->domain);
+        memcpy(sl->user_out[o], sl->host_out + e->out_stage_off[o], tp->row_bytes * rows);
+        if (sl->user_rows)
+            sl->user_rows[o] = rows;
     }
     sl->busy = 0;
     e->in_flight--;
     e->stats.requests++;
-    e->stats.wait_ns += now_ns() - t0;
+    e->stats.wait_ns += aex_now_ns() - t0;
     return 0;
 }
 
@@ -1133,11 +1186,19 @@ int ae_engine_complete_one(ae_engine *e, ae_error *err)
 {
     if (e->in_flight == 0)
         return 0;
-    if (make_current(e, err))
+    if (aex_make_current(e, err))
         return -1;
     uint64_t request = e->next_request - (uint64_t)e->in_flight;
-    uint64_t t0 = now_ns();
-    int rc = wait_event(e, e->slots[request % (uint64_t)e->plan.depth].done, err);
+    slot *sl = &e->slots[request % (uint64_t)e->plan.depth];
+    uint64_t t0 = aex_now_ns();
+    int rc = e->n_steps ? aex_wait_tail(e, sl, aex_deadline_from_now(e), err) : 0;
+    if (rc == 0 && sl->step_fatal) {
+        if (err)
+            *err = sl->step_error;
+        rc = -1;
+    }
+    if (rc == 0)
+        rc = wait_event(e, sl->done, err);
     return finish_oldest(e, rc, t0, err);
 }
 
@@ -1146,10 +1207,13 @@ aclError ae_engine_wait_request(ae_engine *e, uint64_t request)
     aclrtContext current = NULL;
     if (e->acl->aclrtGetCurrentContext(&current) != ACL_SUCCESS || current != e->plan.context)
         e->acl->aclrtSetCurrentContext(e->plan.context);
-    aclrtEvent done = e->slots[request % (uint64_t)e->plan.depth].done;
-    uint64_t deadline = deadline_from_now(e);
+    slot *sl = &e->slots[request % (uint64_t)e->plan.depth];
+    aclrtEvent done = sl->done;
+    uint64_t deadline = aex_deadline_from_now(e);
+    if (e->n_steps && aex_wait_tail(e, sl, deadline, NULL))
+        return ACL_ERROR_RT_EVENT_SYNC_TIMEOUT;
     if (deadline && e->acl->aclrtSynchronizeEventWithTimeout)
-        return e->acl->aclrtSynchronizeEventWithTimeout(done, ms_left(deadline));
+        return e->acl->aclrtSynchronizeEventWithTimeout(done, aex_ms_left(deadline));
     return e->acl->aclrtSynchronizeEvent(done);
 }
 
@@ -1157,12 +1221,12 @@ int ae_engine_complete_waited(ae_engine *e, uint64_t request, aclError wait_rc, 
 {
     if (e->in_flight == 0 || request != e->next_request - (uint64_t)e->in_flight)
         return 0;   /* completed meanwhile by another caller */
-    if (make_current(e, err))
+    if (aex_make_current(e, err))
         return -1;
     if (wait_rc == ACL_ERROR_RT_EVENT_SYNC_TIMEOUT) {
-        fail(e, err, wait_rc, "aclrtSynchronizeEventWithTimeout", NULL,
+        aex_fail(e, err, wait_rc, "aclrtSynchronizeEventWithTimeout", NULL,
              "a request did not complete within %d ms", (int)e->plan.timeout_ms);
-        return finish_oldest(e, -1, now_ns(), err);
+        return finish_oldest(e, -1, aex_now_ns(), err);
     }
     return ae_engine_complete_one(e, err);
 }
@@ -1172,9 +1236,11 @@ int ae_engine_complete_ready(ae_engine *e, ae_error *err)
     int done = 0;
     while (e->in_flight > 0) {
         uint64_t request = e->next_request - (uint64_t)e->in_flight;
+        slot *sl = &e->slots[request % (uint64_t)e->plan.depth];
+        if (e->n_steps && aex_wait_tail(e, sl, 1, NULL))
+            break;   /* a host step still holds it */
         aclrtEventRecordedStatus status = ACL_EVENT_RECORDED_STATUS_NOT_READY;
-        if (e->acl->aclrtQueryEventStatus(e->slots[request % (uint64_t)e->plan.depth].done, &status) !=
-                ACL_SUCCESS ||
+        if (e->acl->aclrtQueryEventStatus(sl->done, &status) != ACL_SUCCESS ||
             status != ACL_EVENT_RECORDED_STATUS_COMPLETE)
             break;
         int rc = ae_engine_complete_one(e, err);   /* returns at once: the event is complete */
@@ -1211,7 +1277,7 @@ static int make_room(ae_engine *e, ae_error *err)
     if (ahead > 0) {
         uint64_t target = e->next_request - (uint64_t)e->in_flight + (uint64_t)ahead;
         slot *sl = &e->slots[target % (uint64_t)e->plan.depth];
-        uint64_t t0 = now_ns();
+        uint64_t t0 = aex_now_ns();
         int rc = wait_event(e, sl->done, err);
         if (rc == AE_INTERRUPTED) {
             if (err)
@@ -1229,7 +1295,7 @@ static int make_room(ae_engine *e, ae_error *err)
              * so the older ones are delivered and the failure is pinned on
              * the request it belongs to (complete_one then drains). */
         }
-        e->stats.wait_ns += now_ns() - t0;
+        e->stats.wait_ns += aex_now_ns() - t0;
     }
     for (int k = 0; k <= ahead; k++) {
         int rc = ae_engine_complete_one(e, err);
@@ -1242,12 +1308,18 @@ static int make_room(ae_engine *e, ae_error *err)
 int ae_engine_submit(ae_engine *e, const void *const *inputs, uint64_t rows, void *const *outputs,
                      ae_error *err)
 {
+    return ae_engine_submit_rows(e, inputs, rows, outputs, NULL, err);
+}
+
+int ae_engine_submit_rows(ae_engine *e, const void *const *inputs, uint64_t rows, void *const *outputs,
+                          uint64_t *out_rows, ae_error *err)
+{
     const ae_plan *p = &e->plan;
     if (rows < 1 || rows > p->max_batch)
-        return fail(e, err, 0, "ae_engine_submit", NULL,
+        return aex_fail(e, err, 0, "ae_engine_submit", NULL,
                     "a request carries 1 to %llu rows, got %llu", (unsigned long long)p->max_batch,
                     (unsigned long long)rows);
-    if (make_current(e, err) || recover(e, err))
+    if (aex_make_current(e, err) || recover(e, err))
         return -1;
     int s = (int)(e->next_request % (uint64_t)p->depth);
     slot *sl = &e->slots[s];
@@ -1256,8 +1328,24 @@ int ae_engine_submit(ae_engine *e, const void *const *inputs, uint64_t rows, voi
         if (rc)
             return rc;
     }
-    uint64_t t0 = now_ns();
-    if (enqueue(e, sl, e->next_request, inputs, rows, err)) {
+    uint64_t t0 = aex_now_ns();
+    sl->rows_of[0] = rows;
+    sl->rows = rows;
+    sl->request = e->next_request;
+    for (int o = 0; o < p->n_outputs; o++)
+        sl->user_out[o] = outputs[o];
+    sl->user_rows = out_rows;
+    int failed;
+    if (e->n_steps) {
+        /* the workers enqueue on the same streams; they also read the slot */
+        pthread_mutex_lock(&e->step_lock);
+        sl->tail_enqueued = sl->step_failed = sl->step_fatal = 0;
+        failed = enqueue(e, sl, e->next_request, inputs, rows, err);
+        pthread_mutex_unlock(&e->step_lock);
+    } else {
+        failed = enqueue(e, sl, e->next_request, inputs, rows, err);
+    }
+    if (failed) {
         /* this request never ran; the ones in flight may have been given
          * part of its work on some stream, so they are cancelled too */
         e->stats.failures++;
@@ -1267,14 +1355,11 @@ int ae_engine_submit(ae_engine *e, const void *const *inputs, uint64_t rows, voi
         return -1;
     }
     sl->busy = 1;
-    sl->rows = rows;
-    for (int o = 0; o < p->n_outputs; o++)
-        sl->user_out[o] = outputs[o];
     e->next_request++;
     e->in_flight++;
     if (e->in_flight > e->stats.in_flight_high_water)
         e->stats.in_flight_high_water = e->in_flight;
-    e->stats.enqueue_ns += now_ns() - t0;
+    e->stats.enqueue_ns += aex_now_ns() - t0;
     return 0;
 }
 
@@ -1293,10 +1378,13 @@ int ae_engine_run_batch(ae_engine *e, const void *const *inputs, uint64_t total_
 {
     const ae_plan *p = &e->plan;
     if (batch < 1)
-        return fail(e, err, 0, "ae_engine_run_batch", NULL, "batch must be at least 1, got %llu",
+        return aex_fail(e, err, 0, "ae_engine_run_batch", NULL, "batch must be at least 1, got %llu",
                     (unsigned long long)batch);
+    if (e->n_steps)
+        return aex_fail(e, err, 0, "ae_engine_run_batch", NULL,
+                        "a plan with host steps returns results per request: submit them one by one");
     if (p->n_inputs > AE_MAX_IO || p->n_outputs > AE_MAX_IO)
-        return fail(e, err, 0, "ae_engine_run_batch", NULL, "more than %d inputs or outputs", AE_MAX_IO);
+        return aex_fail(e, err, 0, "ae_engine_run_batch", NULL, "more than %d inputs or outputs", AE_MAX_IO);
     /* per-request pointers into the caller's whole arrays */
     const void *in_at[AE_MAX_IO];
     void *out_at[AE_MAX_IO];

@@ -37,6 +37,19 @@ extern "C" {
 #define AE_MAX_IO 64          /* pipeline inputs or outputs at most */
 #define AE_NO_REQUEST UINT64_MAX  /* ae_error.request when no request is to blame */
 #define AE_INTERRUPTED (-2)       /* returned when the caller's poll function stopped a wait */
+#define AE_REQUEST_FAILED (-3)    /* the completed request failed on its own (a host step):
+                                     err names it; nothing else was cancelled */
+#define AE_ROWS_REQUEST (-1)      /* a tensor's rows are the request's rows (see ae_tensor_plan) */
+
+/* Node kinds. */
+#define AE_NODE_MODEL 0
+#define AE_NODE_HOST 1
+
+/* How a model picks its gear for a number of rows between two gears (rows
+ * produced by a host step; see ae_chunk_next). */
+#define AE_GEAR_UPPER 0           /* pad up to the smallest gear that fits */
+#define AE_GEAR_LOWER 1           /* run the largest gear that fits, then the rest */
+#define AE_GEAR_NEAREST 2         /* whichever of the two is closer (upper on a tie) */
 
 /* What went wrong, for the Python layer to turn into an exception. */
 typedef struct ae_error {
@@ -52,7 +65,41 @@ typedef struct ae_tensor_plan {
     size_t row_bytes;   /* bytes of one batch row (dims[1:] x item size) */
     size_t offset;      /* byte offset inside a slot's device region */
     size_t capacity;    /* bytes reserved there (>= every user's descriptor size) */
+    /* Whose rows it carries: AE_ROWS_REQUEST (the request's), or the index
+     * of the host step with rows "any" that produced its row count. */
+    int domain;
 } ae_tensor_plan;
+
+/*
+ * Host steps.  A host node runs a function on the host between models: the
+ * executor copies the rows of its inputs to pinned host memory (D2H on the
+ * step's own stream, after the producers' events), one of the step's worker
+ * threads calls the function, and the rows it wrote are copied back (H2D)
+ * for the nodes that read them; the nodes after the step are enqueued only
+ * then (by the worker), so a model after a step with rows "any" picks its
+ * gear from the rows the step produced.
+ *
+ * The function's contract (native steps implement it in C; Python steps go
+ * through the Cython layer's trampoline):
+ *   inputs[i].data holds inputs[i].rows rows of inputs[i].row_bytes bytes;
+ *   outputs[o].data has room for outputs[o].rows rows (the step's max_rows,
+ *   or the input rows for a step with rows "same"); the function writes
+ *   every output's rows and stores their count (the same for every output)
+ *   in *rows_out.  Returns 0, or nonzero with a message (NUL-terminated, at
+ *   most message_size bytes) which fails this request alone.  It runs on an
+ *   engine-owned thread with the plan's context current, never with the
+ *   engine's lock held, and may run for several requests at once when the
+ *   step has several workers.
+ */
+typedef struct ae_host_tensor {
+    void *data;
+    uint64_t rows;
+    size_t row_bytes;
+} ae_host_tensor;
+
+typedef int (*ae_host_fn)(void *ctx, uint64_t request, const ae_host_tensor *inputs, int n_inputs,
+                          ae_host_tensor *outputs, int n_outputs, uint64_t *rows_out, char *message,
+                          size_t message_size);
 
 /* A node may run on several instances of its model (loaded k times, sharing
  * one copy of the weights), each bound to its own compute stream: request r
@@ -76,6 +123,15 @@ typedef struct ae_node_plan {
     int n_gears;                /* ascending gears of a dynamic model */
     const uint64_t *gears;
     uint64_t static_batch;      /* batch a static model was built for (0: dynamic) */
+    /* AE_NODE_HOST: a host step (model_id, gears, dyn_* unused; inputs and
+     * outputs are tensors; stream is the step's own copy stream) */
+    int kind;
+    ae_host_fn host_fn;
+    void *host_ctx;
+    int rows_any;               /* the step sets its outputs' row count (up to max_rows) */
+    uint64_t max_rows;          /* rows_any: most rows it may return */
+    int workers;                /* threads running the step (at least 1) */
+    int domain;                 /* whose rows the node runs on (AE_ROWS_REQUEST or a host step) */
 } ae_node_plan;
 
 typedef struct ae_plan {
@@ -98,6 +154,7 @@ typedef struct ae_plan {
     uint64_t max_batch;         /* largest batch one request may carry */
     int spin_wait;              /* poll for completion instead of sleeping (burns a core) */
     int unsafe_skip_waits;      /* testing only: drop cross-stream waits */
+    int gear_policy;            /* AE_GEAR_*, for models after a host step with rows "any" */
 } ae_plan;
 
 typedef struct ae_engine ae_engine;
@@ -136,11 +193,18 @@ int ae_engine_close(ae_engine *engine, ae_error *err);
  * while they are not). */
 int ae_engine_submit(ae_engine *engine, const void *const *inputs, uint64_t rows,
                      void *const *outputs, ae_error *err);
+/* As ae_engine_submit; out_rows (n_outputs values, or NULL) receives, when
+ * the request completes, the rows of each output (they differ from `rows`
+ * for outputs after a host step with rows "any"; outputs[j] must then have
+ * room for the step's max_rows rows). */
+int ae_engine_submit_rows(ae_engine *engine, const void *const *inputs, uint64_t rows,
+                          void *const *outputs, uint64_t *out_rows, ae_error *err);
 /* Wait for the oldest request in flight and deliver its outputs. */
 int ae_engine_complete_one(ae_engine *engine, ae_error *err);
 /* Complete everything in flight. */
 int ae_engine_flush(ae_engine *engine, ae_error *err);
-/* Split total_rows into requests of `batch` rows (the last may be smaller;
+/* Split total_rows into requests of `batch` rows (not for plans with host
+ * steps: their results are per request; submit them one by one) (the last may be smaller;
  * one above the plan's max_batch is split further), run them pipelined and
  * deliver all outputs; inputs/outputs are whole arrays. */
 int ae_engine_run_batch(ae_engine *engine, const void *const *inputs, uint64_t total_rows,
@@ -204,6 +268,19 @@ size_t ae_engine_arena_bytes(const ae_engine *engine);
 int ae_engine_trace_begin(ae_engine *engine, size_t max_requests, ae_error *err);
 size_t ae_engine_trace_end(ae_engine *engine, const double **rows, const uint64_t **requests);
 size_t ae_engine_host_bytes(const ae_engine *engine);
+
+/*
+ * Gears for rows produced by a host step.  A model running `rows` rows in
+ * one request executes in chunks: ae_chunk_next() gives the next chunk's
+ * gear and the rows it covers (gear >= take; the rows between take and gear
+ * are padding) for `left` rows still to run, under `policy` (AE_GEAR_*).
+ * A static model has one gear: its batch.  ae_chunk_span() is the most rows
+ * any chunk sequence for 1..max_rows rows reaches (padding included): a
+ * buffer of that many rows is never overrun.
+ */
+void ae_chunk_next(const uint64_t *gears, int n_gears, int policy, uint64_t left, uint64_t *gear,
+                   uint64_t *take);
+uint64_t ae_chunk_span(const uint64_t *gears, int n_gears, int policy, uint64_t max_rows);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,187 @@
+/*
+ * executor_internal.h -- what the executor's source files share (not part
+ * of the public interface in executor.h): the slot and engine structures,
+ * the one error path and the enqueue step the host-step workers resume.
+ *
+ *   executor.c    creating, running and completing requests
+ *   host_steps.c  host-step nodes: their worker threads and hand-over
+ *   chunks.c      the gear rule for rows a host step produced
+ */
+#ifndef ASCEND_ENGINE_EXECUTOR_INTERNAL_H
+#define ASCEND_ENGINE_EXECUTOR_INTERNAL_H
+
+#include <pthread.h>
+
+#include "ascend_engine/executor.h"
+
+/* Host staging is carved like device memory: each buffer 128-byte aligned. */
+#define AE_ALIGN 128u
+
+typedef struct slot {
+    char *device;                 /* this slot's region of the arena */
+    char *host_in;                /* pinned staging for pipeline inputs */
+    char *host_out;               /* pinned staging for pipeline outputs */
+    char *host_steps;             /* pinned staging of the host steps' inputs and outputs */
+    aclmdlDataset **in_sets;      /* per node */
+    aclmdlDataset **out_sets;     /* per node */
+    aclrtEvent *node_done;        /* per node: recorded after its execution */
+    aclrtEvent *step_ready;       /* per host node: its inputs are on the host */
+    aclrtEvent inputs_ready;      /* after the H2D copies */
+    aclrtEvent done;              /* after the D2H copies: the request is over */
+    /* profile plans only: timing events marking every step of the timeline */
+    aclrtEvent *node_wait;        /* per node: before its cross-stream waits */
+    aclrtEvent *node_start;       /* per node: after the waits, before executing */
+    aclrtEvent copy_in_start;     /* before the H2D copies */
+    aclrtEvent copy_out_wait;     /* before the copy-out stream's waits */
+    aclrtEvent copy_out_start;    /* after them, before the D2H copies */
+    /* the request occupying the slot */
+    int busy;
+    uint64_t request;
+    uint64_t rows;
+    void **user_out;              /* n_outputs destinations */
+    uint64_t *user_rows;          /* where to report each output's rows, or NULL */
+    /* Rows per domain: [0] the request's, [1 + h] those host step h produced. */
+    uint64_t *rows_of;
+    /* Host steps (guarded by the engine's step_lock): the last nodes of the
+     * request are enqueued by a step's worker, so the done event means
+     * something only once tail_enqueued is set.  A step that failed skips
+     * the rest of the request (events are still recorded, nothing runs) and
+     * leaves its message here; an enqueue that failed on a worker is fatal
+     * (the streams hold part of the request) and drains the engine. */
+    int tail_enqueued;
+    int step_failed;
+    int step_fatal;
+    uint64_t generation;          /* bumped when the slot's request is abandoned */
+    ae_error step_error;
+} slot;
+
+/* One request handed to a host step's workers. */
+typedef struct step_item {
+    int slot;
+    uint64_t request;
+    uint64_t generation;
+} step_item;
+
+/* The queue and threads of one host step. */
+typedef struct step_runner {
+    struct ae_engine *engine;
+    int node;
+    step_item *queue;             /* ring of depth items */
+    int head, count;
+    pthread_t *threads;
+    int n_threads;                /* started */
+    size_t *in_off, *out_off;     /* staging offsets inside a slot's host_steps */
+} step_runner;
+
+struct ae_engine {
+    const ae_acl_api *acl;
+    ae_plan plan;                 /* scalars only; arrays below are our copies */
+    ae_tensor_plan *tensors;
+    ae_node_plan *nodes;
+    int *input_tensors;
+    int *output_tensors;
+    int **node_inputs;            /* copies of nodes[i].inputs */
+    int **node_outputs;
+    uint64_t **node_gears;
+    uint32_t **node_model_ids;    /* copies of nodes[i].model_ids (instances > 1) */
+    int **node_streams;
+    /* per node: nodes on other streams it must wait for (unique), and whether
+     * it reads a pipeline input (so waits for the H2D copies) */
+    int **node_waits;
+    int *node_n_waits;
+    int *node_reads_input;
+    int *out_waits;               /* producers of outputs the copy-out stream waits for */
+    int n_out_waits;
+    int out_reads_input;
+    size_t *in_stage_off;         /* offsets inside a slot's host_in */
+    size_t *out_stage_off;
+    size_t host_in_bytes, host_out_bytes, host_step_bytes;
+
+    aclrtStream *streams;         /* compute streams (and the host steps' copy streams) */
+    aclrtStream copy_in, copy_out;
+    int n_created_streams;
+    void *arena;
+    void *host_arena;
+    size_t arena_bytes, host_bytes;
+    aclDataBuffer **buffers;      /* every data buffer, for destruction */
+    int n_buffers, cap_buffers;
+    aclrtEvent *events;           /* every event, for destruction */
+    int n_events, cap_events;
+
+    slot *slots;
+    uint64_t next_request;        /* sequence number of the next submission */
+    uint64_t cancel_begin, cancel_end;  /* requests the last failure cancelled */
+    int in_flight;
+    /* A wait timed out and the requests in flight were abandoned while the
+     * device may still be running them: no slot may be reused (and nothing
+     * released) until every stream is idle again. */
+    int wedged;
+    /* interruptible waits (ae_engine_set_poll): set per call by the caller */
+    ae_poll_fn poll;
+    void *poll_ctx;
+    int poll_ms;
+    uint64_t next_poll_ns;        /* when poll is due again */
+    ae_stats stats;
+    double *node_ms;
+    /* timeline recording (profile plans): one row of AE_TRACE_COLUMNS(n)
+     * millisecond offsets from trace_base per completed request */
+    aclrtEvent trace_base;
+    double *trace_rows;
+    uint64_t *trace_requests;     /* request number of each row */
+    size_t trace_capacity, trace_count;
+
+    /* Host steps (host_steps.c).  step_lock guards the runners' queues, the
+     * slots' step fields above, steps_busy and stopping, and serializes every
+     * enqueue of a plan with host steps (the submitting thread's and the
+     * workers'), since both put work on the same streams. */
+    int n_steps;
+    step_runner *runners;         /* n_steps */
+    int *runner_of;               /* per node: its runner, or -1 */
+    pthread_mutex_t step_lock;
+    pthread_cond_t step_work;     /* a runner's queue got an item, or stopping */
+    pthread_cond_t step_progress; /* a slot's tail was enqueued, or a worker went idle */
+    int steps_busy;               /* items taken by workers and not yet finished */
+    int stopping;
+    int step_lock_ready;
+};
+
+/* The single error-reporting path: fills err (when not NULL) and returns -1. */
+int aex_fail(ae_engine *e, ae_error *err, aclError code, const char *function, const char *node,
+             const char *fmt, ...);
+
+#define ACL_CALL(e, err, node, call, ...)                                          \
+    do {                                                                           \
+        aclError rc_ = (e)->acl->call(__VA_ARGS__);                                \
+        if (rc_ != ACL_SUCCESS)                                                    \
+            return aex_fail((e), (err), rc_, #call, (node), "%s failed", #call);   \
+    } while (0)
+
+uint64_t aex_now_ns(void);
+uint64_t aex_deadline_from_now(const ae_engine *e);
+int32_t aex_ms_left(uint64_t deadline);
+int aex_poll_due(ae_engine *e);
+void *aex_calloc(size_t n, size_t size);
+int aex_make_current(ae_engine *e, ae_error *err);
+
+/* Rows of a domain (AE_ROWS_REQUEST or a host step's node index) in a slot. */
+static inline uint64_t aex_rows(const slot *sl, int domain)
+{
+    return sl->rows_of[domain + 1];
+}
+
+/* Enqueue nodes from `from` on (executor.c): until a host step, which is
+ * handed to its workers, or to the end and the copy-out.  With `skip`, the
+ * nodes only record their events (a step failed: nothing more runs). */
+int aex_enqueue_nodes(ae_engine *e, slot *sl, uint64_t request, int from, int skip, ae_error *err);
+
+/* host_steps.c */
+int aex_steps_create(ae_engine *e, ae_error *err);     /* staging layout, queues */
+int aex_steps_start(ae_engine *e, ae_error *err);      /* the worker threads */
+void aex_steps_stop(ae_engine *e);                     /* join them (idempotent) */
+int aex_step_begin(ae_engine *e, slot *sl, uint64_t request, int node, int skip, ae_error *err);
+int aex_wait_tail(ae_engine *e, slot *sl, uint64_t deadline, ae_error *err);
+int aex_steps_idle(ae_engine *e, uint64_t deadline);  /* 0 once no worker holds a request */
+void aex_steps_abandon(ae_engine *e);                  /* slots' requests will not be resumed */
+void aex_steps_free(ae_engine *e);
+
+#endif /* ASCEND_ENGINE_EXECUTOR_INTERNAL_H */

@@ -142,6 +142,11 @@ cdef extern from "Python.h":
     int PyBUF_WRITE
 
 
+def _rows_shape(trailing):
+    """"(rows, 4)" for a host step output of trailing shape (4,)."""
+    return "(" + ", ".join(["rows"] + [str(d) for d in trailing]) + (",)" if not trailing else ")")
+
+
 cdef class _PyStep:
     """A Python host step as the executor calls it: the function, what its
     inputs and outputs look like, and the exceptions it raised (kept by
@@ -200,8 +205,7 @@ cdef class _PyStep:
                 if a.dtype != dtype or a.ndim != 1 + len(trailing) or tuple(a.shape[1:]) != trailing:
                     raise HostStepError(
                         f"host step {self.name!r} output {name!r}: expected {dtype} of shape "
-                        f"(rows, {', '.join(map(str, trailing))}{',' if len(trailing) == 1 else ''}), got {a.dtype} "
-                        f"of shape {a.shape}".replace("(rows, )", "(rows,)"))
+                        f"{_rows_shape(trailing)}, got {a.dtype} of shape {a.shape}")
                 if rows is None:
                     rows = a.shape[0]
                 elif a.shape[0] != rows:
@@ -1068,17 +1072,27 @@ cdef class Engine:
         cdef _Arrays ins = _Arrays(arrays)
         cdef _Arrays outp = _Arrays(outs)
         cdef uint64_t c_total = total, c_batch = batch
-        with self._lock:
-            self._ensure_open()
-            self._flush_others()
-            if ae_engine_trace_begin(self._engine, cap, &err) != 0:
-                _raise_error(&err)
-            with nogil:
-                rc = ae_engine_run_batch(self._engine, ins.ptrs, c_total, c_batch, <void *const *>outp.ptrs, &err)
-            request_ids, table = self._take_timeline()
-            failure = self._settle(rc, &err)
-            if rc != 0:
-                raise failure
+        if self._py_steps or self._keep:
+            # host steps: requests one by one (run_batch's C loop does not take them)
+            self._timeline_begin(cap)
+            try:
+                self._run_batch_steps(arrays, total, batch)
+            finally:
+                with self._lock:
+                    request_ids, table = self._take_timeline()
+        else:
+            with self._lock:
+                self._ensure_open()
+                self._flush_others()
+                if ae_engine_trace_begin(self._engine, cap, &err) != 0:
+                    _raise_error(&err)
+                with nogil:
+                    rc = ae_engine_run_batch(self._engine, ins.ptrs, c_total, c_batch, <void *const *>outp.ptrs,
+                                             &err)
+                request_ids, table = self._take_timeline()
+                failure = self._settle(rc, &err)
+                if rc != 0:
+                    raise failure
         events = self._trace_events(table, request_ids)
         with open(path, "w") as f:
             json.dump({"traceEvents": events, "displayTimeUnit": "ms",
@@ -1133,7 +1147,8 @@ cdef class Engine:
                  copy_out: "copy-out (D2H)"}
         for k, node in enumerate(plan.nodes):
             lane = lane_of(k)
-            names[lane] = names.get(lane, f"stream {node.stream}") + f" {node.name}"
+            what = f" host step {node.name}" if node.kind == "host" else f" {node.name}"
+            names[lane] = names.get(lane, f"stream {node.stream}") + what
         events = [{"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": label}}
                   for tid, label in sorted(names.items())]
         events.append({"name": "process_name", "ph": "M", "pid": pid, "tid": 0,

@@ -29,6 +29,8 @@ import numpy as np
 from .breakdown import request_steps, summarize_breakdown
 from .summary import spread_percent, summarize
 
+DEFAULT_DEPTH = 4   # requests in flight, as for a compiled pipeline
+
 HOW = ("the model alone, outside a pipeline (pipelines take static and dynamic-batch models): "
        "Model.execute_async at the chosen shapes on {depth} stream(s), one request in flight on each, "
        "executions in request order")

@@ -30,26 +30,27 @@ class ShapesError(ValueError):
 def parse(text) -> dict:
     """``"x:1,3,640,480;y:1,16"`` -> ``{"x": (1, 3, 640, 480), "y": (1, 16)}``.
 
-    ShapesError names the part that is wrong and the syntax expected.
+    ShapesError names the part that is wrong and the syntax expected (the
+    caller says which option or key the text came from).
     """
     if not isinstance(text, str) or not text.strip():
-        raise ShapesError(f"--shapes: expected {SYNTAX}, got an empty value")
+        raise ShapesError(f"expected {SYNTAX}, got an empty value")
     shapes = {}
     for part in text.split(";"):
         entry = part.strip()
         if not entry:
-            raise ShapesError(f"--shapes {text!r}: an empty entry between semicolons; expected {SYNTAX}")
+            raise ShapesError(f"{text!r}: an empty entry between semicolons; expected {SYNTAX}")
         name, colon, dims = entry.rpartition(":")
         name = name.strip()
         if not colon or not name:
-            raise ShapesError(f"--shapes {text!r}: {entry!r} is not NAME:D,D,...; expected {SYNTAX}")
+            raise ShapesError(f"{text!r}: {entry!r} is not NAME:D,D,...; expected {SYNTAX}")
         if name in shapes:
-            raise ShapesError(f"--shapes {text!r}: input {name!r} is given twice")
+            raise ShapesError(f"{text!r}: input {name!r} is given twice")
         values = []
         for d in dims.split(","):
             d = d.strip()
             if not (d.isascii() and d.isdigit()) or int(d) < 1:
-                raise ShapesError(f"--shapes {text!r}: input {name!r}: dimension {d!r} is not a positive "
+                raise ShapesError(f"{text!r}: input {name!r}: dimension {d!r} is not a positive "
                                   f"integer; expected {SYNTAX}")
             values.append(int(d))
         shapes[name] = tuple(values)
@@ -160,14 +161,14 @@ def resolve(model, shapes) -> dict:
                           "and shape-range models")
     candidates = gear_candidates(model)
     allowed = " | ".join(text(s) for _, s in candidates)
-    what = "image sizes" if kind == "hw" else "dims gears"
+    what, label = ("image sizes", "an image-size") if kind == "hw" else ("dims gears", "a dims-gear")
     if shapes is None:
         gear, chosen = max(candidates, key=lambda c: sum(math.prod(s) for s in c[1].values()))
         return {"gear": gear, "shapes": chosen, "chosen": "default"}
     _check_names_and_fixed(shapes, model.inputs)
     matches = [(g, s) for g, s in candidates if all(s[name] == shape for name, shape in shapes.items())]
     if not matches:
-        raise ShapesError(f"--shapes {text(shapes)}: not one of the model's {what}; a {kind} model runs only "
+        raise ShapesError(f"--shapes {text(shapes)}: not one of the model's {what}; {label} model runs only "
                           f"at its gears: {allowed}")
     if len(matches) > 1:
         raise ShapesError(f"--shapes {text(shapes)}: {len(matches)} gears have these shapes; name every "

@@ -144,15 +144,23 @@ def test_throughput_is_bounded_by_the_device_time(models):
     assert fig["throughput"]["requests_per_s"] <= 1e3 / ((DIMS_US + 4 * DIMS_ITEM_US) / 1e3) * 1.001
 
 
-def test_the_stream_loop_computes_what_the_reference_does(models):
+@pytest.mark.parametrize("kind,gear,shapes", [
+    ("dims", 1, {"tokens": (2, 8, 8)}),
+    ("hw", (16, 24), {"image": (1, 3, 16, 24)}),   # not the largest gear: its channel planes are smaller
+    ("range", None, {"x": (7, 16)}),
+])
+def test_the_stream_loop_computes_what_the_reference_does(models, kind, gear, shapes):
     from ascend_engine.bench import direct
 
-    resolved = {"gear": 1, "shapes": {"tokens": (2, 8, 8)}, "chosen": "given"}
-    with direct.ShapedRun(models["dims"], 0, resolved, "seq", depth=2, pool=3, seed=4) as run:
+    resolved = {"gear": gear, "shapes": shapes, "chosen": "given"}
+    with direct.ShapedRun(models[kind], 0, resolved, kind, depth=2, pool=3, seed=4) as run:
         run._pass(requests=5)   # requests 3 and 4 are the last on slots 1 and 0: feeds 0 and 1
         for slot, feed in ((run._slots[1], 0), (run._slots[0], 1)):
-            ref = sim.reference(models["graphs"]["dims"], run.pool[feed])
-            np.testing.assert_allclose(run.outputs(slot)["probs"], ref["probs"], rtol=1e-5, atol=1e-6)
+            ref = sim.reference(models["graphs"][kind], run.pool[feed])
+            got = run.outputs(slot)
+            assert sorted(got) == sorted(ref)
+            for name in ref:
+                np.testing.assert_allclose(got[name], ref[name], rtol=1e-5, atol=1e-5, err_msg=name)
 
 
 # ---- gears in the header and the JSON ------------------------------------------------------------

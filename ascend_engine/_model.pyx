@@ -9,7 +9,7 @@ its dynamic mechanism: batch gears, image-size (HW) gears, dims gears or
 shape ranges.  ``model(x=array)`` runs once synchronously: it picks the gear
 from the arrays' shapes (padding up to it and slicing the outputs back), or
 describes a shape-range model's inputs; ``execute_async`` queues an execution
-on device buffers (static and dynamic-batch models).
+on device buffers (at a batch, a gear or input shapes).
 """
 
 from collections import namedtuple
@@ -904,21 +904,28 @@ cdef class Model(Resource):
                 for buf in out_bufs:
                     buf.close()
 
-    def execute_async(self, inputs, outputs, Stream stream not None, batch=None):
+    def execute_async(self, inputs, outputs, Stream stream not None, batch=None, *, gear=None, shapes=None):
         """Queue one execution on ``stream`` with device buffers.
 
         ``inputs`` / ``outputs``: DeviceBuffers in the model's order, each at
         least the TensorSpec's ``nbytes``.  A dynamic-batch model needs
         ``batch`` (rows); it runs at the smallest gear holding them, which is
-        returned.  Read the outputs only after the stream is synchronized.
+        returned.  An image-size model needs ``gear=(height, width)``, one of
+        ``hw_sizes``; a dims-gear model ``gear=`` the gear's index in
+        ``dims_gears``; a shape-range model ``shapes=`` one shape per input
+        (inside ``shape_ranges``), with output buffers large enough for what
+        those shapes produce.  Read the outputs only after the stream is
+        synchronized.
         """
         cdef const ae_acl_api *t = api()
         cdef _DatasetPair pair
         cdef aclError rc
         cdef aclrtStream s = stream_handle(stream)   # a closed stream stops here, before any AscendCL call
-        if self.dynamic_kind not in ("static", "batch"):
-            raise ValueError(f"model {self.path!r} has {self.dynamic_kind} shapes: execute_async takes static and "
-                             "dynamic-batch models; call the model (model(x=...)) to run it")
+        if self.dynamic_kind in ("hw", "dims", "range"):
+            return self._execute_shaped_async(list(inputs), list(outputs), stream, gear, shapes)
+        if gear is not None or shapes is not None:
+            raise ValueError(f"model {self.path!r} has {self.dynamic_kind} shapes: gear= and shapes= are for "
+                             "image-size, dims-gear and shape-range models")
         inputs, outputs = list(inputs), list(outputs)
         if len(inputs) != len(self.inputs) or len(outputs) != len(self.outputs):
             raise ValueError(f"model {self.path!r} takes {len(self.inputs)} input and {len(self.outputs)} "
@@ -956,6 +963,60 @@ cdef class Model(Resource):
             # into) until it has run: the stream holds them until synchronized.
             stream._keep(pair)
         return gear
+
+    def _execute_shaped_async(self, list inputs, list outputs, Stream stream, gear, shapes):
+        """execute_async for image-size, dims-gear and shape-range models (see there)."""
+        cdef const ae_acl_api *t = api()
+        cdef _DatasetPair pair
+        cdef aclrtStream s = stream_handle(stream)
+        if self.dynamic_kind == "hw" and isinstance(gear, list):
+            gear = tuple(gear)
+        if self.dynamic_kind == "range":
+            if gear is not None or shapes is None or len(shapes) != len(self.inputs):
+                raise ValueError(f"model {self.path!r} has shape ranges: pass shapes= (one shape per input, "
+                                 f"{len(self.inputs)} in all), not gear=")
+        elif shapes is not None or gear is None or gear not in self._gear_list():
+            allowed = list(self.hw_sizes) if self.dynamic_kind == "hw" else \
+                f"indexes 0..{len(self.dims_gears) - 1} of dims_gears"
+            raise ValueError(f"model {self.path!r} has {'image-size' if self.dynamic_kind == 'hw' else 'dims'} "
+                             f"gears: pass gear= one of {allowed}, got {gear!r}")
+        if len(inputs) != len(self.inputs) or len(outputs) != len(self.outputs):
+            raise ValueError(f"model {self.path!r} takes {len(self.inputs)} input and {len(self.outputs)} "
+                             f"output buffers, got {len(inputs)} and {len(outputs)}")
+        need = [spec.nbytes for spec in self.inputs + self.outputs]
+        if self.dynamic_kind == "range":
+            shapes = [tuple(int(d) for d in shape) for shape in shapes]
+            for k, (spec, shape) in enumerate(zip(self.inputs, shapes)):
+                ranges = self.shape_ranges[spec.name]
+                if len(shape) != len(ranges) or any(n < lo or (hi != -1 and n > hi)
+                                                    for n, (lo, hi) in zip(shape, ranges)):
+                    raise ValueError(f"input {spec.name!r}: shape {shape} is outside the model's ranges "
+                                     f"{[(lo, 'any' if hi == -1 else hi) for lo, hi in ranges]}")
+                need[k] = int(np.prod(shape)) * spec.dtype.itemsize
+        for buf, spec, n in zip(inputs + outputs, self.inputs + self.outputs, need):
+            if not isinstance(buf, DeviceBuffer):
+                raise TypeError(f"tensor {spec.name!r}: expected a DeviceBuffer, got {type(buf).__name__}")
+            if (<DeviceBuffer>buf).closed:
+                raise _errors.ObjectClosedError(f"tensor {spec.name!r}: the DeviceBuffer is closed")
+            if (<DeviceBuffer>buf).nbytes < n:
+                raise ValueError(f"tensor {spec.name!r}: the buffer holds {(<DeviceBuffer>buf).nbytes} bytes, "
+                                 f"the model needs {n}")
+        with self._lock:
+            self._activate()
+            key = tuple((<Resource>b)._serial for b in inputs + outputs)
+            pair = self._async_sets.pop(key, None)
+            if pair is None:
+                self._trim_async_sets()
+                pair = self._make_pair(inputs, outputs)
+            self._async_sets[key] = pair
+            if self.dynamic_kind == "range":
+                for i, shape in enumerate(shapes):
+                    self._describe_input(pair.inputs, i, shape)
+            else:
+                self._set_gear(pair.inputs, gear)
+            check(t.aclmdlExecuteAsync(self._id, pair.inputs, pair.outputs, s), b"aclmdlExecuteAsync")
+            stream._keep(pair)
+        return gear if gear is not None else shapes
 
     cdef _trim_async_sets(self):
         """Make room for one more cached dataset pair (lock held).

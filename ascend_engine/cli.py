@@ -103,6 +103,16 @@ def _rate_list(text):
     return _value_list(text, _positive_float, "rates in requests/s")
 
 
+def _shapes_arg(text):
+    """``--shapes NAME:D,D,...[;NAME:...]`` (ais_bench's --dymShape form) as {name: shape}."""
+    from ascend_engine.bench.shapes import ShapesError, parse
+
+    try:
+        return parse(text)
+    except ShapesError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _existing_file(path, what):
     if not os.path.exists(path):
         raise UsageError(f"{what} not found: {path}")
@@ -167,6 +177,12 @@ def cmd_info(args) -> int:
 # ---- bench ----------------------------------------------------------------------------------
 
 
+def _node_name(target, in_specs):
+    """A model file's node name: its file name without the suffix (not clashing with an input)."""
+    node = os.path.splitext(os.path.basename(target))[0] or "model"
+    return node + "_model" if node in {s.name for s in in_specs} else node
+
+
 def _pipeline_for(target, device):
     """(pipeline, compile kwargs, description) for a spec file or a single model file."""
     import ascend_engine as ae
@@ -180,13 +196,66 @@ def _pipeline_for(target, device):
         in_specs, out_specs = list(m.inputs), list(m.outputs)
     pipe = ae.Pipeline(device=dev)
     handles = [pipe.input(s.name, s.dtype, s.shape) for s in in_specs]
-    node = os.path.splitext(os.path.basename(target))[0] or "model"
-    if node in {s.name for s in in_specs}:
-        node += "_model"
-    out = pipe.model(target, *handles, name=node)
+    out = pipe.model(target, *handles, name=_node_name(target, in_specs))
     for s, h in zip(out_specs, out if isinstance(out, tuple) else (out,), strict=True):
         pipe.output(s.name, h)
     return pipe, {}, "model"
+
+
+SHAPED_KINDS = ("hw", "dims", "range")   # run outside pipelines (ascend_engine.bench.direct)
+
+
+def _model_facts(target, device, shapes):
+    """For a model file: its gears, and for a dynamic-shape model the execution ``--shapes`` chooses.
+
+    Returns None for a spec file, else ``{"gears", "resolved", "node"}``
+    (``resolved`` None for static and dynamic-batch models, which run in a
+    pipeline).  A --shapes value that fits no gear or range is a usage error.
+    """
+    import ascend_engine as ae
+    from ascend_engine import spec
+    from ascend_engine.bench import shapes as sh
+
+    if spec.is_spec_path(target):
+        return None
+    with ae.Model.load(target, device=0 if device is None else device) as m:
+        facts = {"gears": sh.model_gears(m), "resolved": None, "node": _node_name(target, m.inputs)}
+        if m.dynamic_kind in SHAPED_KINDS:
+            try:
+                facts["resolved"] = sh.resolve(m, shapes)
+            except sh.ShapesError as exc:
+                raise UsageError(str(exc)) from None
+    return facts
+
+
+def _spec_shapes(target):
+    """The ``bench_shape`` of each input of a spec file ({} when none, or for a model file)."""
+    from ascend_engine import spec
+
+    if not spec.is_spec_path(target):
+        return {}
+    parsed = spec.parse(spec.read(target), os.path.dirname(os.path.abspath(target)), target)
+    return {i.name: i.bench_shape for i in parsed.inputs if i.bench_shape}
+
+
+def _batch_from_shapes(args, plan):
+    """The batch --shapes (or the spec's bench_shape) gives a pipeline run; None when neither is set."""
+    from ascend_engine.bench import shapes as sh
+
+    given = args.shapes or _spec_shapes(args.target)
+    if not given:
+        return None, None
+    source = "--shapes" if args.shapes else "the spec's bench_shape"
+    specs = [(name, plan.tensors[t].dtype, (-1, *plan.tensors[t].shape[1:])) for name, t in plan.inputs]
+    if plan.fixed_batch:
+        specs = [(name, dt, (plan.fixed_batch, *shape[1:])) for name, dt, shape in specs]
+    try:
+        batch = sh.batch_of(given, specs)
+    except sh.ShapesError as exc:
+        raise UsageError(str(exc).replace("--shapes", source, 1)) from None
+    if args.batch is not None and args.batch != batch:
+        raise UsageError(f"--batch {args.batch}: {source} {sh.text(given)} gives a batch of {batch}")
+    return batch, given
 
 
 def random_feeds(plan, batch, count=FEED_POOL, seed=0) -> list:
@@ -319,7 +388,7 @@ def _verify(engine, requests, args):
 
 def cmd_bench(args) -> int:
     from ascend_engine.bench import compare as cmp
-    from ascend_engine.bench import data, measure, report
+    from ascend_engine.bench import data, measure
 
     _existing_file(args.target, "spec or model file")
     baseline = _read_baseline(args.compare) if args.compare else None
@@ -332,6 +401,9 @@ def cmd_bench(args) -> int:
     import ascend_engine as ae
 
     _check_device(args.device)
+    facts = _model_facts(args.target, args.device, args.shapes)
+    if facts is not None and facts["resolved"] is not None:
+        return _bench_shaped(args, facts, baseline)
     pipe, kw, kind = _pipeline_for(args.target, args.device)
     if args.depth is not None:
         kw["depth"] = args.depth
@@ -343,6 +415,9 @@ def cmd_bench(args) -> int:
     kw["profile"] = True   # timing events around every step, for the breakdown
     plan = pipe.plan(**kw)
     requests_in = None
+    if args.input and args.shapes:
+        raise UsageError("--shapes does not go with --input: the shapes are those of the --input files")
+    shape_batch, given_shapes = (None, None) if args.input else _batch_from_shapes(args, plan)
     if args.input:
         try:
             requests_in = data.load_inputs(args.input, plan)
@@ -351,7 +426,7 @@ def cmd_bench(args) -> int:
         rows = next(iter(requests_in[0][1].values())).shape[0]
         if args.batch is not None and args.batch != rows:
             raise UsageError(f"--batch {args.batch}: the --input files carry {rows} row(s) per request")
-    batch = rows if requests_in else (args.batch or plan.fixed_batch or 1)
+    batch = rows if requests_in else (shape_batch or args.batch or plan.fixed_batch or 1)
     if plan.fixed_batch and batch != plan.fixed_batch:
         source = "the --input files carry" if requests_in else f"--batch {batch}:"
         raise UsageError(f"{source} {batch} row(s) per request, but this pipeline takes a fixed batch of "
@@ -383,14 +458,25 @@ def cmd_bench(args) -> int:
         "nodes": identity["nodes"],
         "pipeline": identity,
         "streams_used": plan.n_streams,
+        **({"gears": facts["gears"]} if facts else {}),
         "config": {"batch": batch, "depth": plan.depth,
                    "streams": "single" if plan.single_stream else "per-model",
                    "requests": requests, "duration": args.duration, "warmup": args.warmup,
-                   "repeat": args.repeat},
+                   "repeat": args.repeat,
+                   **({"shapes": {name: [batch, *plan.tensors[t].shape[1:]] for name, t in plan.inputs},
+                       "shapes_chosen": "given"} if given_shapes else {})},
         "inputs": inputs,
         **fig,
         "memory": memory,
     }
+    return _finish_bench(args, figures, samples, baseline, verified)
+
+
+def _finish_bench(args, figures, samples, baseline, verified=None) -> int:
+    """Print a bench run, compare it with the baseline, write --json and --export-times."""
+    from ascend_engine.bench import compare as cmp
+    from ascend_engine.bench import report
+
     report.print_bench(figures)
     if verified:
         print(f"outputs   : {verified}")
@@ -415,6 +501,73 @@ def cmd_bench(args) -> int:
     if baseline is not None and args.fail_on_regression and figures["comparison"]["regressions"]:
         return 1
     return 0
+
+
+def _bench_shaped(args, facts, baseline) -> int:
+    """bench of an image-size, dims-gear or shape-range model file (ascend_engine.bench.direct)."""
+    import ascend_engine as ae
+    from ascend_engine.bench import compare as cmp
+    from ascend_engine.bench import direct
+
+    what = {"hw": "dynamic image size", "dims": "dynamic dims",
+            "range": "shape ranges"}[facts["gears"]["kind"]]
+    for option, given in (("--batch", args.batch is not None), ("--input", args.input),
+                          ("--streams", args.streams), ("--concurrency", args.concurrency),
+                          ("--rate", args.rate)):
+        if given:
+            hint = "; choose the shapes with --shapes" if option == "--batch" else ""
+            raise UsageError(f"{option} does not go with {args.target}: a model with {what} is benchmarked "
+                             f"alone, outside a pipeline, at the shapes --shapes chooses{hint}")
+    resolved, node = facts["resolved"], facts["node"]
+    if baseline is not None:   # refused before the run, not after it
+        try:
+            cmp.check_shapes({"shapes": {k: list(v) for k, v in resolved["shapes"].items()}}, baseline,
+                             args.compare)
+        except cmp.IncomparableError as exc:
+            raise UsageError(str(exc)) from None
+    depth = args.depth or direct.DEFAULT_DEPTH
+    dev = 0 if args.device is None else args.device
+    requests = None if args.duration else (args.requests or DEFAULT_REQUESTS)
+    progress = Progress(total=requests, duration=args.duration, enabled=not args.no_progress)
+    with direct.ShapedRun(args.target, dev, resolved, node, depth=depth, pool=FEED_POOL) as run:
+        cold_ms = run.run_cold()
+        fig = run.bench(cold_ms, requests=requests, duration=args.duration, warmup=args.warmup,
+                        repeat=args.repeat, progress=progress)
+        memory = run.memory()
+        rows = run.rows
+        dtypes = {s.name: str(s.dtype) for s in run.model.inputs}
+        output_shapes = {name: list(shape) for name, shape in run.output_shapes.items()}
+    samples = fig.pop("samples")
+    shapes = {name: list(shape) for name, shape in resolved["shapes"].items()}
+    gear = resolved["gear"]
+    identity = {"nodes": [node], "gears": {node: facts["gears"]},
+                "inputs": {name: [dtypes[name], shape] for name, shape in shapes.items()},
+                "shapes": shapes, "max_batch": rows}
+    soc = next((d.soc for d in ae.devices() if d.id == dev), "")
+    figures = {
+        "tool": f"{PROG} bench",
+        "version": ae.__version__,
+        "target": args.target,
+        "kind": "model",
+        "backend": ae.backend().name,
+        "device": dev,
+        "soc": soc,
+        "nodes": [node],
+        "pipeline": identity,
+        "streams_used": depth,
+        "gears": facts["gears"],
+        "how": direct.HOW.format(depth=depth),
+        "config": {"batch": rows, "depth": depth, "streams": "one per request in flight",
+                   "requests": requests, "duration": args.duration, "warmup": args.warmup,
+                   "repeat": args.repeat, "shapes": shapes, "shapes_chosen": resolved["chosen"],
+                   "gear": list(gear) if isinstance(gear, tuple) else gear},
+        "inputs": {"kind": "random", "requests": FEED_POOL,
+                   "description": f"random, {FEED_POOL} distinct feeds used in turn"},
+        "outputs": {"shapes": output_shapes},
+        **fig,
+        "memory": memory,
+    }
+    return _finish_bench(args, figures, samples, baseline)
 
 
 def _inputs_figure(args, requests_in, pool) -> dict:
@@ -535,11 +688,17 @@ def cmd_trace(args) -> int:
     if not hasattr(Engine, "trace"):
         raise RuntimeError("this build of ascend_engine has no Engine.trace (timelines); upgrade the package")
     _check_device(args.device)
+    facts = _model_facts(args.target, args.device, args.shapes)
+    if facts is not None and facts["resolved"] is not None:
+        return _trace_shaped(args, facts)
     pipe, kw, _kind = _pipeline_for(args.target, args.device)
     if args.depth is not None:
         kw["depth"] = args.depth
     kw["profile"] = True   # timelines come from the per-node timing events
     plan = pipe.plan(**kw)
+    shape_batch, given = _batch_from_shapes(args, plan)
+    if shape_batch is not None:
+        args.batch = shape_batch
     if args.batch is not None and args.batch > plan.max_batch:
         raise UsageError(f"--batch {args.batch}: the largest batch one execution of this pipeline takes is "
                          f"{plan.max_batch}, and a trace records one execution per request; use --batch "
@@ -551,10 +710,43 @@ def cmd_trace(args) -> int:
         done = engine.trace(args.out, requests=args.requests, batch_size=args.batch)
     s = summarize_trace(args.out)
     requests = done.get("requests", args.requests) if isinstance(done, dict) else args.requests
+    at = f" at {shapes_text(given)}" if given else ""
     print(f"trace     : {args.out}: {s['spans']} spans on {s['lanes']} lanes over {s['span_ms']:.2f} ms "
-          f"({requests} requests)")
+          f"({requests} requests{at})")
     print("open it in Perfetto or chrome://tracing")
     return 0
+
+
+def _trace_shaped(args, facts) -> int:
+    """trace of an image-size, dims-gear or shape-range model file: its own streams, at the chosen shapes."""
+    from ascend_engine.bench import direct
+    from ascend_engine.bench.shapes import gears_text
+
+    if args.batch is not None:
+        raise UsageError(f"--batch does not go with {args.target}: a model with dynamic shapes runs at the "
+                         "shapes --shapes chooses")
+    resolved = facts["resolved"]
+    depth = args.depth or direct.DEFAULT_DEPTH
+    dev = 0 if args.device is None else args.device
+    at = shapes_text(resolved["shapes"])
+    extra = {"target": args.target, "shapes": {k: list(v) for k, v in resolved["shapes"].items()},
+             "gears": facts["gears"], "how": direct.HOW.format(depth=depth)}
+    with direct.ShapedRun(args.target, dev, resolved, facts["node"], depth=depth, pool=FEED_POOL) as run:
+        done = run.trace(args.out, requests=args.requests, extra=extra)
+    s = summarize_trace(args.out)
+    chosen = "" if resolved["chosen"] == "given" else ", the largest gear"
+    print(f"gears     : {gears_text(facts['gears'])}")
+    print(f"trace     : {args.out}: {s['spans']} spans on {s['lanes']} lanes over {s['span_ms']:.2f} ms "
+          f"({done['requests']} requests at {at}{chosen}; the model alone on {depth} stream(s))")
+    print("open it in Perfetto or chrome://tracing")
+    return 0
+
+
+def shapes_text(shapes) -> str:
+    """``{"x": (1, 3, 32, 32)}`` in the --shapes syntax (``x:1,3,32,32``)."""
+    from ascend_engine.bench.shapes import text
+
+    return text(shapes)
 
 
 # ---- sim ----------------------------------------------------------------------------------------
@@ -657,6 +849,10 @@ def build_parser() -> argparse.ArgumentParser:
                                    "with --concurrency or --rate, under the load of many callers.")
     p.add_argument("target", metavar="SPEC_OR_MODEL", help="a pipeline spec file or a model file")
     p.add_argument("--batch", type=_positive_int, help="rows per request (default: 1, or the fixed batch)")
+    p.add_argument("--shapes", type=_shapes_arg, metavar="NAME:D,D,...[;NAME:...]",
+                   help="the input shapes to run at, as ais_bench's --dymShape (x:1,3,640,480;y:1,16): "
+                        "one of the gears of a dynamic image size or dims model, shapes inside the ranges "
+                        "of a shape-range model; for other models and specs the first dimension is the batch")
     p.add_argument("--depth", type=_positive_int, help="requests in flight (default: the spec's, else 4)")
     how_long = p.add_mutually_exclusive_group()
     how_long.add_argument("--requests", type=_positive_int,
@@ -716,6 +912,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--requests", type=_positive_int, default=16, help="requests to record (default 16)")
     p.add_argument("--batch", type=_positive_int,
                    help="rows per request, at most the largest batch (default: the largest batch)")
+    p.add_argument("--shapes", type=_shapes_arg, metavar="NAME:D,D,...[;NAME:...]",
+                   help="the input shapes to run at (as for bench): a gear or shapes inside the ranges of a "
+                        "dynamic-shape model; the batch as the first dimension otherwise")
     p.add_argument("--depth", type=_positive_int, help="requests in flight (default: the spec's)")
     p.add_argument("--device", type=_non_negative_int, help="device id (overrides the spec)")
     p.set_defaults(func=cmd_trace)

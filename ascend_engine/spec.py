@@ -37,7 +37,7 @@ from ascend_engine.pipeline import Pipeline, PipelineError
 from ascend_engine.toposort import CycleError, topological_order
 
 TOP_KEYS = ("device", "inputs", "models", "outputs", "compile")
-INPUT_KEYS = ("dtype", "shape")
+INPUT_KEYS = ("dtype", "shape", "bench_shape")
 MODEL_KEYS = ("name", "path", "inputs", "device", "stream")
 COMPILE_KEYS = ("depth", "streams", "profile", "timeout", "max_queue", "max_delay_ms", "gear_policy")
 STREAM_MODES = ("per-model", "single")
@@ -46,11 +46,16 @@ SPEC_SUFFIXES = (".yaml", ".yml", ".json")
 
 @dataclass
 class InputSpec:
-    """A pipeline input: ``name``, numpy ``dtype`` and ``shape`` (-1 first: the batch)."""
+    """A pipeline input: ``name``, numpy ``dtype`` and ``shape`` (-1 first: the batch).
+
+    ``bench_shape``: the shape ``bench`` and ``trace`` feed this input when no
+    ``--shapes`` is given (None: their defaults).
+    """
 
     name: str
     dtype: np.dtype
     shape: tuple
+    bench_shape: tuple | None = None
 
 
 @dataclass
@@ -254,9 +259,12 @@ def parse(data, base_dir: str | None = None, source: str | None = None) -> Spec:
     for name, value in raw_inputs.items():
         key = _join("inputs", name)
         c.name(key, name, "an input name")
-        c.mapping(key, value, INPUT_KEYS, required=INPUT_KEYS)
-        inputs.append(InputSpec(name, _dtype(c, _join(key, "dtype"), value["dtype"]),
-                                _shape(c, _join(key, "shape"), value["shape"])))
+        c.mapping(key, value, INPUT_KEYS, required=("dtype", "shape"))
+        shape = _shape(c, _join(key, "shape"), value["shape"])
+        bench_shape = None
+        if "bench_shape" in value:
+            bench_shape = _bench_shape(c, _join(key, "bench_shape"), value["bench_shape"], shape)
+        inputs.append(InputSpec(name, _dtype(c, _join(key, "dtype"), value["dtype"]), shape, bench_shape))
 
     raw_models = data["models"]
     if not isinstance(raw_models, list) or not raw_models:
@@ -329,6 +337,16 @@ def _shape(c, key, value) -> tuple:
         return check_shape(dims, "shape")
     except ValueError as exc:
         c.fail(key, str(exc).removeprefix("shape: "))
+
+
+def _bench_shape(c, key, value, shape) -> tuple:
+    """``bench_shape``: a concrete shape of the input (a size for each -1, the other dimensions equal)."""
+    if not isinstance(value, list) or not value or any(isinstance(d, bool) or not isinstance(d, int) or d < 1
+                                                       for d in value):
+        c.fail(key, f"expected a list of positive dimensions such as [4, 64], got {_kind(value)}")
+    if len(value) != len(shape) or any(w != -1 and d != w for d, w in zip(value, shape, strict=True)):
+        c.fail(key, f"expected the input's shape {list(shape)} with a size in place of each -1, got {value}")
+    return tuple(value)
 
 
 def _compile_options(c, value) -> dict:
@@ -519,7 +537,9 @@ def to_dict(spec: Spec) -> dict[str, Any]:
     """A spec as a plain document (absolute model paths), e.g. to save it as JSON."""
     return {
         "device": spec.device,
-        "inputs": {i.name: {"dtype": i.dtype.name, "shape": list(i.shape)} for i in spec.inputs},
+        "inputs": {i.name: {"dtype": i.dtype.name, "shape": list(i.shape),
+                            **({"bench_shape": list(i.bench_shape)} if i.bench_shape else {})}
+                   for i in spec.inputs},
         "models": [
             {k: v for k, v in (("name", m.name), ("path", m.path), ("inputs", list(m.inputs)),
                                ("device", m.device), ("stream", m.stream)) if v is not None}

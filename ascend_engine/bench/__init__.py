@@ -10,5 +10,9 @@
 * :mod:`.load` puts the engine under the load of many callers
   (``--concurrency``, a closed loop; ``--rate``, Poisson arrivals) and
   reports each point of a sweep;
+* :mod:`.shapes` reads ``--shapes`` and checks it against a model's gears
+  or ranges, and describes the gears;
+* :mod:`.direct` runs a model with dynamic image size, dims or shape ranges
+  on its own streams (pipelines take static and dynamic-batch models);
 * :mod:`.report` prints the figures as text.
 """

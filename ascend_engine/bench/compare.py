@@ -5,6 +5,8 @@ models in the same order, with the same batch gears and the same inputs;
 otherwise :class:`IncomparableError` says what differs.  A figure decides the
 verdict (is *gated*) only when both runs measured it the same way:
 
+* runs of a dynamic-shape model at different input shapes are different
+  configurations: comparing them is refused, like different pipelines;
 * requests/s and per-request latency when the batch is the same; rows/s and
   per-row latency (latency / batch) when it differs;
 * latency and the device arena only when the depth is the same too.
@@ -43,6 +45,7 @@ def check_comparable(current, baseline, baseline_name="the baseline") -> list:
     if old.get("nodes") != new.get("nodes"):
         raise IncomparableError(f"cannot compare with {baseline_name}: it ran the models {old.get('nodes')}, "
                                 f"this run {new.get('nodes')} (a different pipeline)")
+    check_shapes(new, baseline, baseline_name)
     notes = []
     for key, what in (("gears", "batch gears"), ("inputs", "inputs")):
         if key not in old or key not in new:
@@ -54,6 +57,26 @@ def check_comparable(current, baseline, baseline_name="the baseline") -> list:
             raise IncomparableError(f"cannot compare with {baseline_name}: the {what} differ "
                                     f"({'; '.join(diff)}); figures of different models are not like figures")
     return notes
+
+
+def check_shapes(identity, baseline, baseline_name="the baseline"):
+    """Refuse (IncomparableError) when a dynamic-shape model's runs had different input shapes.
+
+    ``identity``: the current run's ``pipeline`` figure (its ``shapes`` key
+    is set for a dynamic-shape model run outside a pipeline).
+    """
+    old = baseline.get("pipeline") or {}
+    if ("shapes" in old or "shapes" in identity) and old.get("shapes") != identity.get("shapes"):
+        raise IncomparableError(f"cannot compare with {baseline_name}: it ran at the input shapes "
+                                f"{_shapes(old)}, this run at {_shapes(identity)}; runs at different shapes "
+                                "(gears) are different configurations: compare runs at the same --shapes")
+
+
+def _shapes(identity) -> str:
+    shapes = identity.get("shapes")
+    if not shapes:
+        return "none recorded (a pipeline run)"
+    return ";".join(f"{name}:{','.join(str(d) for d in shape)}" for name, shape in shapes.items())
 
 
 def _get(data, path):

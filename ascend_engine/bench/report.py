@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import sys
 
+from .shapes import gears_text
+from .shapes import text as shapes_text
+
 
 def human_bytes(n) -> str:
     """Bytes for people: 1536 -> '1.5 KiB'."""
@@ -54,8 +57,18 @@ def print_bench(fig, out=None):
 
     p("target", f"{fig['target']} ({fig['kind']}) on {fig['backend']} device {fig['device']} "
                 f"({fig['soc'] or 'unknown SoC'})")
-    p("pipeline", f"{len(nodes)} model(s) ({', '.join(nodes)}) on {fig['streams_used']} stream(s), "
-                  f"depth {cfg['depth']}, batch {cfg['batch']}")
+    if fig.get("gears"):
+        p("gears", gears_text(fig["gears"]))
+    if fig.get("how"):
+        p("run", fig["how"])
+    else:
+        p("pipeline", f"{len(nodes)} model(s) ({', '.join(nodes)}) on {fig['streams_used']} stream(s), "
+                      f"depth {cfg['depth']}, batch {cfg['batch']}")
+    if fig.get("how") or cfg.get("shapes_chosen") == "given":
+        chosen = {"given": "chosen with --shapes", "default": "the largest gear; choose one with --shapes"}
+        outs = (fig.get("outputs") or {}).get("shapes")
+        made = f"; outputs {shapes_text(outs)}" if outs else ""
+        p("shapes", f"{shapes_text(cfg['shapes'])} ({chosen.get(cfg.get('shapes_chosen'), '')}){made}")
     p("inputs", fig["inputs"]["description"])
     rep = fig["repeat"]
     if rep["count"] > 1:

@@ -148,7 +148,7 @@ SCHEMA_ERRORS = [
     (("inputs", "x", "shape"), "64", "inputs.x.shape", "expected a list of dimensions such as [-1, 64], "
                                                        "got str '64'"),
     (("inputs", "x", "shap"), [1], "inputs.x.shap", "unknown key (did you mean 'shape'?); allowed keys: "
-                                                    "dtype, shape"),
+                                                    "dtype, shape, bench_shape"),
     (("models",), {}, "models", "expected a non-empty list of models, got dict {}"),
     (("models", 1), "mixer.om", "models[1]", "expected a mapping with keys name, path, inputs, device, "
                                              "stream, got str 'mixer.om'"),

@@ -85,7 +85,8 @@ class NativeStep:
 
     def __init__(self, address: int, context: int = 0, keep=None):
         if not isinstance(address, int) or isinstance(address, bool) or address <= 0:
-            raise PipelineError(f"NativeStep: address must be a nonzero function address (int), got {address!r}")
+            raise PipelineError(f"NativeStep: address must be a nonzero function address (int), "
+                                f"got {address!r}")
         if not isinstance(context, int) or isinstance(context, bool) or context < 0:
             raise PipelineError(f"NativeStep: context must be an address (int >= 0), got {context!r}")
         self.address = address
@@ -382,7 +383,8 @@ class Pipeline:
     def _output_specs(outputs, where):
         """Check a host step's declared outputs: a list of (name, dtype, shape)."""
         if isinstance(outputs, (str, bytes)) or not hasattr(outputs, "__iter__"):
-            raise PipelineError(f"{where}: outputs must be a list of (name, dtype, shape), got {outputs!r:.80}")
+            raise PipelineError(f"{where}: outputs must be a list of (name, dtype, shape), "
+                                f"got {outputs!r:.80}")
         specs, names = [], set()
         for k, item in enumerate(outputs):
             if not isinstance(item, (tuple, list)) or len(item) != 3:
@@ -394,7 +396,8 @@ class Pipeline:
             try:
                 dtype = np.dtype(dtype)
             except TypeError as exc:
-                raise PipelineError(f"{where}: output {out_name!r}: {dtype!r} is not a dtype ({exc})") from None
+                raise PipelineError(f"{where}: output {out_name!r}: {dtype!r} is not a dtype "
+                                    f"({exc})") from None
             shape = check_shape(shape, f"{where}: output {out_name!r}", error=PipelineError)
             if not shape or shape[0] != -1:
                 raise PipelineError(f"{where}: output {out_name!r}: the first dimension must be the rows "

@@ -13,11 +13,11 @@ import time
 
 import numpy as np
 import pytest
+from ascend_engine._executor import chunk_plan, chunk_span
 from helpers.scale import scaled
 
 import ascend_engine as ae
 from ascend_engine import sim
-from ascend_engine._executor import chunk_plan, chunk_span
 
 BOXES = 32          # candidate boxes per image
 FEAT = 4            # features per box
@@ -146,7 +146,7 @@ def test_concurrent_callers_each_get_their_rows(detector):
 
         async def main():
             outs = await asyncio.gather(*(engine.run_async({"x": x}) for x in feeds[:50]))
-            for x, out in zip(feeds, outs):
+            for x, out in zip(feeds[:50], outs, strict=True):
                 np.testing.assert_allclose(out["logits"], detector.reference(x, 0.7), rtol=1e-4, atol=1e-4)
 
         asyncio.run(main())
@@ -160,7 +160,8 @@ def test_run_batch_and_run_many_give_per_request_rows(detector):
         out = engine.run_batch({"x": x}, batch_size=3)
         assert isinstance(out["logits"], list) and len(out["logits"]) == 4
         for k, logits in enumerate(out["logits"]):
-            np.testing.assert_allclose(logits, detector.reference(x[3 * k:3 * k + 3], 0.75), rtol=1e-4, atol=1e-4)
+            expected = detector.reference(x[3 * k:3 * k + 3], 0.75)
+            np.testing.assert_allclose(logits, expected, rtol=1e-4, atol=1e-4)
         assert out["scores"].shape == (11, BOXES)
         # a request above max_batch (4) is split, and its rows come back joined
         many = list(engine.run_many([{"x": x[:2]}, {"x": x[2:9]}]))
@@ -303,7 +304,8 @@ def test_a_step_that_raises_fails_its_request_alone(detector):
                     next(gen)
                 gen = engine.run_many({"x": x} for x in feeds[3:4])
             results.append(next(gen) if k != 2 else None)
-        np.testing.assert_allclose(results[3]["logits"], detector.reference(feeds[3], 0.7), rtol=1e-4, atol=1e-4)
+        expected = detector.reference(feeds[3], 0.7)
+        np.testing.assert_allclose(results[3]["logits"], expected, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("bad, message", [
@@ -333,8 +335,8 @@ def test_rows_same_step_must_keep_its_rows(build):
     a = build(dense(1), "d1")
     pipe = ae.Pipeline()
     x = pipe.input("x", "float32", (-1, 16))
-    h = pipe.host(lambda t: t[:1].copy(), pipe.model(a.path, x, name="a"), outputs=[("y", "float32", (-1, 16))],
-                  name="cut")
+    h = pipe.host(lambda t: t[:1].copy(), pipe.model(a.path, x, name="a"),
+                  outputs=[("y", "float32", (-1, 16))], name="cut")
     pipe.output("y", pipe.model(a.path, h, name="b"))
     with pipe.compile(depth=2) as engine:
         with pytest.raises(ae.HostStepError, match="host step 'cut' returned 1 rows; rows=\"same\" needs 3"):
@@ -458,7 +460,7 @@ def test_a_native_step_runs_without_python(detector, native_keep):
 
 
 def test_plan_errors_name_the_step(detector, build):
-    from helpers.pipelines import dense
+    from helpers.pipelines import dense, joiner
 
     det, cls = detector.save(detector.folder)
     step = threshold_step(0.5)
@@ -471,7 +473,8 @@ def test_plan_errors_name_the_step(detector, build):
         pipe.host(step, scores, feats, outputs=[("c", "float32", (-1, 4))], max_rows=3, name="k")
     with pytest.raises(ae.PipelineError, match="rows must be 'same' or 'any', got 'some'"):
         pipe.host(step, scores, outputs=[("c", "float32", (-1, 4))], rows="some", name="k")
-    with pytest.raises(ae.PipelineError, match=r"output 'c': the first dimension must be the rows .*got \(4, 4\)"):
+    with pytest.raises(ae.PipelineError,
+                       match=r"output 'c': the first dimension must be the rows .*got \(4, 4\)"):
         pipe.host(step, scores, outputs=[("c", "float32", (4, 4))], name="k")
     with pytest.raises(ae.PipelineError, match="fn must be a callable or a NativeStep, got int"):
         pipe.host(3, scores, outputs=[("c", "float32", (-1, 4))], name="k")
@@ -486,13 +489,15 @@ def test_plan_errors_name_the_step(detector, build):
     with pytest.raises(ae.PipelineError, match=r"host_workers names \['nope'\]"):
         pipe.compile(host_workers={"nope": 2})
     # a model may not mix the request's rows with the step's
-    j = build(__import__("helpers.pipelines", fromlist=["joiner"]).joiner(0), "join")
+    j = build(joiner(0), "join")
     pipe2 = ae.Pipeline()
     x2 = pipe2.input("x", "float32", (-1, 16))
     h = pipe2.host(lambda t: t[:1].copy(), x2, outputs=[("y", "float32", (-1, 16))], rows="any", max_rows=4,
                    name="pick")
-    pipe2.output("y", pipe2.model(j.path, h, pipe2.model(build(dense(1), "d1").path, x2, name="a"), name="join"))
-    with pytest.raises(ae.PipelineError, match="model node 'join' reads tensors with different numbers of rows: "
+    a = pipe2.model(build(dense(1), "d1").path, x2, name="a")
+    pipe2.output("y", pipe2.model(j.path, h, a, name="join"))
+    with pytest.raises(ae.PipelineError,
+                       match="model node 'join' reads tensors with different numbers of rows: "
                        "'pick.y' \\(host step 'pick''s rows\\) and 'a.y' \\(the request's rows\\)"):
         pipe2.plan()
 

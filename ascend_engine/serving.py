@@ -150,6 +150,7 @@ class Server:
         self.qlock = threading.Lock()                # the queue (taken after the engine's lock)
         self.qcv = threading.Condition(self.qlock)
         self.queue = collections.deque()              # Pieces in arrival order
+        self.queued_rows = 0                          # rows of the queued pieces
         self.queued_calls = 0                         # calls with a piece still queued
         self.with_deadline = 0                        # queued calls that have a deadline
         self.space_waiters = collections.deque()      # futures of run_async callers waiting for room
@@ -157,12 +158,23 @@ class Server:
         self.threads = []
         self.queue_ms = Samples()
         self.service_ms = Samples()
+        self.latency_ms = Samples()                   # per call: admitted to result (engine-side)
+        self.dispatch_wait_ms = Samples()             # per device request: due (and a slot free) to put on
         self.batch_rows = collections.Counter()
+        self.dispatched_by = collections.Counter()    # which thread put device requests on the device
+        self.room_at = 0.0                            # when a full engine last got a free slot (monotonic)
 
     # ---- admission (any thread) --------------------------------------------------
 
     def admit(self, call, block):
-        """Queue ``call`` (split into pieces of at most max_batch rows)."""
+        """Queue ``call`` (split into pieces of at most max_batch rows), and
+        put it on the device from the caller's thread when it is due now and
+        a slot is free.
+
+        Other threads are woken only when they have something to do: the
+        dispatcher when a batch starts (to time its delay), when a deadline
+        is set, or when due work could not be put on the device here.
+        """
         with self.qcv:
             if self.closing:
                 raise EngineError("the engine is closed")
@@ -173,22 +185,28 @@ class Server:
                 self.qcv.wait()
                 if self.closing:
                     raise EngineError("the engine is closed")
+            starts_batch = not self.queue
             for lo in range(0, call.rows, self.max_batch):
                 self.queue.append(Piece(call, lo, min(call.rows, lo + self.max_batch)))
+            self.queued_rows += call.rows
             call.pieces_left = -(-call.rows // self.max_batch)
             self.queued_calls += 1
             if call.deadline is not None:
                 self.with_deadline += 1
             self._start_threads()
-            if self.delay or call.deadline is not None:
+            # without a delay every call is due at once; with one, when a full batch is queued
+            due = not self.delay or self.queued_rows >= self.max_batch
+            if (self.delay and starts_batch) or call.deadline is not None:
                 self.qcv.notify_all()   # the dispatcher: a batch to time, or a deadline
-        # at low load, straight onto the device without a thread hand-over
-        if not self.delay and self.cv.acquire(blocking=False):
+        if not due:
+            return
+        # due now: straight onto the device without a thread hand-over
+        if self.cv.acquire(blocking=False):
             try:
-                self.dispatch_locked()
+                self.dispatch_locked("caller")
             finally:
                 self.cv.release()
-        if call.dispatched is None and not self.delay:
+        if call.dispatched is None:
             with self.qcv:
                 self.qcv.notify_all()   # not placed yet: the dispatcher (or the completer) will
 
@@ -234,13 +252,18 @@ class Server:
         if self.delay:
             waited_out = now - self.queue[0].call.submitted >= self.delay
             count = choose_batch(self.queue, self.max_batch, self.gears, self.policy, waited_out)
+            if count:
+                self.dispatch_wait_ms.add(max(0.0, now - self._ready_at()) * 1000.0)
         else:
             count = 1
+            ready = max(self.queue[0].call.submitted, self.room_at)
+            self.dispatch_wait_ms.add(max(0.0, now - ready) * 1000.0)
         taken = []
         for _ in range(count):
             if not self.queue:
                 break
             piece = self.queue.popleft()
+            self.queued_rows -= piece.rows
             call = piece.call
             if call.dispatched is None:
                 if not call.future.set_running_or_notify_cancel():
@@ -255,9 +278,30 @@ class Server:
                 self._room_made(1)
         return taken
 
+    def _ready_at(self):
+        """When the batch at the front of the queue became due with a slot
+        free (qlock held): once full (when the piece that filled it arrived,
+        or the first one that did not fit), or once the oldest piece had
+        waited max_delay_ms, whichever came first; and not before the engine
+        last got a free slot."""
+        rows, full_at = 0, None
+        for piece in self.queue:
+            if rows + piece.rows > self.max_batch:
+                full_at = piece.call.submitted
+                break
+            rows += piece.rows
+            if rows == self.max_batch:
+                full_at = piece.call.submitted
+                break
+        due = self.queue[0].call.submitted + self.delay
+        if full_at is not None:
+            due = min(due, full_at)
+        return max(due, self.room_at)
+
     def _drop_call(self, call):
         """Remove every queued piece of a call that will not run (qlock held)."""
         self.queue = collections.deque(p for p in self.queue if p.call is not call)
+        self.queued_rows = sum(p.rows for p in self.queue)
         if call.deadline is not None:
             self.with_deadline -= 1
         self._room_made(1)
@@ -272,8 +316,11 @@ class Server:
                 call.fail(TimeoutError(f"the request was not started within its timeout of "
                                        f"{call.deadline - call.submitted:.3f} s (it never ran)"))
 
-    def dispatch_locked(self):
-        """Put queued work on the device while slots are free (engine lock held)."""
+    def dispatch_locked(self, who):
+        """Put queued work on the device while slots are free (engine lock held).
+
+        ``who`` names the thread doing it (caller, completer, dispatcher, or
+        exclusive after a run_batch / run_many call), counted in stats()."""
         engine = self.engine_ref()
         if engine is None:
             return
@@ -284,6 +331,7 @@ class Server:
                     if self.queue:
                         self.qcv.notify_all()   # a batch not due yet: the dispatcher times it
                     return
+            self.dispatched_by[who] += 1
             self._run_pieces(engine, pieces)
 
     def _run_pieces(self, engine, pieces):
@@ -300,7 +348,8 @@ class Server:
         started = time.monotonic()
 
         def done(record, pieces=pieces, outputs=outputs, started=started):
-            self.service_ms.add((time.monotonic() - started) * 1000.0)
+            now = time.monotonic()
+            self.service_ms.add((now - started) * 1000.0)
             at = 0
             for p in pieces:
                 if record.error is not None:
@@ -310,6 +359,8 @@ class Server:
                         for dst, src in zip(p.call.outputs, outputs, strict=True):
                             dst[p.lo:p.hi] = src[at:at + p.rows]
                     p.call.piece_done()
+                    if p.call.pieces_left == 0:
+                        self.latency_ms.add((now - p.call.submitted) * 1000.0)
                 at += p.rows
 
         try:
@@ -339,8 +390,11 @@ class Server:
                 if ticket is not None:
                     if engine.closed:
                         return
+                    was_full = engine._free_slots() == 0
                     engine._complete_waited(ticket, rc)
-                    self.dispatch_locked()
+                    if was_full:
+                        self.room_at = time.monotonic()
+                    self.dispatch_locked("completer")
                     ticket = None
                 while True:
                     engine = self.engine_ref()
@@ -377,7 +431,7 @@ class Server:
             with self.cv:
                 if engine.closed:
                     return
-                self.dispatch_locked()
+                self.dispatch_locked("dispatcher")
             del engine
 
     def _next_wake(self, now):
@@ -389,7 +443,7 @@ class Server:
         room = self._engine_has_room()
         if not room:
             times.append(0.5)      # the completer dispatches when a slot frees
-        elif not self.delay or choose_batch(self.queue, self.max_batch, self.gears, self.policy, False):
+        elif not self.delay or self.queued_rows >= self.max_batch:
             times.append(0.0)      # a request, or a full batch, is ready now
         else:
             times.append(self.queue[0].call.submitted + self.delay - now)
@@ -407,6 +461,7 @@ class Server:
             self.closing = True
             calls = {id(p.call): p.call for p in self.queue if p.call.dispatched is None}
             self.queue.clear()
+            self.queued_rows = 0
             self.queued_calls = 0
             self.with_deadline = 0
             for f in self.space_waiters:
@@ -425,4 +480,6 @@ class Server:
 
     def stats(self):
         return {"queue_ms": self.queue_ms.summary(), "service_ms": self.service_ms.summary(),
-                "batch_rows": dict(sorted(self.batch_rows.items())), "queued": self.queued_calls}
+                "latency_ms": self.latency_ms.summary(), "dispatch_wait_ms": self.dispatch_wait_ms.summary(),
+                "batch_rows": dict(sorted(self.batch_rows.items())),
+                "dispatched_by": dict(sorted(self.dispatched_by.items())), "queued": self.queued_calls}

@@ -163,6 +163,8 @@ class Server:
         self.batch_rows = collections.Counter()
         self.dispatched_by = collections.Counter()    # which thread put device requests on the device
         self.room_at = 0.0                            # when a full engine last got a free slot (monotonic)
+        self.due_pending = False                      # a submitter left due work for the engine's holder
+        self.completer_turn = False                   # the completer holds the engine lock
 
     # ---- admission (any thread) --------------------------------------------------
 
@@ -201,14 +203,19 @@ class Server:
         if not due:
             return
         # due now: straight onto the device without a thread hand-over
+        self.due_pending = True
         if self.cv.acquire(blocking=False):
             try:
                 self.dispatch_locked("caller")
             finally:
                 self.cv.release()
-        if call.dispatched is None:
+        # Not placed yet.  When the completer holds the engine, it looks at
+        # due_pending right after letting go (dispatch_pending): no other
+        # thread needs waking, which would cost a GIL hand-over.  Otherwise
+        # the dispatcher (or the completer, once a slot frees) will.
+        if call.dispatched is None and not self.completer_turn:
             with self.qcv:
-                self.qcv.notify_all()   # not placed yet: the dispatcher (or the completer) will
+                self.qcv.notify_all()
 
     def space_future(self):
         """A future resolved when the queue has room (for run_async)."""
@@ -321,6 +328,7 @@ class Server:
 
         ``who`` names the thread doing it (caller, completer, dispatcher, or
         exclusive after a run_batch / run_many call), counted in stats()."""
+        self.due_pending = False
         engine = self.engine_ref()
         if engine is None:
             return
@@ -387,27 +395,44 @@ class Server:
         rc = 0
         while True:
             with self.cv:
-                if ticket is not None:
-                    if engine.closed:
-                        return
-                    was_full = engine._free_slots() == 0
-                    engine._complete_waited(ticket, rc)
-                    if was_full:
-                        self.room_at = time.monotonic()
-                    self.dispatch_locked("completer")
-                    ticket = None
-                while True:
-                    engine = self.engine_ref()
-                    if engine is None or engine.closed:
-                        return
-                    if engine._in_flight() > 0:
-                        break
-                    if self.closing:
-                        return
-                    engine = None
-                    self.cv.wait(0.5)
-                ticket = engine._oldest()
+                self.completer_turn = True
+                try:
+                    if ticket is not None:
+                        if engine.closed:
+                            return
+                        was_full = engine._free_slots() == 0
+                        engine._complete_waited(ticket, rc)
+                        if was_full:
+                            self.room_at = time.monotonic()
+                        self.dispatch_locked("completer")
+                        ticket = None
+                    while True:
+                        engine = self.engine_ref()
+                        if engine is None or engine.closed:
+                            return
+                        if engine._in_flight() > 0:
+                            break
+                        if self.closing:
+                            return
+                        engine = None
+                        self.completer_turn = False
+                        self.cv.wait(0.5)
+                        self.completer_turn = True
+                    ticket = engine._oldest()
+                finally:
+                    self.completer_turn = False
+            # calls that became due while this thread held the engine (their
+            # submitters could not take it): on the device before waiting
+            self.dispatch_pending("completer")
             rc = engine._wait_request(ticket)      # the GIL is released while it waits
+
+    def dispatch_pending(self, who):
+        """Put due work on the device if a submitter left it for the engine's holder."""
+        while self.due_pending and self.cv.acquire(blocking=False):
+            try:
+                self.dispatch_locked(who)
+            finally:
+                self.cv.release()
 
     def _dispatch_loop(self):
         while True:

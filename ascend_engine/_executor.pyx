@@ -931,9 +931,14 @@ cdef class Engine:
             # theirs, and every failure inside the call below is ours
             self._flush_others()
             self._arm_poll()
-            with nogil:
-                rc = ae_engine_run_batch(self._engine, ins.ptrs, total, b, <void *const *>outp.ptrs, &err)
-            failure = self._settle(rc, &err)
+            try:
+                with nogil:
+                    rc = ae_engine_run_batch(self._engine, ins.ptrs, total, b, <void *const *>outp.ptrs, &err)
+                failure = self._settle(rc, &err)
+            finally:
+                # serving calls that queued up while this call held every slot
+                # go on now, not when the dispatcher next looks
+                self._server.dispatch_locked("exclusive")
             if rc == AE_INTERRUPTED:
                 raise _take_pending_signal()
             if rc != 0:

@@ -154,6 +154,7 @@ class Server:
         self.qlock = threading.Lock()                # the queue (taken after the engine's lock)
         self.qcv = threading.Condition(self.qlock)
         self.queue = collections.deque()              # Pieces in arrival order
+        self.queued_rows = 0                          # rows of the queued pieces
         self.queued_calls = 0                         # calls with a piece still queued
         self.with_deadline = 0                        # queued calls that have a deadline
         self.space_waiters = collections.deque()      # futures of run_async callers waiting for room
@@ -161,12 +162,25 @@ class Server:
         self.threads = []
         self.queue_ms = Samples()
         self.service_ms = Samples()
+        self.latency_ms = Samples()                   # per call: admitted to result (engine-side)
+        self.dispatch_wait_ms = Samples()             # per device request: due (and a slot free) to put on
         self.batch_rows = collections.Counter()
+        self.dispatched_by = collections.Counter()    # which thread put device requests on the device
+        self.room_at = 0.0                            # when a full engine last got a free slot (monotonic)
+        self.due_pending = False                      # a submitter left due work for the engine's holder
+        self.completer_turn = False                   # the completer holds the engine lock
 
     # ---- admission (any thread) --------------------------------------------------
 
     def admit(self, call, block):
-        """Queue ``call`` (split into pieces of at most max_batch rows)."""
+        """Queue ``call`` (split into pieces of at most max_batch rows), and
+        put it on the device from the caller's thread when it is due now and
+        a slot is free.
+
+        Other threads are woken only when they have something to do: the
+        dispatcher when a batch starts (to time its delay), when a deadline
+        is set, or when due work could not be put on the device here.
+        """
         with self.qcv:
             if self.closing:
                 raise EngineError("the engine is closed")
@@ -177,24 +191,35 @@ class Server:
                 self.qcv.wait()
                 if self.closing:
                     raise EngineError("the engine is closed")
+            starts_batch = not self.queue
             for lo in range(0, call.rows, self.max_batch):
                 self.queue.append(Piece(call, lo, min(call.rows, lo + self.max_batch)))
+            self.queued_rows += call.rows
             call.pieces_left = -(-call.rows // self.max_batch)
             self.queued_calls += 1
             if call.deadline is not None:
                 self.with_deadline += 1
             self._start_threads()
-            if self.delay or call.deadline is not None:
+            # without a delay every call is due at once; with one, when a full batch is queued
+            due = not self.delay or self.queued_rows >= self.max_batch
+            if (self.delay and starts_batch) or call.deadline is not None:
                 self.qcv.notify_all()   # the dispatcher: a batch to time, or a deadline
-        # at low load, straight onto the device without a thread hand-over
-        if not self.delay and self.cv.acquire(blocking=False):
+        if not due:
+            return
+        # due now: straight onto the device without a thread hand-over
+        self.due_pending = True
+        if self.cv.acquire(blocking=False):
             try:
-                self.dispatch_locked()
+                self.dispatch_locked("caller")
             finally:
                 self.cv.release()
-        if call.dispatched is None and not self.delay:
+        # Not placed yet.  When the completer holds the engine, it looks at
+        # due_pending right after letting go (dispatch_pending): no other
+        # thread needs waking, which would cost a GIL hand-over.  Otherwise
+        # the dispatcher (or the completer, once a slot frees) will.
+        if call.dispatched is None and not self.completer_turn:
             with self.qcv:
-                self.qcv.notify_all()   # not placed yet: the dispatcher (or the completer) will
+                self.qcv.notify_all()
 
     def space_future(self):
         """A future resolved when the queue has room (for run_async)."""
@@ -238,13 +263,18 @@ class Server:
         if self.delay:
             waited_out = now - self.queue[0].call.submitted >= self.delay
             count = choose_batch(self.queue, self.max_batch, self.gears, self.policy, waited_out)
+            if count:
+                self.dispatch_wait_ms.add(max(0.0, now - self._ready_at()) * 1000.0)
         else:
             count = 1
+            ready = max(self.queue[0].call.submitted, self.room_at)
+            self.dispatch_wait_ms.add(max(0.0, now - ready) * 1000.0)
         taken = []
         for _ in range(count):
             if not self.queue:
                 break
             piece = self.queue.popleft()
+            self.queued_rows -= piece.rows
             call = piece.call
             if call.dispatched is None:
                 if not call.future.set_running_or_notify_cancel():
@@ -259,9 +289,30 @@ class Server:
                 self._room_made(1)
         return taken
 
+    def _ready_at(self):
+        """When the batch at the front of the queue became due with a slot
+        free (qlock held): once full (when the piece that filled it arrived,
+        or the first one that did not fit), or once the oldest piece had
+        waited max_delay_ms, whichever came first; and not before the engine
+        last got a free slot."""
+        rows, full_at = 0, None
+        for piece in self.queue:
+            if rows + piece.rows > self.max_batch:
+                full_at = piece.call.submitted
+                break
+            rows += piece.rows
+            if rows == self.max_batch:
+                full_at = piece.call.submitted
+                break
+        due = self.queue[0].call.submitted + self.delay
+        if full_at is not None:
+            due = min(due, full_at)
+        return max(due, self.room_at)
+
     def _drop_call(self, call):
         """Remove every queued piece of a call that will not run (qlock held)."""
         self.queue = collections.deque(p for p in self.queue if p.call is not call)
+        self.queued_rows = sum(p.rows for p in self.queue)
         if call.deadline is not None:
             self.with_deadline -= 1
         self._room_made(1)
@@ -276,8 +327,12 @@ class Server:
                 call.fail(TimeoutError(f"the request was not started within its timeout of "
                                        f"{call.deadline - call.submitted:.3f} s (it never ran)"))
 
-    def dispatch_locked(self):
-        """Put queued work on the device while slots are free (engine lock held)."""
+    def dispatch_locked(self, who):
+        """Put queued work on the device while slots are free (engine lock held).
+
+        ``who`` names the thread doing it (caller, completer, dispatcher, or
+        exclusive after a run_batch / run_many call), counted in stats()."""
+        self.due_pending = False
         engine = self.engine_ref()
         if engine is None:
             return
@@ -288,6 +343,7 @@ class Server:
                     if self.queue:
                         self.qcv.notify_all()   # a batch not due yet: the dispatcher times it
                     return
+            self.dispatched_by[who] += 1
             self._run_pieces(engine, pieces)
 
     def _run_pieces(self, engine, pieces):
@@ -304,7 +360,8 @@ class Server:
         started = time.monotonic()
 
         def done(record, pieces=pieces, outputs=outputs, started=started):
-            self.service_ms.add((time.monotonic() - started) * 1000.0)
+            now = time.monotonic()
+            self.service_ms.add((now - started) * 1000.0)
             at = 0
             for p in pieces:
                 if record.error is not None:
@@ -317,6 +374,8 @@ class Server:
                         if o is None:   # rows set by a host step (never merged with other calls)
                             p.call.parts.setdefault(k, []).append((p.lo, record.outputs[k]))
                     p.call.piece_done()
+                    if p.call.pieces_left == 0:
+                        self.latency_ms.add((now - p.call.submitted) * 1000.0)
                 at += p.rows
 
         try:
@@ -343,24 +402,44 @@ class Server:
         rc = 0
         while True:
             with self.cv:
-                if ticket is not None:
-                    if engine.closed:
-                        return
-                    engine._complete_waited(ticket, rc)
-                    self.dispatch_locked()
-                    ticket = None
-                while True:
-                    engine = self.engine_ref()
-                    if engine is None or engine.closed:
-                        return
-                    if engine._in_flight() > 0:
-                        break
-                    if self.closing:
-                        return
-                    engine = None
-                    self.cv.wait(0.5)
-                ticket = engine._oldest()
+                self.completer_turn = True
+                try:
+                    if ticket is not None:
+                        if engine.closed:
+                            return
+                        was_full = engine._free_slots() == 0
+                        engine._complete_waited(ticket, rc)
+                        if was_full:
+                            self.room_at = time.monotonic()
+                        self.dispatch_locked("completer")
+                        ticket = None
+                    while True:
+                        engine = self.engine_ref()
+                        if engine is None or engine.closed:
+                            return
+                        if engine._in_flight() > 0:
+                            break
+                        if self.closing:
+                            return
+                        engine = None
+                        self.completer_turn = False
+                        self.cv.wait(0.5)
+                        self.completer_turn = True
+                    ticket = engine._oldest()
+                finally:
+                    self.completer_turn = False
+            # calls that became due while this thread held the engine (their
+            # submitters could not take it): on the device before waiting
+            self.dispatch_pending("completer")
             rc = engine._wait_request(ticket)      # the GIL is released while it waits
+
+    def dispatch_pending(self, who):
+        """Put due work on the device if a submitter left it for the engine's holder."""
+        while self.due_pending and self.cv.acquire(blocking=False):
+            try:
+                self.dispatch_locked(who)
+            finally:
+                self.cv.release()
 
     def _dispatch_loop(self):
         while True:
@@ -384,7 +463,7 @@ class Server:
             with self.cv:
                 if engine.closed:
                     return
-                self.dispatch_locked()
+                self.dispatch_locked("dispatcher")
             del engine
 
     def _next_wake(self, now):
@@ -396,7 +475,7 @@ class Server:
         room = self._engine_has_room()
         if not room:
             times.append(0.5)      # the completer dispatches when a slot frees
-        elif not self.delay or choose_batch(self.queue, self.max_batch, self.gears, self.policy, False):
+        elif not self.delay or self.queued_rows >= self.max_batch:
             times.append(0.0)      # a request, or a full batch, is ready now
         else:
             times.append(self.queue[0].call.submitted + self.delay - now)
@@ -414,6 +493,7 @@ class Server:
             self.closing = True
             calls = {id(p.call): p.call for p in self.queue if p.call.dispatched is None}
             self.queue.clear()
+            self.queued_rows = 0
             self.queued_calls = 0
             self.with_deadline = 0
             for f in self.space_waiters:
@@ -432,4 +512,6 @@ class Server:
 
     def stats(self):
         return {"queue_ms": self.queue_ms.summary(), "service_ms": self.service_ms.summary(),
-                "batch_rows": dict(sorted(self.batch_rows.items())), "queued": self.queued_calls}
+                "latency_ms": self.latency_ms.summary(), "dispatch_wait_ms": self.dispatch_wait_ms.summary(),
+                "batch_rows": dict(sorted(self.batch_rows.items())),
+                "dispatched_by": dict(sorted(self.dispatched_by.items())), "queued": self.queued_calls}

@@ -11,6 +11,8 @@ Run:  python -m pytest benchmarks/bench_serving.py -o python_files='bench_*.py' 
   callers of one row each (closed loop); throughput with max_delay_ms=2
   against without batching, and the p99 latency against max_delay_ms + 2 x
   the device time of a full batch.  Targets: >= 5 x; p99 within the bound.
+  The p99 is the engine's own (admitted to result, from stats()); the
+  clients' p99 and the collector's longest pause are given beside it.
 * host cost: zero-latency 3-model chain; the process CPU time (every thread)
   per request through submit(), against run_batch's.  Target: <= 3.
 * Ctrl-C: time from SIGINT to KeyboardInterrupt during a long run_batch (in
@@ -20,6 +22,7 @@ Ratios go to the benchmark's extra_info and are printed; none is asserted.
 """
 
 import asyncio
+import gc
 import os
 import statistics
 import subprocess
@@ -102,10 +105,18 @@ def batcher_model(path):
     return str(path)
 
 
-def closed_loop(engine, callers, per_caller):
-    """``callers`` asyncio tasks, each sending one row after its last answer; returns (req/s, latencies)."""
+def closed_loop(engine, callers, per_caller, gc_pauses=None):
+    """``callers`` asyncio tasks, each sending one row after its last answer; returns (req/s, latencies).
+    With a list for ``gc_pauses``, the collector's pauses during the run (ms) are appended to it."""
     x = np.ones((1, WIDTH), np.float32)
     latencies = []
+    started = []
+
+    def on_gc(phase, info):
+        if phase == "start":
+            started.append(time.perf_counter())
+        elif started:
+            gc_pauses.append((time.perf_counter() - started.pop()) * 1e3)
 
     async def caller():
         for _ in range(per_caller):
@@ -116,9 +127,16 @@ def closed_loop(engine, callers, per_caller):
     async def main():
         await asyncio.gather(*(caller() for _ in range(callers)))
 
-    t0 = time.perf_counter()
-    asyncio.run(main())
-    return callers * per_caller / (time.perf_counter() - t0), latencies
+    if gc_pauses is not None:
+        gc.callbacks.append(on_gc)
+    try:
+        t0 = time.perf_counter()
+        asyncio.run(main())
+        elapsed = time.perf_counter() - t0
+    finally:
+        if gc_pauses is not None:
+            gc.callbacks.remove(on_gc)
+    return callers * per_caller / elapsed, latencies
 
 
 def test_dynamic_batcher(benchmark, tmp_path):
@@ -126,20 +144,40 @@ def test_dynamic_batcher(benchmark, tmp_path):
     pipe = ae.Pipeline(0)
     pipe.output("y", pipe.model(path, pipe.input("x", "float32", (-1, WIDTH)), name="m"))
     callers = 64
-    with pipe.compile(depth=8) as plain, pipe.compile(depth=8, max_delay_ms=2) as batched:
+    with pipe.compile(depth=8) as plain, pipe.compile(depth=8, max_delay_ms=2) as warm:
         closed_loop(plain, callers, 2)
-        closed_loop(batched, callers, 2)
+        closed_loop(warm, callers, 2)
         plain_rps, _ = closed_loop(plain, callers, 10)
-        batched_rps, lat = closed_loop(batched, callers, 60)
+    # Measured on fresh engines, so that their stats() hold the timed calls
+    # only; three rounds, the median of each figure.  The engine's own latency
+    # (admitted to result, stats()["serving"]["latency_ms"]) is what the
+    # target bounds; the clients' latency adds the asyncio loop resuming 64
+    # tasks one after another on 2 cores.  The collector's longest pause in
+    # the round is given, since a full collection stalls every thread.
+    rounds = []
+    for _ in range(3):
+        with pipe.compile(depth=8, max_delay_ms=2) as batched:
+            pauses = []
+            batched_rps, lat = closed_loop(batched, callers, 60, pauses)
+            s = batched.stats()["serving"]
+        sizes = s["batch_rows"]
+        rounds.append({
+            "with_req_s": batched_rps, "engine_p99_ms": s["latency_ms"]["p99"],
+            "engine_p50_ms": s["latency_ms"]["p50"], "client_p99_ms": float(np.percentile(lat, 99)) * 1e3,
+            "dispatch_wait_p99_ms": s["dispatch_wait_ms"]["p99"],
+            "longest_gc_pause_ms": max(pauses, default=0.0),
+            "mean_batch_rows": sum(r * c for r, c in sizes.items()) / sum(sizes.values()),
+        })
+    figures = {"without_req_s": plain_rps}
+    figures.update({k: statistics.median(r[k] for r in rounds) for k in rounds[0]})
+    figures["with_over_without"] = figures["with_req_s"] / plain_rps
+    with pipe.compile(depth=8, max_delay_ms=2) as batched:
         benchmark.pedantic(closed_loop, args=(batched, callers, 5), rounds=3, iterations=1)
-        sizes = batched.stats()["serving"]["batch_rows"]
-    p99 = float(np.percentile(lat, 99)) * 1e3
     bound = 2 + 2 * (2 + 0.05 * 32)
-    mean_rows = sum(r * c for r, c in sizes.items()) / sum(sizes.values())
-    report(benchmark, "dynamic batcher: 64 callers of one row, 2 ms + 0.05 ms/row, gears 1..32", {
-        "without_req_s": plain_rps, "with_req_s": batched_rps, "with_over_without": batched_rps / plain_rps,
-        "p99_ms": p99, "p99_bound_ms": bound, "p99_over_bound": p99 / bound, "mean_batch_rows": mean_rows,
-    })
+    figures.update({"p99_bound_ms": bound, "engine_p99_over_bound": figures["engine_p99_ms"] / bound,
+                    "client_p99_over_bound": figures["client_p99_ms"] / bound,
+                    "engine_p99_each_round_ms": " ".join(f"{r['engine_p99_ms']:.2f}" for r in rounds)})
+    report(benchmark, "dynamic batcher: 64 callers of one row, 2 ms + 0.05 ms/row, gears 1..32", figures)
 
 
 def test_host_cost_per_request(benchmark, tmp_path):

@@ -552,8 +552,52 @@ cdef class Device(Resource):
         s = _api_ptr.aclrtGetSocName()
         return s.decode("utf-8", "replace") if s is not NULL else ""
 
+    def can_access_peer(self, other):
+        """Whether this device and ``other`` (a Device or a device id) have a
+        peer-to-peer link (``aclrtDeviceCanAccessPeer``).
+
+        False means tensors between them must travel through host memory.  The
+        same device twice raises InvalidParamError: a device is not its own peer.
+        """
+        cdef int32_t can = 0
+        cdef int32_t peer = _peer_id(other)
+        self._activate()
+        require(<const void *>_api_ptr.aclrtDeviceCanAccessPeer, b"aclrtDeviceCanAccessPeer")
+        check(_api_ptr.aclrtDeviceCanAccessPeer(&can, self.id, peer), b"aclrtDeviceCanAccessPeer")
+        return can == 1
+
+    def enable_peer_access(self, other):
+        """Let this device's memory be copied straight to ``other``'s
+        (``aclrtDeviceEnablePeerAccess`` with this device current).
+
+        Access is one-way: it opens the direction self -> other only; call
+        ``other.enable_peer_access(self)`` for the way back.  Enabling twice is
+        harmless.  A pair without a link (``can_access_peer`` False) raises
+        ResourceError with code 207000 (ACL_ERROR_RT_FEATURE_NOT_SUPPORT).
+        """
+        cdef int32_t peer = _peer_id(other)
+        self._activate()
+        require(<const void *>_api_ptr.aclrtDeviceEnablePeerAccess, b"aclrtDeviceEnablePeerAccess")
+        check(_api_ptr.aclrtDeviceEnablePeerAccess(peer, 0), b"aclrtDeviceEnablePeerAccess")
+
+    def disable_peer_access(self, other):
+        """Close the direction self -> other again (``aclrtDeviceDisablePeerAccess``)."""
+        cdef int32_t peer = _peer_id(other)
+        self._activate()
+        require(<const void *>_api_ptr.aclrtDeviceDisablePeerAccess, b"aclrtDeviceDisablePeerAccess")
+        check(_api_ptr.aclrtDeviceDisablePeerAccess(peer), b"aclrtDeviceDisablePeerAccess")
+
     def __repr__(self):
         return f"<ascend_engine.Device id={self.id}{' closed' if self._closed else ''}>"
+
+
+cdef int32_t _peer_id(object other) except? -1:
+    """The device id of a peer given as a Device or an int."""
+    if isinstance(other, Device):
+        return (<Device>other).id
+    if isinstance(other, int) and not isinstance(other, bool):
+        return <int32_t>other
+    raise TypeError(f"expected a Device or a device id, got {type(other).__name__}")
 
 
 cdef class Context(Resource):

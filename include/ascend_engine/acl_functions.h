@@ -26,6 +26,11 @@ AE_ACL_FN(1, aclError, aclrtDestroyContext, (aclrtContext context))
 AE_ACL_FN(1, aclError, aclrtSetCurrentContext, (aclrtContext context))
 AE_ACL_FN(1, aclError, aclrtGetCurrentContext, (aclrtContext *context))
 
+/* peer access between devices (optional: some products lack it) */
+AE_ACL_FN(0, aclError, aclrtDeviceCanAccessPeer, (int32_t *canAccessPeer, int32_t deviceId, int32_t peerDeviceId))
+AE_ACL_FN(0, aclError, aclrtDeviceEnablePeerAccess, (int32_t peerDeviceId, uint32_t flags))
+AE_ACL_FN(0, aclError, aclrtDeviceDisablePeerAccess, (int32_t peerDeviceId))
+
 /* streams */
 AE_ACL_FN(1, aclError, aclrtCreateStream, (aclrtStream *stream))
 AE_ACL_FN(1, aclError, aclrtDestroyStream, (aclrtStream stream))

@@ -37,6 +37,18 @@ int aeSimSetFaults(const char *spec);
  */
 int aeSimDevicePhysicalId(int32_t deviceId, int32_t *physicalId);
 
+/*
+ * Which pairs of devices have no peer-to-peer link, replacing what
+ * ASCEND_SIM_NO_P2P set at aclInit: NULL or "" (every pair linked, the
+ * default), "all" (none linked) or pairs of physical device ids "0-1,2-3"
+ * (each pair unlinked in both directions).  Unlinked pairs report 0 from
+ * aclrtDeviceCanAccessPeer and refuse aclrtDeviceEnablePeerAccess; directions
+ * already enabled stay enabled.  Returns 0, ACL_ERROR_UNINITIALIZE (100001)
+ * before aclInit, or ACL_ERROR_INVALID_PARAM (100000) for a malformed spec,
+ * with the reason in aclGetRecentErrMsg(); the previous setting then stays.
+ */
+int aeSimSetNoP2P(const char *spec);
+
 #ifdef __cplusplus
 }
 #endif

@@ -115,6 +115,7 @@ def test_malformed_environment_fails_init():
         "ASCEND_SIM_MAX_EVENTS": ("1e3", "an integer in 1..1000000"),
         "ASCEND_SIM_H2D_GBPS": ("fast", "a bandwidth in GB/s"),
         "ASCEND_SIM_D2H_GBPS": ("-1", "a bandwidth in GB/s"),
+        "ASCEND_SIM_D2D_GBPS": ("1 GB/s", "a bandwidth in GB/s"),
     }
     for name, (value, expected) in bad.items():
         run_child(

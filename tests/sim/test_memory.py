@@ -110,7 +110,16 @@ def test_copy_to_other_device_memory_is_rejected(sim, lib):
         == f"aclrtMemcpy: src 0x{other:x} belongs to device 1, but the current context is on device 0"
     )
     mine = sim.malloc(64)
-    sim.ok(lib.aclrtMemcpy(mine, 64, other, 64, D2D))  # peer copies are allowed
+    # a copy between devices needs peer access from the source's device (tests/sim/test_peer.py)
+    assert lib.aclrtMemcpy(mine, 64, other, 64, D2D) == 100000
+    assert "peer access from device 1 to device 0 is not enabled" in sim.err()
+    sim.ok(lib.aclrtSetCurrentContext(ctx))
+    sim.ok(lib.aclrtDeviceEnablePeerAccess(0, 0))
+    sim.ok(lib.aclrtSetCurrentContext(main))
+    sim.ok(lib.aclrtMemcpy(mine, 64, other, 64, D2D))
+    sim.ok(lib.aclrtSetCurrentContext(ctx))
+    sim.ok(lib.aclrtDeviceDisablePeerAccess(0))
+    sim.ok(lib.aclrtSetCurrentContext(main))
     sim.ok(lib.aclrtFree(other))
     sim.ok(lib.aclrtFree(mine))
     sim.ok(lib.aclrtDestroyContext(ctx))

@@ -146,7 +146,9 @@ static aclError read_config(sim_config *c)
         (rc = env_bytes("ASCEND_SIM_DEVICE_MEMORY", (size_t)8 << 30, &c->device_memory)) ||
         (rc = env_int("ASCEND_SIM_MAX_STREAMS", 1024, 1, 1000000, &c->max_streams)) ||
         (rc = env_int("ASCEND_SIM_MAX_EVENTS", 1023, 1, 1000000, &c->max_events)) ||
-        (rc = env_gbps("ASCEND_SIM_H2D_GBPS", &c->h2d_gbps)) || (rc = env_gbps("ASCEND_SIM_D2H_GBPS", &c->d2h_gbps)))
+        (rc = env_gbps("ASCEND_SIM_H2D_GBPS", &c->h2d_gbps)) || (rc = env_gbps("ASCEND_SIM_D2H_GBPS", &c->d2h_gbps)) ||
+        (rc = env_gbps("ASCEND_SIM_D2D_GBPS", &c->d2d_gbps)) ||
+        (rc = sim_peer_configure(getenv("ASCEND_SIM_NO_P2P"), c->device_count)))
         return rc;
     /* Never an aclInit failure: CANN reports a bad list at the device calls. */
     sim_visible_parse(getenv("ASCEND_RT_VISIBLE_DEVICES"), c->device_count, &c->visible);

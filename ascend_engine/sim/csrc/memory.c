@@ -313,9 +313,10 @@ uint64_t sim_copy_time_ns(aclrtMemcpyKind kind, size_t bytes)
     return (uint64_t)((double)bytes / gbps); /* bytes / (GB/s * 1e9) s = bytes / GBps ns */
 }
 
-/* Validates a copy and resolves ACL_MEMCPY_DEFAULT; returns the real kind. */
+/* Validates a copy and resolves ACL_MEMCPY_DEFAULT; returns the real kind and
+ * whether the copy goes between two devices (*cross). */
 static aclError check_copy(const char *fn, void *dst, size_t destMax, const void *src, size_t count, int kind,
-                           int async, int32_t device_id, aclrtMemcpyKind *out_kind)
+                           int async, int32_t device_id, aclrtMemcpyKind *out_kind, int *cross)
 {
     if (!dst)
         return sim_error(ACL_ERROR_INVALID_PARAM, fn, "dst is NULL");
@@ -351,6 +352,21 @@ static aclError check_copy(const char *fn, void *dst, size_t destMax, const void
     } else if ((rc = check_host_side(fn, "src", src, count, kn))) {
         return rc;
     }
+    *cross = 0;
+    if (dst_dev && src_dev) {
+        sim_mem_region rd, rs;
+        if (sim_mem_lookup(dst, &rd) && sim_mem_lookup(src, &rs) && rd.device_id != rs.device_id) {
+            /* Peer access is one-way: the source's device must have enabled the destination's. */
+            if (!sim_peer_enabled(rs.device_id, rd.device_id))
+                return sim_error(ACL_ERROR_INVALID_PARAM, fn,
+                                 "src %p is on device %d and dst %p on device %d, but peer access from device %d to "
+                                 "device %d is not enabled: call aclrtDeviceEnablePeerAccess(%d, 0) with device %d "
+                                 "current first (or copy through host memory when aclrtDeviceCanAccessPeer says 0)",
+                                 src, (int)rs.device_id, dst, (int)rd.device_id, (int)rs.device_id,
+                                 (int)rd.device_id, (int)rd.device_id, (int)rs.device_id);
+            *cross = 1;
+        }
+    }
     if (async && dst_dev && src_dev && (((uintptr_t)dst | (uintptr_t)src) & 63))
         return sim_error(ACL_ERROR_RT_ADDR_UNALIGNED, fn,
                          "an asynchronous device-to-device copy needs 64-byte aligned addresses: dst %p is %u bytes and "
@@ -380,14 +396,15 @@ typedef struct {
     const void *src;
     size_t count;
     aclrtMemcpyKind kind;
+    int cross;                 /* between two devices: ASCEND_SIM_D2D_GBPS applies */
     void *pin_dst, *pin_src;   /* sim_mem_pin tokens (NULL: untracked host memory) */
 } copy_arg;
 
-static void do_copy(void *dst, const void *src, size_t count, aclrtMemcpyKind kind)
+static void do_copy(void *dst, const void *src, size_t count, aclrtMemcpyKind kind, int cross)
 {
     uint64_t t0 = sim_now_ns();
     memmove(dst, src, count);
-    uint64_t need = sim_copy_time_ns(kind, count);
+    uint64_t need = cross ? sim_peer_copy_time_ns(count) : sim_copy_time_ns(kind, count);
     if (need)
         sim_sleep_until_ns(t0 + need);
 }
@@ -401,7 +418,7 @@ static aclError copy_task(void *arg, sim_stream *s)
     if (!rc)
         rc = sim_task_pins_live(s, ACL_ERROR_RT_COPY_DATA, "an asynchronous copy", pins, names, 2);
     if (!rc)
-        do_copy(a->dst, a->src, a->count, a->kind);
+        do_copy(a->dst, a->src, a->count, a->kind, a->cross);
     sim_mem_unpin(a->pin_dst);
     sim_mem_unpin(a->pin_src);
     return rc;
@@ -598,11 +615,12 @@ SIM_EXPORT aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size
     const char *fn = "aclrtMemcpy";
     sim_context *ctx;
     aclrtMemcpyKind k = kind;
+    int cross = 0;
     aclError rc = sim_need_context(fn, &ctx);
     if (!rc)
-        rc = check_copy(fn, dst, destMax, src, count, (int)kind, 0, ctx->device_id, &k);
+        rc = check_copy(fn, dst, destMax, src, count, (int)kind, 0, ctx->device_id, &k, &cross);
     if (!rc && count)
-        do_copy(dst, src, count, k);
+        do_copy(dst, src, count, k, cross);
     SIM_RETURN(aclrtMemcpy, rc, "dst=%p, destMax=%zu, src=%p, count=%zu, kind=%s", dst, destMax, src, count,
                kind_name((int)kind));
 }
@@ -614,11 +632,12 @@ SIM_EXPORT aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
     const char *fn = "aclrtMemcpyAsync";
     sim_stream *s = NULL;
     aclrtMemcpyKind k = kind;
+    int cross = 0;
     aclError rc = sim_stream_resolve(fn, stream, &s);
     if (!rc)
-        rc = check_copy(fn, dst, destMax, src, count, (int)kind, 1, sim_stream_device(s), &k);
+        rc = check_copy(fn, dst, destMax, src, count, (int)kind, 1, sim_stream_device(s), &k, &cross);
     if (!rc) {
-        copy_arg a = {dst, src, count, k, sim_mem_pin(dst), sim_mem_pin(src)};
+        copy_arg a = {dst, src, count, k, cross, sim_mem_pin(dst), sim_mem_pin(src)};
         rc = sim_stream_enqueue(s, "memcpy", copy_task, &a, sizeof a);
         if (rc) {
             sim_mem_unpin(a.pin_dst);

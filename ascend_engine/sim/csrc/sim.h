@@ -11,6 +11,7 @@
  *   stream.c    streams: ordered task queues, one worker thread each
  *   event.c     events: record / wait / query / synchronize / elapsed time
  *   memory.c    device and pinned host memory, copies, memsets, mem info
+ *   peer.c      peer access between devices (P2P links, enabled directions)
  *   callback.c  host callbacks: launch, subscribe, process report
  *   dtype.c     data-type sizes, float16 conversion
  *   dataset.c   data buffers and datasets
@@ -112,6 +113,7 @@ typedef struct sim_config {
     int max_events;            /* ASCEND_SIM_MAX_EVENTS per device, default 1023 */
     double h2d_gbps;           /* ASCEND_SIM_H2D_GBPS, 0 = as fast as memcpy */
     double d2h_gbps;           /* ASCEND_SIM_D2H_GBPS, 0 = as fast as memcpy */
+    double d2d_gbps;           /* ASCEND_SIM_D2D_GBPS: copies between two devices, 0 = as fast as memcpy */
 } sim_config;
 extern sim_config sim_cfg;   /* written only by aclInit, before any other call can use it */
 
@@ -210,6 +212,17 @@ aclError sim_task_pins_live(sim_stream *s, aclError code, const char *task, void
 
 /* Device-time model for copies: nanoseconds a copy of `bytes` should take. */
 uint64_t sim_copy_time_ns(aclrtMemcpyKind kind, size_t bytes);
+
+/* ---- peer.c: peer access between devices -------------------------------------------- */
+
+/* Reads the pairs without a P2P link (ASCEND_SIM_NO_P2P, physical ids) and
+ * clears every enabled direction; called by aclInit.  A malformed value is
+ * ACL_ERROR_INVALID_PARAM with a message naming the variable. */
+aclError sim_peer_configure(const char *spec, int physical_count);
+/* Whether logical device `from` enabled peer access to `to` (from -> to). */
+int sim_peer_enabled(int32_t from, int32_t to);
+/* Nanoseconds a copy of `bytes` between two devices takes (ASCEND_SIM_D2D_GBPS). */
+uint64_t sim_peer_copy_time_ns(size_t bytes);
 
 /* ---- exception.c: device exceptions -------------------------------------------- */
 

@@ -39,7 +39,7 @@ import numpy as np
 cimport numpy as cnp
 from cpython.mem cimport PyMem_Calloc, PyMem_Free
 from libc.stdint cimport uint64_t
-from libc.string cimport strncpy
+from libc.string cimport memset, strncpy
 
 from ascend_engine._acl cimport *
 from ascend_engine._executor_api cimport *
@@ -377,6 +377,8 @@ cdef class Engine:
     cdef ae_node_plan *_nodes
     cdef int *_ints
     cdef uint64_t *_gears
+    cdef list _other_devices   # Device objects of the plan's devices after the first
+    cdef void *_dev_arrays     # contexts, device ids, slot bytes, stream devices (one block)
 
     def __cinit__(self):
         self._engine = NULL
@@ -393,6 +395,7 @@ cdef class Engine:
         self._pending = {}
         self._server = Server(self, self._lock)
         self._device = Device(plan.device)
+        self._other_devices = [Device(d) for d in plan.devices[1:]]
         self._input_specs = [(name, plan.tensors[t_].dtype, tuple(plan.tensors[t_].shape[1:]))
                              for name, t_ in plan.inputs]
         self._output_specs = [(name, plan.tensors[t_].dtype, tuple(plan.tensors[t_].shape[1:]))
@@ -410,6 +413,7 @@ cdef class Engine:
                     node.output_specs, node.rows_any)
             elif node.kind == "host":
                 self._keep.append(node.fn)
+        memset(&p, 0, sizeof(p))   # fields a plan does not use stay 0
         self._fill_plan(&p)
         p.unsafe_skip_waits = 1 if _unsafe_skip_waits else 0
         (<Resource>self._device)._activate()
@@ -418,6 +422,8 @@ cdef class Engine:
         if rc != 0:
             self._free_plan()
             self._device.close()
+            for d in self._other_devices:
+                d.close()
             _raise_error(&err)
         self._engine = engine
         # A child of its device: Device.close() and the exit hook close the
@@ -442,6 +448,7 @@ cdef class Engine:
             self._tensors[i].offset = tp.offset
             self._tensors[i].capacity = tp.capacity
             self._tensors[i].domain = tp.domain
+            self._tensors[i].device = tp.device
         cdef int k = 0, g = 0
         p.input_tensors = &self._ints[k]
         k = _put_ints(self._ints, k, [t_ for _, t_ in plan.inputs])
@@ -451,7 +458,11 @@ cdef class Engine:
             name = node.name.encode()[:AE_NAME_MAX - 1]
             strncpy(self._nodes[i].name, name, AE_NAME_MAX - 1)
             self._nodes[i].domain = node.domain
-            if node.kind == "host":
+            self._nodes[i].device = node.device
+            self._nodes[i].bridge_stream = node.bridge_stream
+            if node.kind == "copy":
+                self._nodes[i].kind = AE_NODE_COPY
+            elif node.kind == "host":
                 self._nodes[i].kind = AE_NODE_HOST
                 self._nodes[i].rows_any = node.rows_any
                 self._nodes[i].max_rows = node.max_rows
@@ -507,12 +518,36 @@ cdef class Engine:
         p.max_batch = plan.max_batch
         p.spin_wait = 1 if plan.wait == "spin" else 0
         p.gear_policy = _GEAR_POLICY[plan.gear_policy]
+        cdef int n_dev = len(plan.devices)
+        cdef size_t block
+        if n_dev > 1:
+            # one block: contexts | device ids | slot bytes | stream devices
+            block = n_dev * (sizeof(aclrtContext) + sizeof(int32_t) + sizeof(size_t)) + \
+                plan.n_streams * sizeof(int) + 64
+            self._dev_arrays = PyMem_Calloc(1, block)
+            if self._dev_arrays is NULL:
+                self._free_plan()
+                raise MemoryError()
+            p.n_devices = n_dev
+            p.contexts = <const aclrtContext *>self._dev_arrays
+            p.device_slot_bytes = <const size_t *>(<char *>self._dev_arrays + n_dev * sizeof(aclrtContext))
+            p.device_ids = <const int32_t *>(<char *>p.device_slot_bytes + n_dev * sizeof(size_t))
+            p.stream_devices = <const int *>(<char *>p.device_ids + n_dev * sizeof(int32_t) + 8)
+            devices = [self._device] + self._other_devices
+            for k in range(n_dev):
+                (<aclrtContext *>p.contexts)[k] = (<Resource>devices[k])._ctx
+                (<int32_t *>p.device_ids)[k] = plan.devices[k]
+                (<size_t *>p.device_slot_bytes)[k] = plan.device_slot_bytes[k]
+            for k in range(plan.n_streams):
+                (<int *>p.stream_devices)[k] = plan.stream_devices[k]
 
     cdef _free_plan(self):
         PyMem_Free(self._tensors)
         PyMem_Free(self._nodes)
         PyMem_Free(self._ints)
         PyMem_Free(self._gears)
+        PyMem_Free(self._dev_arrays)
+        self._dev_arrays = NULL
         self._tensors = NULL
         self._nodes = NULL
         self._ints = NULL
@@ -556,8 +591,10 @@ cdef class Engine:
             if rc == 1:
                 _log.warning("ascend_engine: %s; its memory is released once the device finishes "
                              "(at the latest when the device is closed)", _error_of(&err).message)
-                _Remains.keep(engine, self._owned_models, self._device, self._tensors, self._nodes,
-                              self._ints, self._gears)
+                # the other devices stay open until the remains are released
+                _Remains.keep(engine, self._owned_models + self._other_devices, self._device, self._tensors,
+                              self._nodes, self._ints, self._gears)
+                self._other_devices = []
                 self._tensors = self._nodes = NULL
                 self._ints = NULL
                 self._gears = NULL
@@ -572,10 +609,12 @@ cdef class Engine:
                 except Exception as exc:
                     problems.append(exc)
             self._owned_models = []
-            try:
-                self._device.close()
-            except Exception as exc:
-                problems.append(exc)
+            for d in [self._device] + self._other_devices:
+                try:
+                    d.close()
+                except Exception as exc:
+                    problems.append(exc)
+            self._other_devices = []
         if problems:
             text = "; ".join(f"{type(p).__name__}: {p}" for p in problems)
             raise EngineError(f"close() released everything it could, but {len(problems)} release(s) "
@@ -602,6 +641,11 @@ cdef class Engine:
                 try:
                     _runtime._disown(self._serial, self._device)
                     self._device.close()
+                except Exception:
+                    pass
+            for d in self._other_devices or ():
+                try:
+                    d.close()
                 except Exception:
                     pass
         self._free_plan()

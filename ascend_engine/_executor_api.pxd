@@ -22,6 +22,7 @@ cdef extern from "ascend_engine/executor.h" nogil:
     const int AE_ROWS_REQUEST
     const int AE_NODE_MODEL
     const int AE_NODE_HOST
+    const int AE_NODE_COPY
     const int AE_GEAR_UPPER
     const int AE_GEAR_LOWER
     const int AE_GEAR_NEAREST
@@ -38,6 +39,7 @@ cdef extern from "ascend_engine/executor.h" nogil:
         size_t offset
         size_t capacity
         int domain
+        int device
 
     ctypedef struct ae_host_tensor:
         void *data
@@ -72,6 +74,8 @@ cdef extern from "ascend_engine/executor.h" nogil:
         uint64_t max_rows
         int workers
         int domain
+        int device
+        int bridge_stream
 
     ctypedef struct ae_plan:
         aclrtContext context
@@ -94,6 +98,11 @@ cdef extern from "ascend_engine/executor.h" nogil:
         int spin_wait
         int unsafe_skip_waits
         int gear_policy
+        int n_devices
+        const aclrtContext *contexts
+        const int32_t *device_ids
+        const size_t *device_slot_bytes
+        const int *stream_devices
 
     ctypedef struct ae_engine:
         pass

@@ -131,6 +131,7 @@ class PlanTensor:
     readers: list = field(default_factory=list)
     domain: int = -1         # whose rows it carries: -1 the request's, else a host step's node index
     max_rows: int = 0        # rows its buffer must hold (padding of gears included)
+    device: int = 0          # index into Plan.devices of the device holding it
 
 
 @dataclass
@@ -160,6 +161,8 @@ class PlanNode:
     domain: int = -1                  # whose rows the node runs on (-1: the request's)
     input_names: tuple = ()           # a host step's input tensor names, for messages
     output_specs: tuple = ()          # a host step's (name, dtype, trailing shape) per output
+    device: int = 0                   # index into Plan.devices
+    bridge_stream: int = -1           # a copy through the host: its stream on the source device
 
 
 @dataclass
@@ -187,6 +190,9 @@ class Plan:
     max_delay_ms: float = 0.0  # dynamic batcher: longest wait for more rows (0: no batching)
     gear_policy: str = "upper"
     gears: tuple = ()        # batch sizes the batcher aims at (the models' gears up to max_batch)
+    devices: tuple = ()      # device ids; [0] is `device` (inputs arrive and outputs leave there)
+    device_slot_bytes: tuple = ()   # one slot's bytes on each device ([0] == slot_bytes)
+    stream_devices: tuple = ()      # per compute stream: index into devices
 
     @property
     def variable_outputs(self) -> list:
@@ -474,19 +480,24 @@ class Pipeline:
         for _name, h in self._outputs:
             tensors[h.index].readers.append(len(nodes))   # the copy-out step
         self._check_unused(tensors)
-        slot_bytes, working_set, unshared = _plan_memory(tensors, nodes, max_batch)
-        n_streams = 1 if streams == "single" else max(s for n in nodes for s in n.streams) + 1
+        outputs = [(n, h.index) for n, h in self._outputs]
+        devices, stream_devices = self._place(order, nodes, tensors, outputs, device, streams == "single")
+        region_bytes, working_set, unshared = _plan_memory(tensors, nodes, max_batch, len(devices))
+        slot_bytes = region_bytes[0]
+        n_streams = 1 if streams == "single" else len(stream_devices)
         return Plan(
             device=device, depth=depth, n_streams=n_streams, single_stream=streams == "single",
             profile=bool(profile), timeout_ms=timeout_in_ms, wait=wait,
             tensors=tensors, nodes=nodes,
             inputs=[(h.name, h.index) for h in self._inputs],
-            outputs=[(n, h.index) for n, h in self._outputs],
+            outputs=outputs,
             slot_bytes=slot_bytes, max_batch=max_batch, fixed_batch=fixed,
             working_set=working_set, unshared_bytes=unshared,
             max_queue=max_queue, max_delay_ms=max_delay_ms, gear_policy=gear_policy,
             gears=tuple(sorted({g for n in nodes if n.domain < 0 for g in n.gears if g <= max_batch}
                                | {max_batch})),
+            devices=tuple(devices), device_slot_bytes=tuple(region_bytes),
+            stream_devices=tuple(stream_devices if streams != "single" else (0,)),
         )
 
     def compile(self, depth: int = 4, streams: str = "per-model", profile: bool = False,
@@ -528,16 +539,16 @@ class Pipeline:
         try:
             by_name = {n.name: n for n in self._nodes}
             for plan_node in plan.nodes:
-                node = by_name[plan_node.name]
-                if plan_node.kind == "host":
+                if plan_node.kind != "model":
                     continue
+                node = by_name[plan_node.name]
+                on = plan.devices[plan_node.device]
                 if plan_node.instances > 1:
-                    plan_node.models = list(Model.load_instances(node.path, plan_node.instances,
-                                                                 device=plan.device))
+                    plan_node.models = list(Model.load_instances(node.path, plan_node.instances, device=on))
                     loaded.extend(plan_node.models)
                     plan_node.model = plan_node.models[0]
                 elif node.path is not None:
-                    plan_node.model = Model.load(node.path, device=plan.device)
+                    plan_node.model = Model.load(node.path, device=on)
                     loaded.append(plan_node.model)
                 plan_node.work_bytes, plan_node.weight_bytes = _query_size(plan_node.model.path)
             return Engine(plan, owned_models=loaded, _unsafe_skip_waits=_unsafe_skip_waits)
@@ -558,6 +569,10 @@ class Pipeline:
         if not devices or len(set(devices)) != len(devices):
             raise PipelineError(f"devices must be distinct device ids, got {devices}")
         fixed = [n.name for n in self._nodes if n.path is None and n.kind == "model"]
+        placed = [n.name for n in self._nodes if n.device is not None]
+        if placed:
+            raise PipelineError(f"model nodes {placed} are placed on devices (device=...): a replicated "
+                                "pipeline runs whole on each replica's device")
         if fixed:
             raise PipelineError(f"model nodes {fixed} were given loaded Models, which live on one device: "
                                 "give model paths to replicate a pipeline")
@@ -580,14 +595,108 @@ class Pipeline:
         if not 0 <= device < count:
             raise PipelineError(f"pipeline device {device} does not exist: {count} device(s) found")
         for node in self._nodes:
-            if node.kind == "host" or node.path is not None and node.device is None:
-                continue   # host code, or loaded on the plan's device at compile()
-            dev = node.model.device_id if node.path is None else node.device
-            if dev != device:
-                raise PipelineError(
-                    f"model node {node.name!r} is on device {dev}, the pipeline on device {device}: "
-                    "a pipeline runs on one device (replicate the engine per device for data parallelism)"
-                )
+            if node.device is not None and not 0 <= node.device < count:
+                raise PipelineError(f"model node {node.name!r}: device {node.device} does not exist: "
+                                    f"{count} device(s) found")
+            if node.kind == "model" and node.path is None and node.device is not None \
+                    and node.model.device_id != node.device:
+                raise PipelineError(f"model node {node.name!r}: device={node.device}, but the loaded model "
+                                    f"is on device {node.model.device_id}")
+
+    def _node_device(self, node, device, tensor_device) -> int:
+        """The device id a node runs on: where it was placed, where its loaded
+        model lives, or the plan's device; a host step where its first input is."""
+        if node.kind == "host":
+            return tensor_device[node.inputs[0].index]
+        if node.device is not None:
+            return node.device
+        return node.model.device_id if node.path is None else device
+
+    def _place(self, order, nodes, tensors, outputs, device, single):
+        """Put every node and tensor on its device; where a tensor is read on
+        another device than its producer's, insert a copy node (device to
+        device with peer access, else through pinned host memory).  Pipeline
+        inputs arrive on and outputs leave from the plan's device.  Rewrites
+        ``nodes`` (copies before their first reader), the tensors' producers,
+        readers and domains, and ``outputs``; returns (device ids, stream
+        devices)."""
+        tensor_device = {h.index: device for h in self._inputs}
+        node_device = []
+        for k, i in enumerate(order):
+            d = self._node_device(self._nodes[i], device, tensor_device)
+            node_device.append(d)
+            for h in self._nodes[i].outputs:
+                tensor_device[h.index] = d
+        devices = [device] + sorted(set(node_device) - {device})
+        stream_devices = {}
+        for node, d in zip(nodes, node_device, strict=True):
+            node.device = devices.index(d)
+            for st in node.streams:
+                if stream_devices.setdefault(st, node.device) != node.device:
+                    raise PipelineError(f"node {node.name!r}: its stream label is shared with a node on "
+                                        "another device; a stream belongs to one device")
+        for t_index, t in enumerate(tensors):
+            t.device = devices.index(tensor_device.get(t_index, device))
+        if len(devices) == 1:
+            return devices, [stream_devices.get(s, 0) for s in range(len(stream_devices) or 1)]
+        if single:
+            raise PipelineError(f"streams='single' runs everything on one stream, but the pipeline spans "
+                                f"devices {devices}")
+        copies = {}            # (tensor, device index) -> (copy tensor, position it goes before)
+        n_streams = len(stream_devices)
+
+        def copy_of(t, d, before):
+            if (t, d) not in copies:
+                src = tensors[t]
+                tensors.append(PlanTensor(f"{src.name}@device{devices[d]}", src.dtype, src.shape, src.row_bytes,
+                                          capacity=src.capacity, domain=src.domain, max_rows=src.max_rows, device=d))
+                copies[(t, d)] = (len(tensors) - 1, before)
+            return copies[(t, d)][0]
+
+        for k, node in enumerate(nodes):
+            node.inputs = [t if t < 0 or tensors[t].device == node.device else copy_of(t, node.device, k)
+                           for t in node.inputs]
+        for o, (name, t) in enumerate(outputs):
+            if tensors[t].device != 0:
+                outputs[o] = (name, copy_of(t, 0, len(nodes)))
+        by_position = {}
+        for (t, d), (new, before) in copies.items():
+            src_device = tensors[t].device
+            peer = _peer_link(devices[src_device], devices[d])
+            stream = n_streams
+            stream_devices[stream] = d
+            n_streams += 1
+            bridge = -1
+            if not peer:
+                bridge = n_streams
+                stream_devices[bridge] = src_device
+                n_streams += 1
+            by_position.setdefault(before, []).append(PlanNode(
+                name=f"copy {tensors[t].name} to device {devices[d]}"[:63], model=None, stream=stream,
+                inputs=[t], outputs=[new], dyn_index=-1, dyn_offset=0, dyn_size=0, gears=(), static_batch=0,
+                streams=(stream,), kind="copy", domain=tensors[t].domain, device=d, bridge_stream=bridge))
+        # the new order: copies before their first reader; positions of host steps move with it
+        placed, new_position = [], {}
+        for k in range(len(nodes) + 1):
+            placed.extend(by_position.get(k, ()))
+            if k < len(nodes):
+                new_position[k] = len(placed)
+                placed.append(nodes[k])
+        nodes[:] = placed
+        for node in nodes:
+            node.domain = new_position.get(node.domain, -1) if node.domain >= 0 else -1
+        for t in tensors:
+            t.domain = new_position[t.domain] if t.domain >= 0 else -1
+            t.producer, t.readers = -1, []
+        for k, node in enumerate(nodes):
+            for t in node.inputs:
+                if t >= 0:
+                    tensors[t].readers.append(k)
+            for t in node.outputs:
+                tensors[t].producer = k
+        for _name, t in outputs:
+            tensors[t].readers.append(len(nodes))
+        return devices, [stream_devices[s] for s in range(n_streams)]
 
     def _topological_order(self) -> list[int]:
         producer = {}
@@ -895,10 +1004,10 @@ def _last_uses(t):
     return t.readers or [t.producer]
 
 
-def _plan_memory(tensors, nodes, max_batch):
-    """Give every tensor a capacity and an offset in the slot region.
+def _plan_memory(tensors, nodes, max_batch, n_devices=1):
+    """Give every tensor a capacity and an offset in its device's slot region.
 
-    Returns (slot_bytes, working_set, unshared_bytes).
+    Returns (slot bytes per device, working_set, unshared_bytes).
     """
     n = len(nodes)
     after = _happens_before(tensors, nodes)
@@ -920,6 +1029,8 @@ def _plan_memory(tensors, nodes, max_batch):
         best = None
         if t.producer >= 0:
             for b in blocks:
+                if b["device"] != t.device:
+                    continue
                 ok = all(
                     t.producer in after[r]
                     for other in b["tensors"]
@@ -928,19 +1039,31 @@ def _plan_memory(tensors, nodes, max_batch):
                 if ok and (best is None or abs(b["size"] - t.capacity) < abs(best["size"] - t.capacity)):
                     best = b
         if best is None:
-            best = {"size": 0, "tensors": []}
+            best = {"size": 0, "tensors": [], "device": t.device}
             blocks.append(best)
         best["size"] = max(best["size"], t.capacity)
         best["tensors"].append(idx)
 
-    offset = 0
+    offsets = [0] * n_devices
     for b in blocks:
         for idx in b["tensors"]:
-            tensors[idx].offset = offset
+            tensors[idx].offset = offsets[b["device"]]
             tensors[idx].capacity = b["size"]
-        offset += b["size"]
+        offsets[b["device"]] += b["size"]
     for node in nodes:
         if node.dyn_index >= 0:
-            node.dyn_offset = offset
-            offset += carve(node.dyn_size)
-    return offset, working, unshared
+            node.dyn_offset = offsets[node.device]
+            offsets[node.device] += carve(node.dyn_size)
+    return offsets, working, unshared
+
+
+def _peer_link(a, b) -> bool:
+    """Whether device a can copy straight to device b (aclrtDeviceCanAccessPeer)."""
+    from ascend_engine import Device
+    from ascend_engine.errors import AclError, BackendError
+
+    with Device(a) as dev:
+        try:
+            return bool(dev.can_access_peer(b))
+        except (AclError, BackendError):   # a runtime without peer access: copy through the host
+            return False

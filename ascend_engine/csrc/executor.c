@@ -68,6 +68,17 @@ int aex_make_current(ae_engine *e, ae_error *err)
     return 0;
 }
 
+int aex_use_device(ae_engine *e, int d, ae_error *err)
+{
+    if (e->n_devices <= 1)
+        return 0;
+    aclrtContext current = NULL;
+    if (e->acl->aclrtGetCurrentContext(&current) == ACL_SUCCESS && current == e->contexts[d])
+        return 0;
+    ACL_CALL(e, err, NULL, aclrtSetCurrentContext, e->contexts[d]);
+    return 0;
+}
+
 void *aex_calloc(size_t n, size_t size)
 {
     return calloc(n ? n : 1, size ? size : 1);
@@ -87,11 +98,25 @@ static int check_plan(const ae_plan *p, ae_error *err)
             p->n_outputs);
     if (p->max_batch < 1)
         BAD("max_batch must be at least 1");
+    int n_dev = p->n_devices > 1 ? p->n_devices : 1;
+    if (p->n_devices > 1) {
+        if (!p->contexts || !p->device_ids || !p->device_slot_bytes || !p->stream_devices)
+            BAD("a plan of %d devices needs contexts, device ids, slot sizes and stream devices", p->n_devices);
+        if (p->contexts[0] != p->context || p->device_ids[0] != p->device_id ||
+            p->device_slot_bytes[0] != p->slot_bytes)
+            BAD("device 0 of the plan's list differs from its context, device id or slot size");
+        for (int s = 0; s < p->n_streams; s++)
+            if (p->stream_devices[s] < 0 || p->stream_devices[s] >= n_dev)
+                BAD("compute stream %d is on device %d of %d", s, p->stream_devices[s], n_dev);
+    }
     for (int t = 0; t < p->n_tensors; t++) {
         const ae_tensor_plan *tp = &p->tensors[t];
-        if (tp->offset > p->slot_bytes || tp->capacity > p->slot_bytes - tp->offset)
+        if (tp->device < 0 || tp->device >= n_dev)
+            BAD("tensor %d is on device %d of %d", t, tp->device, n_dev);
+        size_t region = tp->device ? p->device_slot_bytes[tp->device] : p->slot_bytes;
+        if (tp->offset > region || tp->capacity > region - tp->offset)
             BAD("tensor %d [%zu, +%zu) lies outside the slot region of %zu bytes", t, tp->offset,
-                tp->capacity, p->slot_bytes);
+                tp->capacity, region);
         if (tp->domain != AE_ROWS_REQUEST &&
             (tp->domain < 0 || tp->domain >= p->n_nodes || p->nodes[tp->domain].kind != AE_NODE_HOST ||
              !p->nodes[tp->domain].rows_any))
@@ -111,8 +136,42 @@ static int check_plan(const ae_plan *p, ae_error *err)
                 p->n_tensors);
     for (int n = 0; n < p->n_nodes; n++) {
         const ae_node_plan *np = &p->nodes[n];
-        if (np->kind != AE_NODE_MODEL && np->kind != AE_NODE_HOST)
+        if (np->kind != AE_NODE_MODEL && np->kind != AE_NODE_HOST && np->kind != AE_NODE_COPY)
             BAD("node '%s' has kind %d", np->name, np->kind);
+        if (np->device < 0 || np->device >= n_dev)
+            BAD("node '%s' is on device %d of %d", np->name, np->device, n_dev);
+        for (int k = 0; k < (np->instances > 1 ? np->instances : 1); k++) {
+            int st = np->instances > 1 && np->streams ? np->streams[k] : np->stream;
+            if (p->n_devices > 1 && st >= 0 && st < p->n_streams && p->stream_devices[st] != np->device)
+                BAD("node '%s' on device %d uses stream %d of device %d", np->name, np->device, st,
+                    p->stream_devices[st]);
+        }
+        for (int i = 0; i < np->n_outputs; i++) {
+            int t = np->outputs[i];
+            if (t >= 0 && t < p->n_tensors && p->tensors[t].device != np->device)
+                BAD("node '%s' on device %d writes tensor %d of device %d", np->name, np->device, t,
+                    p->tensors[t].device);
+        }
+        for (int i = 0; i < np->n_inputs && np->kind != AE_NODE_COPY; i++) {
+            int t = np->inputs[i];
+            if (t >= 0 && t < p->n_tensors && p->tensors[t].device != np->device)
+                BAD("node '%s' on device %d reads tensor %d of device %d: copy it first", np->name,
+                    np->device, t, p->tensors[t].device);
+        }
+        if (np->kind == AE_NODE_COPY) {
+            if (np->n_inputs != 1 || np->n_outputs != 1 || np->instances > 1 || np->dyn_index >= 0)
+                BAD("copy node '%s' needs one input and one output", np->name);
+            if (np->inputs[0] >= 0 && np->inputs[0] < p->n_tensors && np->outputs[0] >= 0 &&
+                np->outputs[0] < p->n_tensors &&
+                (p->tensors[np->inputs[0]].device == np->device ||
+                 p->tensors[np->inputs[0]].row_bytes != p->tensors[np->outputs[0]].row_bytes))
+                BAD("copy node '%s' must copy a tensor of another device into one of its own, row for row",
+                    np->name);
+            if (np->bridge_stream >= p->n_streams ||
+                (np->bridge_stream >= 0 && p->n_devices > 1 &&
+                 p->stream_devices[np->bridge_stream] != p->tensors[np->inputs[0]].device))
+                BAD("copy node '%s': its host bridge needs a stream of the source device", np->name);
+        }
         if (np->domain != AE_ROWS_REQUEST &&
             (np->domain < 0 || np->domain >= n || p->nodes[np->domain].kind != AE_NODE_HOST ||
              !p->nodes[np->domain].rows_any))
@@ -150,8 +209,9 @@ static int check_plan(const ae_plan *p, ae_error *err)
         }
         if (np->dyn_index >= np->n_inputs)
             BAD("node '%s': dynamic input %d of %d inputs", np->name, np->dyn_index, np->n_inputs);
-        if (np->dyn_index >= 0 && (np->n_gears < 1 || np->dyn_offset > p->slot_bytes ||
-                                   np->dyn_size > p->slot_bytes - np->dyn_offset))
+        size_t node_region = np->device > 0 ? p->device_slot_bytes[np->device] : p->slot_bytes;
+        if (np->dyn_index >= 0 && (np->n_gears < 1 || np->dyn_offset > node_region ||
+                                   np->dyn_size > node_region - np->dyn_offset))
             BAD("node '%s': dynamic-batch buffer or gears are invalid", np->name);
         for (int i = 0; i < np->n_inputs; i++) {
             int t = np->inputs[i];
@@ -302,6 +362,36 @@ static int copy_plan(ae_engine *e, const ae_plan *p, ae_error *err)
     e->plan.nodes = e->nodes;
     e->plan.input_tensors = e->input_tensors;
     e->plan.output_tensors = e->output_tensors;
+
+    /* devices: a plan of one device has them in its scalars */
+    e->n_devices = p->n_devices > 1 ? p->n_devices : 1;
+    e->contexts = aex_calloc((size_t)e->n_devices, sizeof(aclrtContext));
+    e->device_ids = aex_calloc((size_t)e->n_devices, sizeof(int32_t));
+    e->dev_slot_bytes = aex_calloc((size_t)e->n_devices, sizeof(size_t));
+    e->arenas = aex_calloc((size_t)e->n_devices, sizeof(void *));
+    e->stream_devices = aex_calloc((size_t)p->n_streams, sizeof(int));
+    e->bridge_off = aex_calloc((size_t)p->n_nodes, sizeof(size_t));
+    if (!e->contexts || !e->device_ids || !e->dev_slot_bytes || !e->arenas || !e->stream_devices ||
+        !e->bridge_off)
+        return aex_fail(e, err, 0, "ae_engine_create", NULL, "out of host memory");
+    for (int d = 0; d < e->n_devices; d++) {
+        e->contexts[d] = p->n_devices > 1 ? p->contexts[d] : p->context;
+        e->device_ids[d] = p->n_devices > 1 ? p->device_ids[d] : p->device_id;
+        e->dev_slot_bytes[d] = p->n_devices > 1 ? p->device_slot_bytes[d] : p->slot_bytes;
+    }
+    for (int st = 0; st < p->n_streams; st++)
+        e->stream_devices[st] = p->n_devices > 1 ? p->stream_devices[st] : 0;
+    e->plan.contexts = e->contexts;
+    e->plan.device_ids = e->device_ids;
+    e->plan.device_slot_bytes = e->dev_slot_bytes;
+    e->plan.stream_devices = e->stream_devices;
+    /* pinned staging of the copies through the host, one per such copy node */
+    for (int n = 0; n < p->n_nodes; n++) {
+        if (e->nodes[n].kind != AE_NODE_COPY || e->nodes[n].bridge_stream < 0)
+            continue;
+        e->bridge_off[n] = e->bridge_bytes;
+        e->bridge_bytes += align_up(e->tensors[e->nodes[n].inputs[0]].capacity, AE_ALIGN);
+    }
     return 0;
 }
 
@@ -319,8 +409,16 @@ static int new_event(ae_engine *e, ae_error *err, int timing, aclrtEvent *out)
                     "the device's event budget is exhausted: lower depth",
                     e->n_events + 1, e->cap_events, e->plan.depth, e->plan.n_nodes,
                     e->plan.profile ? " + profiling events" : "");
+    e->event_devices[e->n_events] = e->building_device;
     e->events[e->n_events++] = *out;
     return 0;
+}
+
+/* Create the next objects on device d (creation is single-threaded). */
+static int build_on(ae_engine *e, int d, ae_error *err)
+{
+    e->building_device = d;
+    return aex_use_device(e, d, err);
 }
 
 static int new_buffer(ae_engine *e, ae_error *err, const char *node, void *data, size_t size,
@@ -339,33 +437,50 @@ static int build_slot(ae_engine *e, int s, ae_error *err)
 {
     const ae_plan *p = &e->plan;
     slot *sl = &e->slots[s];
-    sl->device = (char *)e->arena + (size_t)s * p->slot_bytes;
-    sl->host_in = (char *)e->host_arena + (size_t)s * (e->host_in_bytes + e->host_out_bytes + e->host_step_bytes);
+    sl->dev = aex_calloc((size_t)e->n_devices, sizeof(char *));
+    if (!sl->dev)
+        return aex_fail(e, err, 0, "ae_engine_create", NULL, "out of host memory");
+    for (int d = 0; d < e->n_devices; d++)
+        sl->dev[d] = (char *)e->arenas[d] + (size_t)s * e->dev_slot_bytes[d];
+    sl->device = sl->dev[0];
+    sl->host_in = (char *)e->host_arena +
+                  (size_t)s * (e->host_in_bytes + e->host_out_bytes + e->host_step_bytes + e->bridge_bytes);
     sl->host_out = sl->host_in + e->host_in_bytes;
+    sl->host_steps = sl->host_out + e->host_out_bytes;
+    sl->bridge = sl->host_steps + e->host_step_bytes;
     sl->in_sets = aex_calloc((size_t)p->n_nodes, sizeof(aclmdlDataset *));
     sl->out_sets = aex_calloc((size_t)p->n_nodes, sizeof(aclmdlDataset *));
     sl->node_done = aex_calloc((size_t)p->n_nodes, sizeof(aclrtEvent));
     sl->node_start = aex_calloc((size_t)p->n_nodes, sizeof(aclrtEvent));
     sl->node_wait = aex_calloc((size_t)p->n_nodes, sizeof(aclrtEvent));
+    sl->step_ready = aex_calloc((size_t)p->n_nodes, sizeof(aclrtEvent));
+    sl->bridged = aex_calloc((size_t)p->n_nodes, sizeof(aclrtEvent));
+    sl->rows_of = aex_calloc((size_t)p->n_nodes + 1, sizeof(uint64_t));
     sl->user_out = aex_calloc((size_t)p->n_outputs, sizeof(void *));
     if (!sl->in_sets || !sl->out_sets || !sl->node_done || !sl->node_start || !sl->node_wait ||
-        !sl->user_out)
+        !sl->step_ready || !sl->bridged || !sl->rows_of || !sl->user_out)
         return aex_fail(e, err, 0, "ae_engine_create", NULL, "out of host memory");
-    sl->step_ready = aex_calloc((size_t)p->n_nodes, sizeof(aclrtEvent));
-    sl->rows_of = aex_calloc((size_t)p->n_nodes + 1, sizeof(uint64_t));
-    if (!sl->step_ready || !sl->rows_of)
-        return aex_fail(e, err, 0, "ae_engine_create", NULL, "out of host memory");
-    sl->host_steps = sl->host_out + e->host_out_bytes;
     for (int n = 0; n < p->n_nodes; n++) {
         const ae_node_plan *np = &e->nodes[n];
-        if (np->kind == AE_NODE_HOST) {
-            if (new_event(e, err, p->profile, &sl->node_done[n]) ||
-                new_event(e, err, p->profile, &sl->step_ready[n]))
+        if (np->kind == AE_NODE_COPY && np->bridge_stream >= 0) {
+            /* recorded on the source device's stream after its D2H */
+            if (build_on(e, e->stream_devices[np->bridge_stream], err) ||
+                new_event(e, err, p->profile, &sl->bridged[n]))
                 return -1;
-            if (p->profile && new_event(e, err, 1, &sl->node_wait[n]))
+        }
+        if (build_on(e, np->device, err) || new_event(e, err, p->profile, &sl->node_done[n]))
+            return -1;
+        if (p->profile && new_event(e, err, 1, &sl->node_wait[n]))
+            return -1;
+        if (np->kind == AE_NODE_HOST) {
+            if (new_event(e, err, p->profile, &sl->step_ready[n]))
                 return -1;
             continue;
         }
+        if (p->profile && new_event(e, err, 1, &sl->node_start[n]))
+            return -1;
+        if (np->kind == AE_NODE_COPY)
+            continue;
         sl->in_sets[n] = e->acl->aclmdlCreateDataset();
         sl->out_sets[n] = e->acl->aclmdlCreateDataset();
         if (!sl->in_sets[n] || !sl->out_sets[n])
@@ -374,25 +489,21 @@ static int build_slot(ae_engine *e, int s, ae_error *err)
         for (int i = 0; i < np->n_inputs; i++) {
             int t = np->inputs[i];
             int rc = i == np->dyn_index
-                         ? new_buffer(e, err, np->name, sl->device + np->dyn_offset, np->dyn_size,
+                         ? new_buffer(e, err, np->name, sl->dev[np->device] + np->dyn_offset, np->dyn_size,
                                       sl->in_sets[n])
-                         : new_buffer(e, err, np->name, sl->device + e->tensors[t].offset,
-                                      e->tensors[t].capacity, sl->in_sets[n]);
+                         : new_buffer(e, err, np->name, aex_tensor_addr(e, sl, t), e->tensors[t].capacity,
+                                      sl->in_sets[n]);
             if (rc)
                 return rc;
         }
         for (int i = 0; i < np->n_outputs; i++) {
-            const ae_tensor_plan *tp = &e->tensors[np->outputs[i]];
-            if (new_buffer(e, err, np->name, sl->device + tp->offset, tp->capacity, sl->out_sets[n]))
+            int t = np->outputs[i];
+            if (new_buffer(e, err, np->name, aex_tensor_addr(e, sl, t), e->tensors[t].capacity, sl->out_sets[n]))
                 return -1;
         }
-        if (new_event(e, err, p->profile, &sl->node_done[n]))
-            return -1;
-        if (p->profile &&
-            (new_event(e, err, 1, &sl->node_start[n]) || new_event(e, err, 1, &sl->node_wait[n])))
-            return -1;
     }
-    if (new_event(e, err, p->profile, &sl->inputs_ready) || new_event(e, err, p->profile, &sl->done))
+    if (build_on(e, 0, err) || new_event(e, err, p->profile, &sl->inputs_ready) ||
+        new_event(e, err, p->profile, &sl->done))
         return -1;
     if (p->profile && (new_event(e, err, 1, &sl->copy_in_start) || new_event(e, err, 1, &sl->copy_out_wait) ||
                        new_event(e, err, 1, &sl->copy_out_start)))
@@ -441,6 +552,8 @@ int ae_engine_create(const ae_acl_api *api, const ae_plan *plan, ae_engine **out
         goto failed;
     }
     for (int s = 0; s < p->n_streams; s++) {
+        if (aex_use_device(e, e->stream_devices[s], err))
+            goto failed;
         aclError rc = e->acl->aclrtCreateStream(&e->streams[s]);
         if (rc != ACL_SUCCESS) {
             aex_fail(e, err, rc, "aclrtCreateStream", NULL, "creating compute stream %d of %d", s + 1,
@@ -449,6 +562,8 @@ int ae_engine_create(const ae_acl_api *api, const ae_plan *plan, ae_engine **out
         }
         e->n_created_streams++;
     }
+    if (aex_use_device(e, 0, err))
+        goto failed;
     if (p->single_stream) {
         e->copy_in = e->copy_out = e->streams[0];
     } else {
@@ -461,17 +576,48 @@ int ae_engine_create(const ae_acl_api *api, const ae_plan *plan, ae_engine **out
         }
     }
 
-    /* one device arena and one pinned host region for all slots */
-    e->arena_bytes = p->slot_bytes * (size_t)p->depth;
-    aclError rc = e->acl->aclrtMalloc(&e->arena, e->arena_bytes, ACL_MEM_MALLOC_HUGE_FIRST);
-    if (rc != ACL_SUCCESS) {
-        e->arena = NULL;
-        aex_fail(e, err, rc, "aclrtMalloc", NULL,
-             "allocating the device arena of %zu bytes (%d slots x %zu bytes)", e->arena_bytes,
-             p->depth, p->slot_bytes);
-        goto failed;
+    /* one device arena per device and one pinned host region for all slots */
+    aclError rc = ACL_SUCCESS;
+    for (int d = 0; d < e->n_devices; d++) {
+        size_t bytes = e->dev_slot_bytes[d] * (size_t)p->depth;
+        if (aex_use_device(e, d, err))
+            goto failed;
+        rc = e->acl->aclrtMalloc(&e->arenas[d], bytes ? bytes : AE_ALIGN, ACL_MEM_MALLOC_HUGE_FIRST);
+        if (rc != ACL_SUCCESS) {
+            e->arenas[d] = NULL;
+            aex_fail(e, err, rc, "aclrtMalloc", NULL,
+                     "allocating the arena of %zu bytes on device %d (%d slots x %zu bytes)", bytes,
+                     (int)e->device_ids[d], p->depth, e->dev_slot_bytes[d]);
+            goto failed;
+        }
+        e->arena_bytes += bytes;
     }
-    e->host_bytes = (e->host_in_bytes + e->host_out_bytes + e->host_step_bytes) * (size_t)p->depth;
+    e->arena = e->arenas[0];
+    /* copies between devices: open the direction source -> destination */
+    for (int n = 0; n < p->n_nodes; n++) {
+        const ae_node_plan *np = &e->nodes[n];
+        if (np->kind != AE_NODE_COPY || np->bridge_stream >= 0)
+            continue;
+        int from = e->tensors[np->inputs[0]].device;
+        if (!e->acl->aclrtDeviceEnablePeerAccess) {
+            aex_fail(e, err, ACL_ERROR_FEATURE_UNSUPPORTED, "aclrtDeviceEnablePeerAccess", np->name,
+                     "the AscendCL library lacks peer access: copy through the host instead");
+            goto failed;
+        }
+        if (aex_use_device(e, from, err))
+            goto failed;
+        rc = e->acl->aclrtDeviceEnablePeerAccess(e->device_ids[np->device], 0);
+        if (rc != ACL_SUCCESS) {
+            aex_fail(e, err, rc, "aclrtDeviceEnablePeerAccess", np->name,
+                     "opening peer access from device %d to device %d for copy '%s'",
+                     (int)e->device_ids[from], (int)e->device_ids[np->device], np->name);
+            goto failed;
+        }
+    }
+    if (aex_use_device(e, 0, err))
+        goto failed;
+    e->host_bytes = (e->host_in_bytes + e->host_out_bytes + e->host_step_bytes + e->bridge_bytes) *
+                    (size_t)p->depth;
     rc = e->acl->aclrtMallocHost(&e->host_arena, e->host_bytes ? e->host_bytes : AE_ALIGN);
     if (rc != ACL_SUCCESS) {
         e->host_arena = NULL;
@@ -486,19 +632,23 @@ int ae_engine_create(const ae_acl_api *api, const ae_plan *plan, ae_engine **out
         if (e->nodes[n].kind == AE_NODE_MODEL)
             per_slot_buffers += e->nodes[n].n_inputs + e->nodes[n].n_outputs;
     e->cap_buffers = per_slot_buffers * p->depth;
-    e->cap_events = p->depth * ((p->profile ? p->n_nodes * 3 + 5 : p->n_nodes + 2) + e->n_steps) +
+    int bridged = 0;
+    for (int n = 0; n < p->n_nodes; n++)
+        bridged += e->nodes[n].kind == AE_NODE_COPY && e->nodes[n].bridge_stream >= 0;
+    e->cap_events = p->depth * ((p->profile ? p->n_nodes * 3 + 5 : p->n_nodes + 2) + e->n_steps + bridged) +
                     (p->profile ? 1 : 0);
     e->buffers = aex_calloc((size_t)e->cap_buffers, sizeof(aclDataBuffer *));
     e->events = aex_calloc((size_t)e->cap_events, sizeof(aclrtEvent));
+    e->event_devices = aex_calloc((size_t)e->cap_events, sizeof(int));
     e->slots = aex_calloc((size_t)p->depth, sizeof(slot));
-    if (!e->buffers || !e->events || !e->slots) {
+    if (!e->buffers || !e->events || !e->event_devices || !e->slots) {
         aex_fail(e, err, 0, "ae_engine_create", NULL, "out of host memory");
         goto failed;
     }
     for (int s = 0; s < p->depth; s++)
         if (build_slot(e, s, err))
             goto failed;
-    if (p->profile && new_event(e, err, 1, &e->trace_base))
+    if (build_on(e, 0, err) || (p->profile && new_event(e, err, 1, &e->trace_base)))
         goto failed;
     if (aex_steps_start(e, err))
         goto failed;
@@ -562,9 +712,13 @@ static int settle(ae_engine *e, int bounded)
     aclrtStream all[e->n_created_streams + 2];
     int n = engine_streams(e, all), busy = 0;
     uint64_t deadline = bounded ? aex_deadline_from_now(e) : 0;
-    for (int k = 0; k < n; k++)
+    for (int k = 0; k < n; k++) {
+        /* compute streams first, then the copy streams (device 0) */
+        aex_use_device(e, k < e->n_created_streams ? e->stream_devices[k] : 0, NULL);
         if (sync_stream(e, all[k], deadline) == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT)
             busy = 1;
+    }
+    aex_use_device(e, 0, NULL);
     return busy ? -1 : 0;
 }
 
@@ -596,8 +750,10 @@ static int release_all(ae_engine *e, ae_error *err)
             free(sl->node_start);
             free(sl->node_wait);
             free(sl->step_ready);
+            free(sl->bridged);
             free(sl->rows_of);
             free(sl->user_out);
+            free(sl->dev);
         }
         free(e->slots);
         e->slots = NULL;
@@ -605,9 +761,12 @@ static int release_all(ae_engine *e, ae_error *err)
     for (int i = 0; i < e->n_buffers; i++)
         RELEASE(aclDestroyDataBuffer, e->buffers[i]);
     e->n_buffers = 0;
-    for (int i = 0; i < e->n_events; i++)
+    for (int i = 0; i < e->n_events; i++) {
+        aex_use_device(e, e->event_devices[i], NULL);
         RELEASE(aclrtDestroyEvent, e->events[i]);
+    }
     e->n_events = 0;
+    aex_use_device(e, 0, NULL);
     if (!e->plan.single_stream) {
         if (e->copy_in)
             RELEASE(aclrtDestroyStream, e->copy_in);
@@ -615,11 +774,18 @@ static int release_all(ae_engine *e, ae_error *err)
             RELEASE(aclrtDestroyStream, e->copy_out);
     }
     e->copy_in = e->copy_out = NULL;
-    for (int s = 0; s < e->n_created_streams; s++)
+    for (int s = 0; s < e->n_created_streams; s++) {
+        aex_use_device(e, e->stream_devices[s], NULL);
         RELEASE(aclrtDestroyStream, e->streams[s]);
+    }
     e->n_created_streams = 0;
-    if (e->arena)
-        RELEASE(aclrtFree, e->arena);
+    for (int d = 0; e->arenas && d < e->n_devices; d++) {
+        aex_use_device(e, d, NULL);
+        if (e->arenas[d])
+            RELEASE(aclrtFree, e->arenas[d]);
+        e->arenas[d] = NULL;
+    }
+    aex_use_device(e, 0, NULL);
     e->arena = NULL;
     if (e->host_arena)
         RELEASE(aclrtFreeHost, e->host_arena);
@@ -666,6 +832,13 @@ static void free_engine(ae_engine *e)
     free(e->node_ms);
     free(e->trace_rows);
     free(e->trace_requests);
+    free(e->contexts);
+    free(e->device_ids);
+    free(e->dev_slot_bytes);
+    free(e->arenas);
+    free(e->stream_devices);
+    free(e->event_devices);
+    free(e->bridge_off);
     aex_steps_free(e);
     free(e);
 }
@@ -796,17 +969,22 @@ static void blame_stream(ae_engine *e, ae_error *err)
     }
     for (int n = 0; n < e->plan.n_nodes; n++) {
         for (int k = 0; k < e->nodes[n].instances; k++) {
-            rc = sync_stream(e, e->streams[node_stream(&e->nodes[n], (uint64_t)k)], deadline);
+            int st = node_stream(&e->nodes[n], (uint64_t)k);
+            aex_use_device(e, e->stream_devices[st], NULL);
+            rc = sync_stream(e, e->streams[st], deadline);
+            aex_use_device(e, 0, NULL);
             if (rc != ACL_SUCCESS && rc != ACL_ERROR_RT_STREAM_SYNC_TIMEOUT) {
                 char what[AE_NAME_MAX + 32];
                 if (e->nodes[n].kind == AE_NODE_HOST)
                     snprintf(what, sizeof what, "the copies of host step '%s'", e->nodes[n].name);
+                else if (e->nodes[n].kind == AE_NODE_COPY)
+                    snprintf(what, sizeof what, "the copy '%s' between devices", e->nodes[n].name);
                 else if (e->nodes[n].instances > 1)
                     snprintf(what, sizeof what, "model '%s' (instance %d)", e->nodes[n].name, k);
                 else
                     snprintf(what, sizeof what, "model '%s'", e->nodes[n].name);
-                copy_name(err->function, e->nodes[n].kind == AE_NODE_HOST ? "aclrtMemcpyAsync"
-                                                                            : "aclmdlExecuteAsync");
+                copy_name(err->function, e->nodes[n].kind == AE_NODE_MODEL ? "aclmdlExecuteAsync"
+                                                                             : "aclrtMemcpyAsync");
                 blame(e, err, rc, e->nodes[n].name, what);
                 return;
             }
@@ -852,7 +1030,8 @@ static int point_chunk(ae_engine *e, slot *sl, int n, uint64_t start, uint64_t g
             return aex_fail(e, err, ACL_ERROR_FEATURE_UNSUPPORTED, "aclUpdateDataBuffer", np->name,
                             "the AscendCL library lacks aclUpdateDataBuffer, needed to run rows after a "
                             "host step in chunks");
-        ACL_CALL(e, err, np->name, aclUpdateDataBuffer, b, sl->device + tp->offset + at, tp->capacity - at);
+        char *base = aex_tensor_addr(e, sl, is_in ? np->inputs[i] : np->outputs[i]);
+        ACL_CALL(e, err, np->name, aclUpdateDataBuffer, b, base + at, tp->capacity - at);
     }
     return 0;
 }
@@ -866,6 +1045,8 @@ static int enqueue_model(ae_engine *e, slot *sl, uint64_t request, int n, int sk
     aclrtStream st = e->streams[node_stream(np, request)];
     uint32_t model_id = node_model(np, request);
     uint64_t rows = aex_rows(sl, np->domain);
+    if (aex_use_device(e, np->device, err))
+        return -1;
     if (p->profile)
         ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_wait[n], st);
     if (!p->unsafe_skip_waits) {
@@ -917,6 +1098,8 @@ static int enqueue_model(ae_engine *e, slot *sl, uint64_t request, int n, int sk
 static int enqueue_copy_out(ae_engine *e, slot *sl, int skip, ae_error *err)
 {
     const ae_plan *p = &e->plan;
+    if (aex_use_device(e, 0, err))
+        return -1;
     if (p->profile)
         ACL_CALL(e, err, NULL, aclrtRecordEvent, sl->copy_out_wait, e->copy_out);
     if (!p->unsafe_skip_waits) {
@@ -932,18 +1115,75 @@ static int enqueue_copy_out(ae_engine *e, slot *sl, int skip, ae_error *err)
         size_t bytes = tp->row_bytes * aex_rows(sl, tp->domain);
         if (bytes)
             ACL_CALL(e, err, NULL, aclrtMemcpyAsync, sl->host_out + e->out_stage_off[o], bytes,
-                     sl->device + tp->offset, bytes, ACL_MEMCPY_DEVICE_TO_HOST, e->copy_out);
+                     aex_tensor_addr(e, sl, p->output_tensors[o]), bytes, ACL_MEMCPY_DEVICE_TO_HOST, e->copy_out);
     }
     ACL_CALL(e, err, NULL, aclrtRecordEvent, sl->done, e->copy_out);
+    return 0;
+}
+
+/* A tensor copied to another device (see ae_node_plan): device to device
+ * on the node's stream, or through pinned host memory when the devices have
+ * no peer link.  A stream may wait on another device's event (CANN issues a
+ * remote event wait), so the waits need no bridge. */
+static int enqueue_copy(ae_engine *e, slot *sl, int n, int skip, ae_error *err)
+{
+    const ae_plan *p = &e->plan;
+    const ae_node_plan *np = &e->nodes[n];
+    int src = np->inputs[0], dst = np->outputs[0];
+    const ae_tensor_plan *tp = &e->tensors[src];
+    size_t bytes = skip ? 0 : tp->row_bytes * aex_rows(sl, tp->domain);
+    aclrtStream st = e->streams[np->stream];
+    aclrtStream wait_on = st;
+    if (np->bridge_stream >= 0) {
+        wait_on = e->streams[np->bridge_stream];
+        if (aex_use_device(e, tp->device, err))
+            return -1;
+    } else if (aex_use_device(e, np->device, err)) {
+        return -1;
+    }
+    if (p->profile && np->bridge_stream < 0)
+        ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_wait[n], st);
+    if (!p->unsafe_skip_waits) {
+        if (e->node_reads_input[n] && !p->single_stream)
+            ACL_CALL(e, err, np->name, aclrtStreamWaitEvent, wait_on, sl->inputs_ready);
+        for (int w = 0; w < e->node_n_waits[n]; w++)
+            ACL_CALL(e, err, np->name, aclrtStreamWaitEvent, wait_on, sl->node_done[e->node_waits[n][w]]);
+    }
+    if (np->bridge_stream >= 0) {
+        char *stage = sl->bridge + e->bridge_off[n];
+        if (bytes)
+            ACL_CALL(e, err, np->name, aclrtMemcpyAsync, stage, tp->capacity, aex_tensor_addr(e, sl, src), bytes,
+                     ACL_MEMCPY_DEVICE_TO_HOST, wait_on);
+        ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->bridged[n], wait_on);
+        if (aex_use_device(e, np->device, err))
+            return -1;
+        if (p->profile)
+            ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_wait[n], st);
+        ACL_CALL(e, err, np->name, aclrtStreamWaitEvent, st, sl->bridged[n]);
+        if (p->profile)
+            ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_start[n], st);
+        if (bytes)
+            ACL_CALL(e, err, np->name, aclrtMemcpyAsync, aex_tensor_addr(e, sl, dst), e->tensors[dst].capacity,
+                     stage, bytes, ACL_MEMCPY_HOST_TO_DEVICE, st);
+    } else {
+        if (p->profile)
+            ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_start[n], st);
+        if (bytes)
+            ACL_CALL(e, err, np->name, aclrtMemcpyAsync, aex_tensor_addr(e, sl, dst), e->tensors[dst].capacity,
+                     aex_tensor_addr(e, sl, src), bytes, ACL_MEMCPY_DEVICE_TO_DEVICE, st);
+    }
+    ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_done[n], st);
     return 0;
 }
 
 int aex_enqueue_nodes(ae_engine *e, slot *sl, uint64_t request, int from, int skip, ae_error *err)
 {
     for (int n = from; n < e->plan.n_nodes; n++) {
-        if (e->nodes[n].kind == AE_NODE_HOST)
+        int kind = e->nodes[n].kind;
+        if (kind == AE_NODE_HOST)
             return aex_step_begin(e, sl, request, n, skip, err);   /* its worker goes on */
-        if (enqueue_model(e, sl, request, n, skip, err))
+        if (kind == AE_NODE_COPY ? enqueue_copy(e, sl, n, skip, err)
+                                 : enqueue_model(e, sl, request, n, skip, err))
             return -1;
     }
     if (enqueue_copy_out(e, sl, skip, err))
@@ -965,7 +1205,8 @@ static int enqueue(ae_engine *e, slot *sl, uint64_t request, const void *const *
         size_t bytes = tp->row_bytes * rows;
         char *stage = sl->host_in + e->in_stage_off[i];
         memcpy(stage, inputs[i], bytes);
-        ACL_CALL(e, err, NULL, aclrtMemcpyAsync, sl->device + tp->offset, tp->capacity, stage, bytes,
+        ACL_CALL(e, err, NULL, aclrtMemcpyAsync, aex_tensor_addr(e, sl, p->input_tensors[i]), tp->capacity,
+                 stage, bytes,
                  ACL_MEMCPY_HOST_TO_DEVICE, e->copy_in);
     }
     ACL_CALL(e, err, NULL, aclrtRecordEvent, sl->inputs_ready, e->copy_in);

@@ -18,7 +18,10 @@
 #define AE_ALIGN 128u
 
 typedef struct slot {
-    char *device;                 /* this slot's region of the arena */
+    char *device;                 /* this slot's region of device 0's arena (dev[0]) */
+    char **dev;                   /* per device: this slot's region of its arena */
+    char *bridge;                 /* pinned staging of the copies through the host */
+    aclrtEvent *bridged;          /* per copy node through the host: its D2H is done */
     char *host_in;                /* pinned staging for pipeline inputs */
     char *host_out;               /* pinned staging for pipeline outputs */
     char *host_steps;             /* pinned staging of the host steps' inputs and outputs */
@@ -97,6 +100,20 @@ struct ae_engine {
     size_t *out_stage_off;
     size_t host_in_bytes, host_out_bytes, host_step_bytes;
 
+    /* Devices (n_devices >= 1; plans of one device fill them from the plan's
+     * context, device_id and slot_bytes).  Every object is created, used
+     * and destroyed with its device's context current (aex_use_device). */
+    int n_devices;
+    aclrtContext *contexts;
+    int32_t *device_ids;
+    size_t *dev_slot_bytes;
+    int *stream_devices;          /* per compute stream */
+    void **arenas;                /* per device: depth slot regions */
+    int *event_devices;           /* per entry of events[] */
+    int building_device;          /* the device ae_engine_create is creating objects on */
+    size_t *bridge_off;           /* per node: offset of a host-bridged copy's staging in slot.bridge */
+    size_t bridge_bytes;
+
     aclrtStream *streams;         /* compute streams (and the host steps' copy streams) */
     aclrtStream copy_in, copy_out;
     int n_created_streams;
@@ -162,6 +179,15 @@ int32_t aex_ms_left(uint64_t deadline);
 int aex_poll_due(ae_engine *e);
 void *aex_calloc(size_t n, size_t size);
 int aex_make_current(ae_engine *e, ae_error *err);
+/* Make device d's context current (a no-op for plans of one device, whose
+ * context the entry points made current already). */
+int aex_use_device(ae_engine *e, int d, ae_error *err);
+
+/* Where tensor t lives in a slot. */
+static inline char *aex_tensor_addr(const ae_engine *e, const slot *sl, int t)
+{
+    return sl->dev[e->tensors[t].device] + e->tensors[t].offset;
+}
 
 /* Rows of a domain (AE_ROWS_REQUEST or a host step's node index) in a slot. */
 static inline uint64_t aex_rows(const slot *sl, int domain)

@@ -151,6 +151,8 @@ int aex_step_begin(ae_engine *e, slot *sl, uint64_t request, int n, int skip, ae
     const ae_node_plan *np = &e->nodes[n];
     step_runner *r = &e->runners[e->runner_of[n]];
     aclrtStream st = e->streams[np->stream];
+    if (aex_use_device(e, np->device, err))
+        return -1;
     if (p->profile)
         ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_wait[n], st);
     if (!p->unsafe_skip_waits) {
@@ -170,7 +172,7 @@ int aex_step_begin(ae_engine *e, slot *sl, uint64_t request, int n, int skip, ae
         size_t bytes = tp->row_bytes * aex_rows(sl, tp->domain);
         if (bytes)
             ACL_CALL(e, err, np->name, aclrtMemcpyAsync, sl->host_steps + r->in_off[i], tp->capacity,
-                     sl->device + tp->offset, bytes, ACL_MEMCPY_DEVICE_TO_HOST, st);
+                     aex_tensor_addr(e, sl, np->inputs[i]), bytes, ACL_MEMCPY_DEVICE_TO_HOST, st);
     }
     ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->step_ready[n], st);
     if (r->count >= p->depth)   /* one item per slot at most: cannot happen */
@@ -182,7 +184,7 @@ int aex_step_begin(ae_engine *e, slot *sl, uint64_t request, int n, int skip, ae
     it->generation = sl->generation;
     r->count++;
     pthread_cond_broadcast(&e->step_work);
-    return 0;
+    return aex_use_device(e, 0, err);
 }
 
 /* ---- waiting for a request's tail (any thread) --------------------------------- */
@@ -328,11 +330,13 @@ static int resume(ae_engine *e, const step_runner *r, slot *sl, const step_item 
 {
     const ae_node_plan *np = &e->nodes[r->node];
     aclrtStream st = e->streams[np->stream];
+    if (aex_use_device(e, np->device, err))
+        return -1;
     for (int i = 0; i < np->n_outputs && !skip; i++) {
         const ae_tensor_plan *tp = &e->tensors[np->outputs[i]];
         size_t bytes = tp->row_bytes * aex_rows(sl, tp->domain);
         if (bytes)
-            ACL_CALL(e, err, np->name, aclrtMemcpyAsync, sl->device + tp->offset, tp->capacity,
+            ACL_CALL(e, err, np->name, aclrtMemcpyAsync, aex_tensor_addr(e, sl, np->outputs[i]), tp->capacity,
                      sl->host_steps + r->out_off[i], bytes, ACL_MEMCPY_HOST_TO_DEVICE, st);
     }
     ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_done[r->node], st);

@@ -44,6 +44,7 @@ extern "C" {
 /* Node kinds. */
 #define AE_NODE_MODEL 0
 #define AE_NODE_HOST 1
+#define AE_NODE_COPY 2            /* a tensor copied to another device (see ae_node_plan) */
 
 /* How a model picks its gear for a number of rows between two gears (rows
  * produced by a host step; see ae_chunk_next). */
@@ -68,6 +69,7 @@ typedef struct ae_tensor_plan {
     /* Whose rows it carries: AE_ROWS_REQUEST (the request's), or the index
      * of the host step with rows "any" that produced its row count. */
     int domain;
+    int device;         /* index into the plan's devices of the device holding it */
 } ae_tensor_plan;
 
 /*
@@ -132,6 +134,14 @@ typedef struct ae_node_plan {
     uint64_t max_rows;          /* rows_any: most rows it may return */
     int workers;                /* threads running the step (at least 1) */
     int domain;                 /* whose rows the node runs on (AE_ROWS_REQUEST or a host step) */
+    /* The device (index into the plan's devices) the node runs on: its
+     * stream, event and buffers are that device's.  AE_NODE_COPY: copies
+     * inputs[0] (on another device) into outputs[0] (on this one) on its
+     * stream, device to device with peer access; or, when bridge_stream >= 0,
+     * through pinned host memory: D2H on bridge_stream (a stream of the
+     * source device), then H2D on its own stream. */
+    int device;
+    int bridge_stream;
 } ae_node_plan;
 
 typedef struct ae_plan {
@@ -155,6 +165,14 @@ typedef struct ae_plan {
     int spin_wait;              /* poll for completion instead of sleeping (burns a core) */
     int unsafe_skip_waits;      /* testing only: drop cross-stream waits */
     int gear_policy;            /* AE_GEAR_*, for models after a host step with rows "any" */
+    /* Devices: 0 or 1 means one (context, device_id, slot_bytes).  k > 1:
+     * the lists below, index 0 equal to those; pipeline inputs arrive on and
+     * outputs leave from device 0 (the copy streams are its). */
+    int n_devices;
+    const aclrtContext *contexts;
+    const int32_t *device_ids;
+    const size_t *device_slot_bytes;
+    const int *stream_devices;  /* per compute stream: its device index */
 } ae_plan;
 
 typedef struct ae_engine ae_engine;

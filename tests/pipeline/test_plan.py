@@ -4,6 +4,7 @@ These tests need no device work: Pipeline accepts any object that describes
 itself like a loaded Model, so the planning rules are checked in isolation.
 """
 
+import numpy as np
 import pytest
 from helpers.planning import FakeModel
 
@@ -171,12 +172,21 @@ def test_duplicate_names_and_bad_options():
         pipe.plan(streams="many")
 
 
-def test_model_on_another_device_is_rejected():
+def test_model_on_another_device_gets_copies_both_ways():
     pipe = Pipeline(device=0)
     x = pipe.input("x", "float32", (-1, 16))
     pipe.output("y", pipe.model(mlp(device_id=1), x, name="n"))
-    with pytest.raises(PipelineError, match="model node 'n' is on device 1, the pipeline on device 0"):
-        pipe.plan()
+    plan = pipe.plan()
+    assert plan.devices == (0, 1)
+    assert [(n.kind, n.device) for n in plan.nodes] == [("copy", 1), ("model", 1), ("copy", 0)]
+    copy_in, model, copy_out = plan.nodes
+    assert plan.tensors[copy_in.inputs[0]].device == 0 and plan.tensors[copy_in.outputs[0]].device == 1
+    assert [t for t in model.inputs if t >= 0] == copy_in.outputs and copy_out.inputs == model.outputs
+    assert plan.outputs == [("y", copy_out.outputs[0])] and plan.tensors[copy_out.outputs[0]].device == 0
+    assert [plan.stream_devices[n.stream] for n in plan.nodes] == [1, 1, 0]
+    with pytest.raises(PipelineError, match="streams='single' runs everything on one stream, but the "
+                       "pipeline spans devices \\[0, 1\\]"):
+        pipe.plan(streams="single")
 
 
 def test_pipeline_on_missing_device_is_rejected():
@@ -222,7 +232,7 @@ def test_memory_report_recommends_peak_plus_headroom():
     assert set(report["per_node_bytes"]) == {"m0", "m1", "m2"}
 
 
-def test_path_node_pinned_to_another_device_is_rejected(tmp_path):
+def test_path_node_pinned_to_another_device_runs_there(tmp_path):
     from ascend_engine import sim
 
     g = sim.Graph("m")
@@ -232,7 +242,9 @@ def test_path_node_pinned_to_another_device_is_rejected(tmp_path):
     pipe = Pipeline(device=0)
     x = pipe.input("x", "float32", (-1, 16))
     pipe.output("y", pipe.model(path, x, name="n", device=1))
-    with pytest.raises(PipelineError, match="model node 'n' is on device 1, the pipeline on device 0"):
-        pipe.plan()
+    xs = np.linspace(-1, 1, 5 * 16, dtype=np.float32).reshape(5, 16)
+    with pipe.compile(depth=2) as engine:
+        assert engine.plan.nodes[1].model.device_id == 1
+        np.testing.assert_array_equal(engine.run_batch({"x": xs}, batch_size=2)["y"], np.maximum(xs, 0))
     with pytest.raises(PipelineError, match="model node 'bad': .*deviceId 99 is out of range"):
         Pipeline(device=0).model(path, name="bad", device=99)

@@ -214,7 +214,9 @@ class Plan:
             "device": self.device,
             "depth": self.depth,
             "slot_bytes": self.slot_bytes,
-            "arena_bytes": self.slot_bytes * self.depth,
+            "arena_bytes": sum(self.device_slot_bytes or (self.slot_bytes,)) * self.depth,
+            "devices": list(self.devices or (self.device,)),
+            "slot_bytes_per_device": list(self.device_slot_bytes or (self.slot_bytes,)),
             "unshared_slot_bytes": self.unshared_bytes,
             "per_node_bytes": per_node,
             "peak_working_set": peak,
@@ -622,7 +624,7 @@ class Pipeline:
         devices)."""
         tensor_device = {h.index: device for h in self._inputs}
         node_device = []
-        for k, i in enumerate(order):
+        for i in order:
             d = self._node_device(self._nodes[i], device, tensor_device)
             node_device.append(d)
             for h in self._nodes[i].outputs:
@@ -648,8 +650,9 @@ class Pipeline:
         def copy_of(t, d, before):
             if (t, d) not in copies:
                 src = tensors[t]
-                tensors.append(PlanTensor(f"{src.name}@device{devices[d]}", src.dtype, src.shape, src.row_bytes,
-                                          capacity=src.capacity, domain=src.domain, max_rows=src.max_rows, device=d))
+                tensors.append(PlanTensor(f"{src.name}@device{devices[d]}", src.dtype, src.shape,
+                                          src.row_bytes, capacity=src.capacity, domain=src.domain,
+                                          max_rows=src.max_rows, device=d))
                 copies[(t, d)] = (len(tensors) - 1, before)
             return copies[(t, d)][0]
 

@@ -4,6 +4,7 @@ pytest puts this folder on ``sys.path`` when it loads this file, so every
 test imports the shared helpers as ``from helpers import ...``.
 """
 
+import ctypes
 import os
 import warnings
 
@@ -64,3 +65,19 @@ def cann_include():
         warnings.warn(msg, stacklevel=1)
         print("\n!!! " + msg)
         pytest.skip(msg)
+
+
+@pytest.fixture
+def no_p2p():
+    """The one peer-link fixture of the suite: set_spec("0-1") removes the
+    link between devices 0 and 1 (aeSimSetNoP2P on the simulator the package
+    runs on); every pair is linked again afterwards."""
+    fn = simlib.load().aeSimSetNoP2P
+    fn.argtypes = [ctypes.c_char_p]
+    fn.restype = ctypes.c_int
+
+    def set_spec(spec):
+        assert fn(spec.encode()) == 0, simlib.recent_error()
+
+    yield set_spec
+    assert fn(None) == 0

@@ -1,6 +1,5 @@
 """Device peer access (can_access_peer, enable_peer_access, disable_peer_access), copies between devices."""
 
-import ctypes
 
 import numpy as np
 import pytest
@@ -17,20 +16,6 @@ def pair():
     b.disable_peer_access(a)
     b.close()
     a.close()
-
-
-@pytest.fixture
-def no_p2p():
-    """aeSimSetNoP2P on the simulator the package runs on; every pair linked again afterwards."""
-    fn = simlib.load().aeSimSetNoP2P
-    fn.argtypes = [ctypes.c_char_p]
-    fn.restype = ctypes.c_int
-
-    def set_spec(spec):
-        assert fn(spec.encode()) == 0, simlib.recent_error()
-
-    yield set_spec
-    assert fn(None) == 0
 
 
 def test_peer_queries_and_codes(pair, no_p2p):

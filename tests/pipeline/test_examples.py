@@ -80,3 +80,20 @@ def test_ocr_check_catches_a_missing_rotation(ocr_models):
         return ocr.upright(crops, np.zeros_like(angle))
     with pytest.raises(AssertionError, match=r"request \d+: chars"):
         ocr.check(32, 2, models=ocr_models, steps={"upright": no_turn})
+
+
+@pytest.mark.xfail(strict=True, raises=Exception,
+                   reason="Engine.trace runs the native batch loop, which refuses a plan with host steps "
+                          "('a plan with host steps returns results per request: submit them one by one')")
+def test_trace_of_a_host_step_pipeline_has_the_step_lane(dc_models, tmp_path):
+    import json
+
+    pipe = detector_classifier.build_pipeline(dc_models)
+    rng = np.random.default_rng(0)
+    images = detector_classifier._models.random_images(rng, 8, detector_classifier.IMAGE_HW)
+    with pipe.compile(depth=4, profile=True) as engine:
+        summary = engine.trace(tmp_path / "t.json", requests=8, feeds={"image": images}, batch_size=1)
+    assert summary["requests"] == 8
+    with open(tmp_path / "t.json") as f:
+        names = {e["name"] for e in json.load(f)["traceEvents"] if e["ph"] == "X"}
+    assert {"detector", "nms", "classifier"} <= names

@@ -12,6 +12,17 @@
       probs: head
     compile: {depth: 8, streams: per-model, max_delay_ms: 2}
 
+A ``host:`` list adds host steps, Python functions named ``module:function``
+that run between models (``Pipeline.host``)::
+
+    host:
+      - name: nms
+        function: steps:keep_boxes
+        inputs: [image, det.scores, det.boxes]
+        outputs: {crops: {dtype: float32, shape: [-1, 8, 8]}}
+        rows: any
+        max_rows: 32
+
 :func:`parse` checks the schema without touching a device and returns a
 :class:`Spec`; :func:`build` turns a Spec into a :class:`Pipeline`;
 :func:`load` does both and also returns the keyword arguments for
@@ -22,9 +33,11 @@ key path (``models[1].inputs[0]``), what was expected and what was found.
 from __future__ import annotations
 
 import difflib
+import importlib
 import json
 import os
 import reprlib
+import sys
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -33,13 +46,16 @@ import numpy as np
 from ascend_engine._checks import GEAR_POLICIES, MAX_DEPTH, MAX_QUEUE, MAX_TIMEOUT_MS, delay_ms, timeout_ms
 from ascend_engine._checks import shape as check_shape
 from ascend_engine.errors import SpecError  # noqa: F401  (spec.SpecError stays importable)
-from ascend_engine.pipeline import Pipeline, PipelineError
+from ascend_engine.pipeline import MAX_STEP_ROWS, ROWS_CHOICES, NativeStep, Pipeline, PipelineError
 from ascend_engine.toposort import CycleError, topological_order
 
-TOP_KEYS = ("device", "inputs", "models", "outputs", "compile")
+TOP_KEYS = ("device", "inputs", "models", "host", "outputs", "compile")
 INPUT_KEYS = ("dtype", "shape", "bench_shape")
 MODEL_KEYS = ("name", "path", "inputs", "device", "stream")
-COMPILE_KEYS = ("depth", "streams", "profile", "timeout", "max_queue", "max_delay_ms", "gear_policy")
+HOST_KEYS = ("name", "function", "inputs", "outputs", "rows", "max_rows")
+COMPILE_KEYS = ("depth", "streams", "profile", "timeout", "max_queue", "max_delay_ms", "gear_policy",
+                "host_workers")
+MAX_HOST_WORKERS = 64
 STREAM_MODES = ("per-model", "single")
 SPEC_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -71,8 +87,27 @@ class ModelSpec:
 
 
 @dataclass
+class HostSpec:
+    """A host step: its name, the function (``module:function`` and the imported
+    object), input references, declared outputs ``[(name, dtype, shape)]`` and rows."""
+
+    name: str
+    function: str
+    fn: Any
+    inputs: list
+    outputs: list
+    rows: str = "same"
+    max_rows: int | None = None
+    index: int = 0            # position in the spec's ``host`` list (for key paths)
+
+
+@dataclass
 class Spec:
-    """A validated spec document (models already in dependency order)."""
+    """A validated spec document.
+
+    ``models`` and ``host`` are in dependency order; ``nodes`` holds both
+    kinds in one dependency order (the order :func:`build` adds them in).
+    """
 
     device: int
     inputs: list
@@ -80,6 +115,8 @@ class Spec:
     outputs: list             # (name, reference)
     compile: dict = field(default_factory=dict)
     source: str | None = None
+    host: list = field(default_factory=list)
+    nodes: list = field(default_factory=list)
 
 
 class Loaded(NamedTuple):
@@ -293,7 +330,8 @@ def parse(data, base_dir: str | None = None, source: str | None = None) -> Spec:
             c.fail(_join(key, "stream"), f"expected a stream label (a string), got {_kind(stream)}")
         models.append(ModelSpec(name, path, list(refs), dev, None if stream is None else str(stream), i))
 
-    _check_names(c, inputs, models)
+    host = _host_steps(c, data.get("host"), base_dir)
+    _check_names(c, inputs, models, host)
 
     raw_outputs = data["outputs"]
     if not isinstance(raw_outputs, dict) or not raw_outputs:
@@ -305,9 +343,107 @@ def parse(data, base_dir: str | None = None, source: str | None = None) -> Spec:
         c.name(key, ref, "a tensor reference (input, model or model.output)")
         outputs.append((name, ref))
 
-    spec = Spec(device, inputs, _dependency_order(c, inputs, models, outputs), outputs,
-                _compile_options(c, data.get("compile", {})), source)
-    return spec
+    nodes = _dependency_order(c, inputs, models + host, outputs)
+    return Spec(device, inputs, [n for n in nodes if isinstance(n, ModelSpec)], outputs,
+                _compile_options(c, data.get("compile", {}), [h.name for h in host]), source,
+                host=[n for n in nodes if isinstance(n, HostSpec)], nodes=nodes)
+
+
+def _host_steps(c, raw, base_dir) -> list:
+    """The ``host:`` list: each step's function imported, its outputs and rows checked."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        c.fail("host", f"expected a list of host steps, got {_kind(raw)}")
+    steps = []
+    for i, value in enumerate(raw):
+        key = _join("host", i)
+        c.mapping(key, value, HOST_KEYS, required=("name", "function", "inputs", "outputs"))
+        name = c.name(_join(key, "name"), value["name"], "a host step name")
+        function = value["function"]
+        fn = _import_function(c, _join(key, "function"), function, base_dir)
+        refs = value["inputs"]
+        if isinstance(refs, str):
+            refs = [refs]
+        if not isinstance(refs, list) or not refs:
+            c.fail(_join(key, "inputs"), f"expected a non-empty list of tensor references, got {_kind(refs)}")
+        for j, ref in enumerate(refs):
+            c.name(_join(_join(key, "inputs"), j), ref, "a tensor reference (input, model or model.output)")
+        outputs = _host_outputs(c, _join(key, "outputs"), value["outputs"])
+        rows = value.get("rows", "same")
+        if rows not in ROWS_CHOICES:
+            c.fail(_join(key, "rows"), f"expected one of {', '.join(ROWS_CHOICES)}, got {_kind(rows)}")
+        max_rows = value.get("max_rows")
+        if rows == "any":
+            if max_rows is None:
+                c.fail(key, "rows: any needs max_rows (the most rows the step may return; "
+                            "it sizes the buffers of everything after it)")
+            c.integer(_join(key, "max_rows"), max_rows, "a row count", minimum=1, maximum=MAX_STEP_ROWS)
+        elif max_rows is not None:
+            c.fail(_join(key, "max_rows"), "max_rows applies to rows: any only (rows: same returns as many "
+                                           "rows as the step is given)")
+        steps.append(HostSpec(name, function, fn, list(refs), outputs, rows, max_rows, i))
+    return steps
+
+
+def _import_function(c, key, text, base_dir):
+    """Import ``module:function`` (a dotted attribute path after the colon).
+
+    The module is looked for on ``sys.path`` and then in the spec's folder.
+    """
+    if not isinstance(text, str) or text.count(":") != 1 or not all(text.split(":")):
+        c.fail(key, f"expected 'module:function' (a Python function to import), got {_kind(text)}")
+    module_name, attr_path = (part.strip() for part in text.split(":"))
+    added = base_dir not in sys.path
+    if added:
+        sys.path.append(base_dir)   # last: the spec's folder never shadows an installed module
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and module_name != exc.name and not module_name.startswith(exc.name + "."):
+            # the module exists but something it imports does not
+            c.fail(key, f"importing module {module_name!r} failed: {exc}")
+        c.fail(key, f"cannot import module {module_name!r}: no such module on sys.path or in {base_dir}")
+    except Exception as exc:   # the module's own code failed: say how
+        c.fail(key, f"importing module {module_name!r} failed: {type(exc).__name__}: {exc}")
+    finally:
+        if added:
+            try:
+                sys.path.remove(base_dir)
+            except ValueError:
+                pass
+    obj, where = module, module_name
+    for part in attr_path.split("."):
+        if not hasattr(obj, part):
+            names = [n for n in dir(obj) if not n.startswith("_")]
+            close = difflib.get_close_matches(part, names, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            c.fail(key, f"{where!r} has no attribute {part!r}{hint}")
+        obj, where = getattr(obj, part), f"{where}.{part}"
+    if not (callable(obj) or isinstance(obj, NativeStep)):
+        c.fail(key, f"{text!r} is a {type(obj).__name__}, not a function "
+                    "(expected a callable or a NativeStep)")
+    return obj
+
+
+def _host_outputs(c, key, value) -> list:
+    """``outputs: {name: {dtype, shape}}`` in the order the function returns them."""
+    if not isinstance(value, dict) or not value:
+        c.fail(key, "expected a mapping of output name -> {dtype, shape}, in the order the function "
+                    f"returns them, got {_kind(value)}")
+    outputs = []
+    for name, spec in value.items():
+        out_key = _join(key, name)
+        c.name(out_key, name, "an output name")
+        if "." in name:
+            c.fail(out_key, "an output name may not contain '.' (references are step.output)")
+        c.mapping(out_key, spec, INPUT_KEYS, required=INPUT_KEYS)
+        shape = _shape(c, _join(out_key, "shape"), spec["shape"])
+        if shape[0] != -1:
+            c.fail(_join(_join(out_key, "shape"), 0), "expected the rows (-1, null or batch) as the first "
+                                                      f"dimension, got {_kind(spec['shape'][0])}")
+        outputs.append((name, _dtype(c, _join(out_key, "dtype"), spec["dtype"]), shape))
+    return outputs
 
 
 def _dtype(c, key, value) -> np.dtype:
@@ -349,7 +485,7 @@ def _bench_shape(c, key, value, shape) -> tuple:
     return tuple(value)
 
 
-def _compile_options(c, value) -> dict:
+def _compile_options(c, value, host_names=()) -> dict:
     if value is None:
         return {}
     c.mapping("compile", value, COMPILE_KEYS)
@@ -389,15 +525,37 @@ def _compile_options(c, value) -> dict:
             c.fail("compile.gear_policy",
                    f"expected one of {', '.join(GEAR_POLICIES)}, got {_kind(value['gear_policy'])}")
         out["gear_policy"] = value["gear_policy"]
+    if "host_workers" in value:
+        out["host_workers"] = _host_workers(c, value["host_workers"], host_names)
     return out
 
 
-def _check_names(c, inputs, models):
+def _host_workers(c, value, host_names):
+    """``host_workers``: threads for every host step (an integer) or ``{step: integer}``."""
+    key = "compile.host_workers"
+    if not host_names:
+        c.fail(key, "the spec has no host steps")
+    if isinstance(value, dict):
+        for name, count in value.items():
+            if name not in host_names:
+                c.fail(_join(key, str(name)), f"not a host step; the host steps: {', '.join(host_names)}")
+            c.integer(_join(key, name), count, "a thread count", minimum=1, maximum=MAX_HOST_WORKERS)
+        return dict(value)
+    return c.integer(key, value, "a thread count per host step (or a mapping step -> count)", minimum=1,
+                     maximum=MAX_HOST_WORKERS)
+
+
+def _node_key(node) -> str:
+    """``models[i]`` or ``host[i]``: where a node is in the document."""
+    return _join("host" if isinstance(node, HostSpec) else "models", node.index)
+
+
+def _check_names(c, inputs, models, host=()):
     seen = {}
     for inp in inputs:
         seen[inp.name] = _join("inputs", inp.name)
-    for m in models:
-        key = _join(_join("models", m.index), "name")
+    for m in [*models, *host]:
+        key = _join(_node_key(m), "name")
         if m.name in seen:
             c.fail(key, f"the name {m.name!r} is already used by {seen[m.name]}")
         seen[m.name] = key
@@ -423,13 +581,17 @@ def _split_ref(ref, input_names, model_names):
     raise KeyError(ref)
 
 
-def _ref_error(c, key, ref, input_names, model_names):
+def _ref_error(c, key, ref, input_names, nodes):
+    if all(isinstance(n, ModelSpec) for n in nodes.values()):
+        what, dotted = "a model", "model.output"
+    else:
+        what, dotted = "a model or host step", "node.output"
     c.fail(key, f"unknown tensor {ref!r}: expected an input ({', '.join(input_names) or 'none'}), "
-                f"a model ({', '.join(model_names)}) or model.output")
+                f"{what} ({', '.join(nodes)}) or {dotted}")
 
 
 def _dependency_order(c, inputs, models, outputs) -> list:
-    """Models sorted so that every model comes after the models it reads from."""
+    """Nodes (models and host steps) sorted so that each comes after the nodes it reads from."""
     input_names = [i.name for i in inputs]
     by_name = {m.name: m for m in models}
     deps = {}
@@ -439,14 +601,14 @@ def _dependency_order(c, inputs, models, outputs) -> list:
             try:
                 p, _ = _split_ref(ref, input_names, by_name)
             except KeyError:
-                _ref_error(c, f"models[{m.index}].inputs[{j}]", ref, input_names, list(by_name))
+                _ref_error(c, f"{_node_key(m)}.inputs[{j}]", ref, input_names, by_name)
             if p is not None:
                 deps[m.name].append(p)
     for name, ref in outputs:
         try:
             _split_ref(ref, input_names, by_name)
         except KeyError:
-            _ref_error(c, _join("outputs", name), ref, input_names, list(by_name))
+            _ref_error(c, _join("outputs", name), ref, input_names, by_name)
 
     names = [m.name for m in models]
     index = {name: k for k, name in enumerate(names)}
@@ -454,15 +616,18 @@ def _dependency_order(c, inputs, models, outputs) -> list:
         order = topological_order([[index[p] for p in deps[name]] for name in names])
     except CycleError as exc:
         cycle = [names[k] for k in exc.cycle]
-        c.fail("models", f"the models form a cycle: {' -> '.join(cycle)} (a model may only read "
-                         "pipeline inputs and the outputs of models before it in the graph)")
+        if all(isinstance(by_name[n], ModelSpec) for n in cycle):
+            c.fail("models", f"the models form a cycle: {' -> '.join(cycle)} (a model may only read "
+                             "pipeline inputs and the outputs of models before it in the graph)")
+        c.fail("host", f"the models and host steps form a cycle: {' -> '.join(cycle)} (a node may only "
+                       "read pipeline inputs and the outputs of nodes before it in the graph)")
     return [models[k] for k in order]
 
 
 # ---- building ---------------------------------------------------------------------
 
 
-def _resolve(c, key, ref, handles, outputs_of):
+def _resolve(c, key, ref, handles, outputs_of, host_names=()):
     """The TensorHandle a reference names, given the handles built so far."""
     try:
         model, wanted = _split_ref(ref, handles, outputs_of)
@@ -471,16 +636,17 @@ def _resolve(c, key, ref, handles, outputs_of):
     if model is None:
         return handles[ref]
     outs = outputs_of[model]
+    what = "host step" if model in host_names else "model"
     if wanted is None:
         if len(outs) != 1:
             names = ", ".join(f"{ref}.{h.name.split('.')[-1]}" for h in outs)
-            c.fail(key, f"model {ref!r} has {len(outs)} outputs: name one of {names}")
+            c.fail(key, f"{what} {ref!r} has {len(outs)} outputs: name one of {names}")
         return outs[0]
     for h in outs:
         if h.name == f"{model}.{wanted}":
             return h
     have = ", ".join(h.name[len(model) + 1:] for h in outs)
-    c.fail(key, f"model {model!r} has no output {wanted!r}; its outputs: {have}")
+    c.fail(key, f"{what} {model!r} has no output {wanted!r}; its outputs: {have}")
 
 
 def build(spec: Spec, device: int | None = None) -> Pipeline:
@@ -495,17 +661,22 @@ def build(spec: Spec, device: int | None = None) -> Pipeline:
     for inp in spec.inputs:
         handles[inp.name] = pipe.input(inp.name, inp.dtype, inp.shape)
     outputs_of = {}
-    for m in spec.models:
-        key = f"models[{m.index}]"
-        ins = [_resolve(c, f"{key}.inputs[{j}]", ref, handles, outputs_of) for j, ref in enumerate(m.inputs)]
-        node_device = m.device if device is None else pipe_device
+    host_names = {h.name for h in spec.host}
+    for m in spec.nodes or spec.models:
+        key = _node_key(m)
+        ins = [_resolve(c, f"{key}.inputs[{j}]", ref, handles, outputs_of, host_names)
+               for j, ref in enumerate(m.inputs)]
         try:
-            out = pipe.model(m.path, *ins, name=m.name, device=node_device, stream=m.stream)
+            if isinstance(m, HostSpec):
+                out = pipe.host(m.fn, *ins, outputs=m.outputs, name=m.name, rows=m.rows, max_rows=m.max_rows)
+            else:
+                node_device = m.device if device is None else pipe_device
+                out = pipe.model(m.path, *ins, name=m.name, device=node_device, stream=m.stream)
         except PipelineError as exc:
             raise SpecError(key, str(exc), spec.source) from exc
         outputs_of[m.name] = list(out) if isinstance(out, tuple) else [out]
     for name, ref in spec.outputs:
-        pipe.output(name, _resolve(c, _join("outputs", name), ref, handles, outputs_of))
+        pipe.output(name, _resolve(c, _join("outputs", name), ref, handles, outputs_of, host_names))
     return pipe
 
 
@@ -545,6 +716,13 @@ def to_dict(spec: Spec) -> dict[str, Any]:
                                ("device", m.device), ("stream", m.stream)) if v is not None}
             for m in sorted(spec.models, key=lambda m: m.index)
         ],
+        **({"host": [
+            {k: v for k, v in (("name", h.name), ("function", h.function), ("inputs", list(h.inputs)),
+                               ("outputs", {n: {"dtype": dt.name, "shape": list(shape)}
+                                            for n, dt, shape in h.outputs}),
+                               ("rows", h.rows), ("max_rows", h.max_rows)) if v is not None}
+            for h in sorted(spec.host, key=lambda h: h.index)
+        ]} if spec.host else {}),
         "outputs": dict(spec.outputs),
         "compile": dict(spec.compile),
     }

@@ -133,7 +133,7 @@ DELETE = object()
 
 SCHEMA_ERRORS = [
     (("modles",), [], "modles", "unknown key (did you mean 'models'?); allowed keys: device, inputs, models, "
-                                "outputs, compile"),
+                                "host, outputs, compile"),
     (("outputs",), DELETE, "", "missing required key 'outputs'"),
     (("device",), "0", "device", "expected a device id (an integer), got str '0'"),
     (("device",), -1, "device", "expected a device id of at least 0, got -1"),
@@ -180,7 +180,8 @@ SCHEMA_ERRORS = [
     (("compile", "timeout"), -1, "compile.timeout",
      "expected seconds (a finite number from 0.001 to 2147483) or null, got int -1"),
     (("compile", "warmup"), 3, "compile.warmup",
-     "unknown key; allowed keys: depth, streams, profile, timeout, max_queue, max_delay_ms, gear_policy"),
+     "unknown key; allowed keys: depth, streams, profile, timeout, max_queue, max_delay_ms, gear_policy, "
+     "host_workers"),
 ]
 
 
@@ -252,7 +253,7 @@ def test_file_errors_name_the_file_and_position(tmp_path):
     with pytest.raises(spec.SpecError) as info:
         spec.load(not_mapping)
     assert str(info.value) == (f"{not_mapping}: expected a mapping with keys device, inputs, models, "
-                               "outputs, compile, got list [1, 2]")
+                               "host, outputs, compile, got list [1, 2]")
 
     with pytest.raises(spec.SpecError, match="cannot read the spec file: No such file or directory"):
         spec.load(tmp_path / "absent.yaml")

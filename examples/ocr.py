@@ -1,0 +1,157 @@
+"""OCR-shaped pipeline with two host steps, checked against plain numpy.
+
+    text detector -> host: threshold, NMS, crop every text box (rows="any")
+                  -> angle classifier (upright or upside down)
+                  -> host: rotate the upside-down crops, normalize (rows="same")
+                  -> recognizer (gears 1 ... 16) -> one symbol per column
+
+The symbols are decoded on the host (greedy CTC: repeats merged, blanks
+dropped).  The script asserts that every request equals the numpy
+implementation of the whole pipeline and prints the throughput:
+
+    python examples/ocr.py [--images 300] [--per-request 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import _models  # noqa: E402
+
+import ascend_engine as ae  # noqa: E402
+
+IMAGE_HW = (32, 64)
+CROP_HW = (8, 32)
+CANDIDATES = 16
+ALPHABET = "-abcdefghijklmnopqrstuvwxyz0123456789"   # index 0: the CTC blank
+THRESHOLD = 0.5
+IOU = 0.3
+OUTPUTS = ("boxes", "image", "angle", "chars")
+
+
+def build_models(folder, detector_us=300, angle_us=80, angle_per_item_us=5, recognizer_us=150,
+                 recognizer_per_item_us=20):
+    """The text detector, the angle classifier and the recognizer as simulator model files."""
+    return {
+        "detector": _models.boxes_model(folder, "text_detector", IMAGE_HW, CANDIDATES, seed=11,
+                                        latency_us=detector_us),
+        "angle": _models.classifier_model(folder, "angle", CROP_HW, 2, seed=12, latency_us=angle_us,
+                                          latency_per_item_us=angle_per_item_us),
+        "recognizer": _models.recognizer_model(folder, "recognizer", CROP_HW, len(ALPHABET), seed=13,
+                                               latency_us=recognizer_us,
+                                               latency_per_item_us=recognizer_per_item_us),
+    }
+
+
+# Host step 1: text boxes above the threshold, NMS, one crop per box.
+find_text = functools.partial(_models.detections, threshold=THRESHOLD, iou_threshold=IOU, crop_hw=CROP_HW)
+
+
+def upright(crops, angle):
+    """Host step 2: turn crops classified upside down (angle 1) by 180 degrees, then
+    scale each crop to zero mean and unit variance."""
+    turned = np.where((angle == 1)[:, None, None], crops[:, ::-1, ::-1], crops)
+    mean = turned.mean(axis=(1, 2), keepdims=True)
+    std = turned.std(axis=(1, 2), keepdims=True)
+    return ((turned - mean) / (std + np.float32(1e-3))).astype(np.float32)
+
+
+def decode(chars):
+    """Greedy CTC decoding of one row of symbols: merge repeats, drop blanks."""
+    text, previous = [], 0
+    for c in chars:
+        if c != previous and c != 0:
+            text.append(ALPHABET[c])
+        previous = c
+    return "".join(text)
+
+
+def build_pipeline(models, images_per_request=1, steps=None) -> ae.Pipeline:
+    """The OCR pipeline; ``steps`` = {"crop": fn, "upright": fn} replaces host functions (for tests)."""
+    steps = steps or {}
+    pipe = ae.Pipeline(device=0)
+    image = pipe.input("image", "float32", (-1, *IMAGE_HW))
+    scores, boxes = pipe.model(models["detector"].path, image, name="detector")
+    crops, kept_boxes, _scores, which = pipe.host(
+        steps.get("crop", find_text), image, scores, boxes, name="crop",
+        outputs=[("crops", "float32", (-1, *CROP_HW)), ("boxes", "float32", (-1, 4)),
+                 ("scores", "float32", (-1,)), ("image", "int32", (-1,))],
+        rows="any", max_rows=CANDIDATES * images_per_request)
+    _probs, angle = pipe.model(models["angle"].path, crops, name="angle")
+    fixed = pipe.host(steps.get("upright", upright), crops, angle, name="upright",
+                      outputs=[("crops", "float32", (-1, *CROP_HW))])
+    chars = pipe.model(models["recognizer"].path, fixed, name="recognizer")
+    for name, handle in zip(OUTPUTS, (kept_boxes, which, angle, chars), strict=True):
+        pipe.output(name, handle)
+    return pipe
+
+
+def reference(models, images):
+    """The whole pipeline for one request in plain numpy."""
+    det = models["detector"].forward(images)
+    crops, boxes, _scores, which = find_text(images, det["scores"], det["boxes"])
+    angle = models["angle"].forward(crops)["label"]
+    chars = models["recognizer"].forward(upright(crops, angle))["chars"]
+    return {"boxes": boxes, "image": which, "angle": angle, "chars": chars}
+
+
+def assert_same(got, want, where):
+    for name in ("image", "angle", "chars"):
+        assert got[name].dtype == want[name].dtype, (where, name, got[name].dtype)
+        np.testing.assert_array_equal(got[name], want[name], err_msg=f"{where}: {name}")
+    np.testing.assert_allclose(got["boxes"], want["boxes"], rtol=0, atol=1e-3,
+                               err_msg=f"{where}: boxes (pixels)")
+
+
+def check(n_images=300, images_per_request=2, seed=0, depth=8, gear_policy="upper", folder=None,
+          models=None, steps=None) -> dict:
+    """Run ``n_images`` random images through the engine and through numpy; assert equality."""
+    with tempfile.TemporaryDirectory() as tmp:
+        models = models or build_models(folder or tmp)
+        rng = np.random.default_rng(seed)
+        images = _models.random_images(rng, n_images, IMAGE_HW)
+        pipe = build_pipeline(models, images_per_request, steps)
+        with pipe.compile(depth=depth, gear_policy=gear_policy) as engine:
+            engine.run({"image": images[:images_per_request]})            # warm-up
+            t0 = time.perf_counter()
+            out = engine.run_batch({"image": images}, batch_size=images_per_request)
+            seconds = time.perf_counter() - t0
+        counts, texts, turned = [], [], 0
+        for r, start in enumerate(range(0, n_images, images_per_request)):
+            want = reference(models, images[start:start + images_per_request])
+            assert_same({name: out[name][r] for name in OUTPUTS}, want, f"request {r}")
+            counts.append(len(want["chars"]))
+            texts.extend(decode(row) for row in out["chars"][r])
+            turned += int(want["angle"].sum())
+        return {"images": n_images, "requests": len(counts), "images_per_s": n_images / seconds,
+                "lines": int(sum(counts)), "max_per_request": max(counts), "turned": turned,
+                "texts": texts}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--images", type=int, default=300)
+    parser.add_argument("--per-request", type=int, default=2, help="images per request")
+    parser.add_argument("--depth", type=int, default=8)
+    parser.add_argument("--gear-policy", default="upper", choices=("upper", "lower", "nearest"))
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    f = check(args.images, args.per_request, seed=args.seed, depth=args.depth, gear_policy=args.gear_policy)
+    print(f"{f['images']} images in {f['requests']} requests: every result equals numpy")
+    print(f"{f['lines']} text lines ({f['turned']} turned upright), "
+          f"up to {f['max_per_request']} in one request")
+    print(f"first lines read: {', '.join(repr(t) for t in f['texts'][:4])}")
+    print(f"throughput: {f['images_per_s']:.0f} images/s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+"""The examples (examples/detector_classifier.py, examples/ocr.py) stay true:
+their checks run here on small counts, under every gear policy, and a broken
+host step makes them fail."""
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXAMPLES = os.path.join(REPO, "examples")
+sys.path.insert(0, EXAMPLES)
+
+import detector_classifier  # noqa: E402
+import ocr  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def dc_models(tmp_path_factory):
+    folder = str(tmp_path_factory.mktemp("dc"))
+    return detector_classifier.build_models(folder, detector_us=0, classifier_us=0, classifier_per_item_us=0)
+
+
+@pytest.fixture(scope="module")
+def ocr_models(tmp_path_factory):
+    return ocr.build_models(str(tmp_path_factory.mktemp("ocr")), detector_us=0, angle_us=0,
+                            angle_per_item_us=0, recognizer_us=0, recognizer_per_item_us=0)
+
+
+@pytest.mark.parametrize("policy", ["upper", "lower", "nearest"])
+@pytest.mark.parametrize("per_request,depth", [(1, 1), (4, 2), (3, 8)])
+def test_detector_classifier_matches_numpy(dc_models, policy, per_request, depth):
+    f = detector_classifier.check(96, per_request, seed=depth, depth=depth, gear_policy=policy,
+                                  models=dc_models)
+    assert f["requests"] == -(-96 // per_request)
+    if per_request == 1:
+        assert f["empty_requests"] > 0          # zero rows: the classifier is skipped for them
+    if per_request == 4:
+        assert f["max_per_request"] > detector_classifier._models.GEARS[-1]   # split over executions
+
+
+@pytest.mark.parametrize("policy", ["upper", "lower"])
+@pytest.mark.parametrize("per_request,depth", [(1, 2), (4, 8)])
+def test_ocr_matches_numpy(ocr_models, policy, per_request, depth):
+    f = ocr.check(64, per_request, seed=depth, depth=depth, gear_policy=policy, models=ocr_models)
+    assert f["lines"] > 0 and 0 < f["turned"] < f["lines"]   # both angles occur
+    assert len(f["texts"]) == f["lines"]
+
+
+def test_nms_keeps_the_best_of_overlapping_boxes():
+    boxes = np.array([[0, 0, 10, 10], [1, 1, 11, 11], [20, 20, 30, 30], [0, 0, 10, 5]], np.float32)
+    scores = np.array([0.6, 0.9, 0.7, 0.8], np.float32)
+    # box 1 (best) suppresses box 0 (IoU 81/119 = 0.68); box 3 overlaps box 1 by 36/136 = 0.26
+    assert detector_classifier._models.nms(boxes, scores, 0.45).tolist() == [1, 3, 2]
+    assert detector_classifier._models.nms(boxes, scores, 0.25).tolist() == [1, 2]
+    assert detector_classifier._models.nms(boxes[:0], scores[:0], 0.5).tolist() == []
+
+
+def test_ctc_decode():
+    a = ocr.ALPHABET.index
+    assert ocr.decode([0, a("a"), a("a"), 0, a("a"), a("b"), 0, 0]) == "aab"
+
+
+def first_rows(step, limit):
+    """A host step that keeps at most ``limit`` detections per request: the
+    hand-batched sample's bug of a static batch that drops the rest."""
+    def truncated(*arrays):
+        return tuple(out[:limit] for out in step(*arrays))
+    return truncated
+
+
+def test_detector_classifier_check_catches_dropped_crops(dc_models):
+    with pytest.raises(AssertionError, match=r"request \d+: image"):
+        detector_classifier.check(32, 4, models=dc_models, step=first_rows(detector_classifier.select, 10))
+
+
+def test_ocr_check_catches_a_missing_rotation(ocr_models):
+    def no_turn(crops, angle):
+        return ocr.upright(crops, np.zeros_like(angle))
+    with pytest.raises(AssertionError, match=r"request \d+: chars"):
+        ocr.check(32, 2, models=ocr_models, steps={"upright": no_turn})
+
+
+def test_trace_of_a_host_step_pipeline_has_the_step_lane(dc_models, tmp_path):
+    import json
+
+    pipe = detector_classifier.build_pipeline(dc_models)
+    rng = np.random.default_rng(0)
+    images = detector_classifier._models.random_images(rng, 8, detector_classifier.IMAGE_HW)
+    with pipe.compile(depth=4, profile=True) as engine:
+        summary = engine.trace(tmp_path / "t.json", requests=8, feeds={"image": images}, batch_size=1)
+    assert summary["requests"] == 8
+    with open(tmp_path / "t.json") as f:
+        names = {e["name"] for e in json.load(f)["traceEvents"] if e["ph"] == "X"}
+    assert {"detector", "nms", "classifier"} <= names

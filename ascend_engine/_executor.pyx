@@ -1185,28 +1185,31 @@ cdef class Engine:
             return self._take_timeline()
 
     def _trace_events(self, table, request_ids):
-        """Chrome trace events (ph "X" spans in microseconds) from timeline rows."""
+        """Chrome trace events (ph "X" spans in microseconds) from timeline rows:
+        one process per device, one lane per stream."""
         plan = self.plan
+        devices = list(plan.devices or (plan.device,))
         pid = plan.device
         n_nodes = len(plan.nodes)
         copy_in = 0
         copy_out = plan.n_streams + 1 if not plan.single_stream else 1
         lane_of = (lambda k: 1) if plan.single_stream else (lambda k: plan.nodes[k].stream + 1)
-        names = {copy_in: "copy-in (H2D)" if not plan.single_stream else "stream 0 (copies)",
-                 copy_out: "copy-out (D2H)"}
+        pid_of = lambda k: devices[plan.nodes[k].device]
+        names = {(pid, copy_in): "copy-in (H2D)" if not plan.single_stream else "stream 0 (copies)",
+                 (pid, copy_out): "copy-out (D2H)"}
         for k, node in enumerate(plan.nodes):
-            lane = lane_of(k)
+            lane = (pid_of(k), lane_of(k))
             what = f" host step {node.name}" if node.kind == "host" else f" {node.name}"
             names[lane] = names.get(lane, f"stream {node.stream}") + what
-        events = [{"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": label}}
-                  for tid, label in sorted(names.items())]
-        events.append({"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
-                       "args": {"name": f"ascend-engine device {pid}"}})
+        events = [{"name": "thread_name", "ph": "M", "pid": p, "tid": tid, "args": {"name": label}}
+                  for (p, tid), label in sorted(names.items())]
+        events += [{"name": "process_name", "ph": "M", "pid": d, "tid": 0,
+                    "args": {"name": f"ascend-engine device {d}"}} for d in devices]
 
-        def span(name, cat, tid, start, end, request):
+        def span(name, cat, tid, start, end, request, on=pid):
             if start < 0 or end < 0 or end < start:
                 return
-            events.append({"name": name, "cat": cat, "ph": "X", "pid": pid, "tid": tid,
+            events.append({"name": name, "cat": cat, "ph": "X", "pid": on, "tid": tid,
                            "ts": round(start * 1000.0, 3), "dur": round((end - start) * 1000.0, 3),
                            "args": {"request": request}})
 
@@ -1216,8 +1219,8 @@ cdef class Engine:
                 wait, start, end = row[2 + 3 * k], row[3 + 3 * k], row[4 + 3 * k]
                 name = plan.nodes[k].name
                 if start - wait > 1e-3:
-                    span(f"wait {name}", "wait", lane_of(k), wait, start, request)
-                span(name, "execute", lane_of(k), start, end, request)
+                    span(f"wait {name}", "wait", lane_of(k), wait, start, request, pid_of(k))
+                span(name, "execute", lane_of(k), start, end, request, pid_of(k))
             wait, start, end = row[2 + 3 * n_nodes], row[3 + 3 * n_nodes], row[4 + 3 * n_nodes]
             if start - wait > 1e-3:
                 span("wait outputs", "wait", copy_out, wait, start, request)

@@ -53,6 +53,7 @@ TOP_KEYS = ("device", "inputs", "models", "host", "outputs", "compile")
 INPUT_KEYS = ("dtype", "shape", "bench_shape")
 MODEL_KEYS = ("name", "path", "inputs", "device", "stream")
 HOST_KEYS = ("name", "function", "inputs", "outputs", "rows", "max_rows")
+HOST_OUTPUT_KEYS = ("dtype", "shape")
 COMPILE_KEYS = ("depth", "streams", "profile", "timeout", "max_queue", "max_delay_ms", "gear_policy",
                 "host_workers")
 MAX_HOST_WORKERS = 64
@@ -437,7 +438,7 @@ def _host_outputs(c, key, value) -> list:
         c.name(out_key, name, "an output name")
         if "." in name:
             c.fail(out_key, "an output name may not contain '.' (references are step.output)")
-        c.mapping(out_key, spec, INPUT_KEYS, required=INPUT_KEYS)
+        c.mapping(out_key, spec, HOST_OUTPUT_KEYS, required=HOST_OUTPUT_KEYS)
         shape = _shape(c, _join(out_key, "shape"), spec["shape"])
         if shape[0] != -1:
             c.fail(_join(_join(out_key, "shape"), 0), "expected the rows (-1, null or batch) as the first "

@@ -57,11 +57,12 @@ def dense_model(path, seed, latency_us=0):
     return str(path)
 
 
-def chain_engine(paths, depth, instances=None, **kw):
+def chain_engine(paths, depth, instances=None, devices=None, **kw):
     pipe = ae.Pipeline(device=0)
     h = pipe.input("x", "float32", (-1, WIDTH))
     for i, p in enumerate(paths):
-        h = pipe.model(p, h, name=f"m{i}", instances=instances[i] if instances else 1)
+        h = pipe.model(p, h, name=f"m{i}", instances=instances[i] if instances else 1,
+                       device=devices[i] if devices else None)
     pipe.output("y", h)
     return pipe.compile(depth=depth, **kw)
 
@@ -290,6 +291,46 @@ def test_instances_lift_the_bound(benchmark, tmp_path):
         "instances_2_over_bound": results["instances_2"] / bound,
         "one_instance_req_s": results["one_instance"],
         "instances_2_over_one_instance": results["instances_2"] / results["one_instance"],
+    })
+
+
+@pytest.fixture
+def no_p2p():
+    """Remove simulated peer links (aeSimSetNoP2P); every pair linked again afterwards."""
+    lib = simlib.load()
+    lib.aeSimSetNoP2P.argtypes = [ctypes.c_char_p]
+    yield lambda spec: lib.aeSimSetNoP2P(spec.encode())
+    lib.aeSimSetNoP2P(None)
+
+
+def test_a_node_on_another_device(benchmark, tmp_path, no_p2p):
+    """The 2 / 3 / 1 ms chain with the 3 ms model on device 1: a copy to device
+    1 and one back per request (peer to peer, and through the host) must not
+    cost the pipeline its bound of 1 / 3 ms."""
+    latencies_ms = (2, 3, 1)
+    paths = [dense_model(tmp_path / f"dev{i}.om", 40 + i, latency_us=1000 * lat)
+             for i, lat in enumerate(latencies_ms)]
+    n = 300
+    x = np.ones((n * BATCH, WIDTH), np.float32)
+    results = {}
+    for label, devices, link in (("one_device", None, None), ("device1_peer", (0, 1, 0), None),
+                                 ("device1_host_bridge", (0, 1, 0), "all")):
+        if link:
+            no_p2p(link)
+        with chain_engine(paths, depth=8, devices=devices) as engine:
+            engine.run_batch({"x": x[: 8 * BATCH]}, batch_size=BATCH)   # warm-up
+            t0 = time.perf_counter()
+            engine.run_batch({"x": x}, batch_size=BATCH)
+            results[label] = n / (time.perf_counter() - t0)
+    with chain_engine(paths, depth=8, devices=(0, 1, 0)) as engine:
+        benchmark.pedantic(engine.run_batch, args=({"x": x[: 40 * BATCH]},), kwargs={"batch_size": BATCH},
+                           rounds=3, iterations=1)
+    bound = 1 / (max(latencies_ms) * 1e-3)
+    report(benchmark, "throughput, models of 2 / 3 / 1 ms, the 3 ms one on device 1", {
+        "device1_peer_req_s": results["device1_peer"], "bound_req_s": bound,
+        "device1_peer_over_bound": results["device1_peer"] / bound,
+        "device1_host_bridge_over_bound": results["device1_host_bridge"] / bound,
+        "device1_peer_over_one_device": results["device1_peer"] / results["one_device"],
     })
 
 

@@ -114,3 +114,15 @@ def test_a_node_on_a_missing_device_is_refused(models):
     x = pipe.input("x", "float32", (-1, WIDTH))
     with pytest.raises(ae.PipelineError, match="model node 'far': .*deviceId 9 is out of range"):
         pipe.model(models[0].path, x, name="far", device=9)
+
+
+def test_the_trace_has_a_process_per_device(models, tmp_path):
+    import json
+
+    with chain_over(models[:2], (0, 1), depth=2, profile=True) as engine:
+        engine.trace(tmp_path / "t.json", requests=4, batch_size=2)
+    events = json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+    processes = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
+    assert processes == {0: "ascend-engine device 0", 1: "ascend-engine device 1"}
+    spans = {(e["pid"], e["name"]) for e in events if e["ph"] == "X"}
+    assert {(0, "m0"), (1, "m1"), (1, "copy m0.y to device 1"), (0, "copy m1.y to device 0")} <= spans

@@ -424,6 +424,14 @@ int keep(void *ctx, uint64_t request, const ae_host_tensor *in, int n_in, ae_hos
     *rows_out = n;
     return 0;
 }
+/* claims one row more than it has room for (and writes nothing) */
+int overclaim(void *ctx, uint64_t request, const ae_host_tensor *in, int n_in, ae_host_tensor *out, int n_out,
+              uint64_t *rows_out, char *message, size_t message_size)
+{
+    (void)ctx; (void)request; (void)in; (void)n_in; (void)n_out; (void)message; (void)message_size;
+    *rows_out = out[0].rows + 1;
+    return 0;
+}
 """
 
 
@@ -454,6 +462,75 @@ def test_a_native_step_runs_without_python(detector, native_keep):
                     engine.run({"x": x})
                 continue
             np.testing.assert_allclose(engine.run({"x": x})["logits"], expected, rtol=1e-4, atol=1e-4)
+
+
+def test_a_native_step_cannot_claim_more_rows_than_max_rows(detector, native_keep):
+    det, cls = detector.save(detector.folder)
+    step = ae.NativeStep(ctypes.cast(native_keep.overclaim, ctypes.c_void_p).value, keep=native_keep)
+    with detector_pipeline(det, cls, step, max_rows=12).compile(depth=2) as engine:
+        with pytest.raises(ae.HostStepError, match="host step 'keep' returned 13 rows; its max_rows is 12"):
+            engine.run({"x": np.ones((1, 8), np.float32)})
+        assert engine.stats()["failures"] == 1
+
+
+ABANDONED = """
+import os, threading, time
+import numpy as np
+import ascend_engine as ae
+from ascend_engine import sim
+
+folder = os.environ["FOLDER"]
+for name in ("first", "second"):
+    g = sim.Graph(name)
+    g.output("y", g.relu(g.input("x", "float32", (-1, 4))))
+    g.save(os.path.join(folder, name + ".om"), batch_sizes=[1, 2])
+release, calls = threading.Event(), []
+
+def step(x):
+    calls.append(1)
+    if len(calls) == 1:
+        release.wait(20)   # the first request's step outlives its timeout
+    return x + 1.0
+
+pipe = ae.Pipeline()
+x = pipe.input("x", "float32", (-1, 4))
+h = pipe.host(step, pipe.model(os.path.join(folder, "first.om"), x, name="first"),
+              outputs=[("y", "float32", (-1, 4))], name="step")
+pipe.output("y", pipe.model(os.path.join(folder, "second.om"), h, name="second"))
+with pipe.compile(depth=1, timeout=0.3) as engine:
+    print("SECOND", engine.plan.nodes[2].model.model_id, flush=True)
+    try:
+        engine.run({"x": np.ones((1, 4), np.float32)})
+        raise SystemExit("no timeout")
+    except ae.AclTimeoutError as exc:
+        print("TIMEOUT", exc, flush=True)
+    release.set()
+    for _ in range(100):   # the engine accepts requests once the step has returned
+        try:
+            out = engine.run({"x": np.full((1, 4), 2.0, np.float32)})
+            break
+        except ae.AclTimeoutError:
+            time.sleep(0.05)
+    assert (out["y"] == 3.0).all(), out
+    print("DONE", flush=True)
+"""
+
+
+def test_an_abandoned_request_is_not_resumed_after_its_step_returns(tmp_path):
+    """A request that timed out while its step ran is abandoned: when the
+    step returns, nothing more of it is enqueued (the call log shows the
+    second model executing once: for the next request only)."""
+    from helpers import simlib
+
+    log = tmp_path / "calls.log"
+    proc = simlib.run_python(ABANDONED, env={"ASCEND_SIM_LOG": str(log), "FOLDER": str(tmp_path),
+                                             "ASCEND_ENGINE_BACKEND": "sim"})
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    assert "a host step still holds it" in proc.stdout and "DONE" in proc.stdout
+    second = next(line.split()[1] for line in proc.stdout.splitlines() if line.startswith("SECOND"))
+    executions = [line for line in log.read_text().splitlines()
+                  if "aclmdlExecuteAsync(" in line and f"(id {second} " in line]
+    assert len(executions) == 1, executions
 
 
 # ---- planning -----------------------------------------------------------------------

@@ -88,4 +88,6 @@ def test_the_dispatch_wait_counts_from_when_a_slot_was_free(slow):
     assert s["dispatched_by"] == {"caller": 1, "completer": 1}
     assert s["dispatch_wait_ms"]["count"] == 2
     assert s["dispatch_wait_ms"]["max"] < s["queue_ms"]["max"]
-    assert s["queue_ms"]["max"] >= 20
+    # the second call is admitted a moment after the first went on, so it
+    # queues for the rest of that 20 ms execution: most of it, not all of it
+    assert s["queue_ms"]["max"] >= 15

@@ -1193,14 +1193,24 @@ cdef class Engine:
         n_nodes = len(plan.nodes)
         copy_in = 0
         copy_out = plan.n_streams + 1 if not plan.single_stream else 1
-        lane_of = (lambda k: 1) if plan.single_stream else (lambda k: plan.nodes[k].stream + 1)
+        def lane_of(k, request=0):
+            # an instanced node runs request r on the stream of instance r % instances
+            if plan.single_stream:
+                return 1
+            streams = plan.nodes[k].streams or (plan.nodes[k].stream,)
+            return streams[request % len(streams)] + 1
+
         pid_of = lambda k: devices[plan.nodes[k].device]
         names = {(pid, copy_in): "copy-in (H2D)" if not plan.single_stream else "stream 0 (copies)",
                  (pid, copy_out): "copy-out (D2H)"}
         for k, node in enumerate(plan.nodes):
-            lane = (pid_of(k), lane_of(k))
-            what = f" host step {node.name}" if node.kind == "host" else f" {node.name}"
-            names[lane] = names.get(lane, f"stream {node.stream}") + what
+            streams = node.streams or (node.stream,)
+            for j, st in enumerate(streams):
+                lane = (pid_of(k), lane_of(k, j))
+                what = f" host step {node.name}" if node.kind == "host" else f" {node.name}"
+                if len(streams) > 1 and not plan.single_stream:
+                    what += f" (instance {j})"
+                names[lane] = names.get(lane, f"stream {st}") + what
         events = [{"name": "thread_name", "ph": "M", "pid": p, "tid": tid, "args": {"name": label}}
                   for (p, tid), label in sorted(names.items())]
         events += [{"name": "process_name", "ph": "M", "pid": d, "tid": 0,
@@ -1219,8 +1229,8 @@ cdef class Engine:
                 wait, start, end = row[2 + 3 * k], row[3 + 3 * k], row[4 + 3 * k]
                 name = plan.nodes[k].name
                 if start - wait > 1e-3:
-                    span(f"wait {name}", "wait", lane_of(k), wait, start, request, pid_of(k))
-                span(name, "execute", lane_of(k), start, end, request, pid_of(k))
+                    span(f"wait {name}", "wait", lane_of(k, request), wait, start, request, pid_of(k))
+                span(name, "execute", lane_of(k, request), start, end, request, pid_of(k))
             wait, start, end = row[2 + 3 * n_nodes], row[3 + 3 * n_nodes], row[4 + 3 * n_nodes]
             if start - wait > 1e-3:
                 span("wait outputs", "wait", copy_out, wait, start, request)

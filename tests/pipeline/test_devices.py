@@ -50,7 +50,7 @@ def test_a_chain_over_devices_matches_numpy(models, no_p2p, devices, link):
         assert len(copies) == sum(a != b for a, b in zip(path, path[1:], strict=False))
         assert all((n.bridge_stream >= 0) == (link == "host") for n in copies)
         assert engine.plan.devices[0] == 0 and set(engine.plan.devices) == {0, *devices}
-        check_random_requests(engine, models, scaled(150), seed=sum(devices) + len(link))
+        check_random_requests(engine, models, scaled(300), seed=sum(devices) + len(link))
 
 
 def test_one_link_missing_bridges_only_that_pair(models, no_p2p):

@@ -136,3 +136,17 @@ def test_instances_arguments(chain):
     with ae.Model.load(chain[0].path, device=0) as loaded:
         with pytest.raises(PipelineError, match="instances=2 needs a model file path"):
             pipe.model(loaded, x, name="m", instances=2)
+
+
+def test_the_trace_has_a_lane_per_instance(chain, tmp_path):
+    import json
+
+    with chain_pipe(chain, 2).compile(depth=4, profile=True) as engine:
+        engine.trace(tmp_path / "t.json", requests=6, batch_size=1)
+        streams = engine.plan.nodes[1].streams
+    events = json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+    lanes = {e["tid"]: e["args"]["name"] for e in events if e["name"] == "thread_name"}
+    assert lanes[streams[0] + 1].endswith("(instance 0)") and lanes[streams[1] + 1].endswith("(instance 1)")
+    spans = sorted((e["args"]["request"], e["tid"]) for e in events if e["ph"] == "X" and e["name"] == "slow")
+    # request r ran on instance r % 2
+    assert [tid for _, tid in spans] == [streams[r % 2] + 1 for r, _ in spans] and len(spans) == 6

@@ -1007,6 +1007,19 @@ static uint64_t pick_gear(const ae_node_plan *np, uint64_t rows)
     return 0;
 }
 
+int aex_wait_inputs(ae_engine *e, slot *sl, int n, aclrtStream st, ae_error *err)
+{
+    const ae_plan *p = &e->plan;
+    const ae_node_plan *np = &e->nodes[n];
+    if (p->unsafe_skip_waits)
+        return 0;
+    if (e->node_reads_input[n] && !p->single_stream)
+        ACL_CALL(e, err, np->name, aclrtStreamWaitEvent, st, sl->inputs_ready);
+    for (int w = 0; w < e->node_n_waits[n]; w++)
+        ACL_CALL(e, err, np->name, aclrtStreamWaitEvent, st, sl->node_done[e->node_waits[n][w]]);
+    return 0;
+}
+
 /* Point every data buffer of node n's datasets `start` rows into its tensor
  * (a chunk of a request after a host step), checking that a chunk of `gear`
  * rows stays inside each tensor's buffer. */
@@ -1049,12 +1062,8 @@ static int enqueue_model(ae_engine *e, slot *sl, uint64_t request, int n, int sk
         return -1;
     if (p->profile)
         ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_wait[n], st);
-    if (!p->unsafe_skip_waits) {
-        if (e->node_reads_input[n] && !p->single_stream)
-            ACL_CALL(e, err, np->name, aclrtStreamWaitEvent, st, sl->inputs_ready);
-        for (int w = 0; w < e->node_n_waits[n]; w++)
-            ACL_CALL(e, err, np->name, aclrtStreamWaitEvent, st, sl->node_done[e->node_waits[n][w]]);
-    }
+    if (aex_wait_inputs(e, sl, n, st, err))
+        return -1;
     if (p->profile)
         ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_start[n], st);
     if (skip || rows == 0) {
@@ -1143,12 +1152,8 @@ static int enqueue_copy(ae_engine *e, slot *sl, int n, int skip, ae_error *err)
     }
     if (p->profile && np->bridge_stream < 0)
         ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_wait[n], st);
-    if (!p->unsafe_skip_waits) {
-        if (e->node_reads_input[n] && !p->single_stream)
-            ACL_CALL(e, err, np->name, aclrtStreamWaitEvent, wait_on, sl->inputs_ready);
-        for (int w = 0; w < e->node_n_waits[n]; w++)
-            ACL_CALL(e, err, np->name, aclrtStreamWaitEvent, wait_on, sl->node_done[e->node_waits[n][w]]);
-    }
+    if (aex_wait_inputs(e, sl, n, wait_on, err))
+        return -1;
     if (np->bridge_stream >= 0) {
         char *stage = sl->bridge + e->bridge_off[n];
         if (bytes)

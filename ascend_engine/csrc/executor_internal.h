@@ -195,6 +195,10 @@ static inline uint64_t aex_rows(const slot *sl, int domain)
     return sl->rows_of[domain + 1];
 }
 
+/* Make stream st wait for what node n reads in this request: the copy of
+ * the pipeline inputs and the events of its producers on other streams. */
+int aex_wait_inputs(ae_engine *e, slot *sl, int n, aclrtStream st, ae_error *err);
+
 /* Enqueue nodes from `from` on (executor.c): until a host step, which is
  * handed to its workers, or to the end and the copy-out.  With `skip`, the
  * nodes only record their events (a step failed: nothing more runs). */

@@ -155,12 +155,8 @@ int aex_step_begin(ae_engine *e, slot *sl, uint64_t request, int n, int skip, ae
         return -1;
     if (p->profile)
         ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_wait[n], st);
-    if (!p->unsafe_skip_waits) {
-        if (e->node_reads_input[n] && !p->single_stream)
-            ACL_CALL(e, err, np->name, aclrtStreamWaitEvent, st, sl->inputs_ready);
-        for (int w = 0; w < e->node_n_waits[n]; w++)
-            ACL_CALL(e, err, np->name, aclrtStreamWaitEvent, st, sl->node_done[e->node_waits[n][w]]);
-    }
+    if (aex_wait_inputs(e, sl, n, st, err))
+        return -1;
     if (skip) {
         sl->rows_of[n + 1] = 0;
         ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->step_ready[n], st);

@@ -91,6 +91,11 @@ def test_the_projects_mutant_list_is_well_formed():
         assert os.path.isfile(os.path.join(REPO, m.file)), m.id
         for t in m.tests:
             assert os.path.exists(os.path.join(REPO, t)), (m.id, t)
+    # every planted bug still applies: its original text stands exactly once
+    # in the code as it is now (a change to the code must update its mutants)
+    ws = mutate.Workspace(REPO)
+    stale = {m.id: ws.match_count(m) for m in mutants if ws.match_count(m) != 1}
+    assert stale == {}
 
 
 def test_apply_then_revert_restores_the_exact_bytes(project):

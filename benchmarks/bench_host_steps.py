@@ -170,14 +170,9 @@ def lane_gaps(spans):
 
 
 def write_trace(engine, path, images):
-    """What ``engine.trace(path, feeds=...)`` writes, one image per request.
-
-    ``Engine.trace`` itself refuses a plan with host steps ("a plan with host
-    steps returns results per request: submit them one by one"): it runs the
-    requests through the native batch loop, which cannot return per-request
-    rows.  Until it goes through ``run_batch`` as the other paths do, the
-    same timeline rows are recorded around ``run_batch`` here and turned into
-    the same trace events.
+    """What ``engine.trace(path, feeds=...)`` writes, one image per request:
+    the timeline rows recorded around ``run_batch`` (which submits a host-step
+    plan's requests one by one), turned into the same trace events.
     """
     engine._timeline_begin(len(images))
     engine.run_batch({"image": images}, batch_size=1)

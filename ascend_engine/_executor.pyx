@@ -31,6 +31,7 @@ import json
 import time
 import threading
 import traceback
+import warnings
 
 import logging
 
@@ -623,6 +624,38 @@ cdef class Engine:
     def _forget_after_fork(self):
         # In a forked child: the executor's handles belong to the parent.
         self._engine = NULL
+
+    def __del__(self):
+        # Dropped without close(): close it now, as files and sockets do, and
+        # say so.  A PEP 442 finalizer (tp_finalize): the whole engine is
+        # still intact, so the orderly close runs -- the requests already
+        # admitted complete and their futures resolve, then models and
+        # devices are released.  The engine's lock may be held by the thread
+        # that dropped the last reference (its completer drops the engine
+        # under the lock): then the close runs on a thread of its own once
+        # the lock is free.  After shutdown() or in a forked child nothing is
+        # called.
+        if self._engine is NULL or _runtime.in_forked_child() or _runtime._shut_down:
+            return
+        warnings.warn(f"unclosed {self!r}: closed when it was garbage-collected; call close() or use a "
+                      "with block", ResourceWarning, source=self)
+        if self._lock.acquire(blocking=False):
+            self._lock.release()
+            self._close_dropped()
+        else:
+            threading.Thread(target=self._close_dropped, name="ascend-engine-close", daemon=True).start()
+
+    def _close_dropped(self):
+        # What was admitted still runs: its callers may hold its futures.
+        # Bounded by the plan's timeout in all; what is left then fails clearly.
+        timeout = self.plan.timeout_ms / 1000.0 if self.plan.timeout_ms >= 0 else 60.0
+        deadline = time.monotonic() + timeout
+        while (self._server.queued_calls or self._in_flight()) and time.monotonic() < deadline:
+            time.sleep(0.002)
+        try:
+            self.close()
+        except Exception:
+            _log.exception("ascend_engine: closing an engine dropped without close() failed")
 
     def __dealloc__(self):
         # Dropped without close().  After shutdown or in a forked child the

@@ -66,3 +66,30 @@ def test_at_exit_engines_are_closed_before_aclfinalize(chain, tmp_path):
     reset = max(i for i, c in enumerate(calls) if c.startswith("aclrtResetDevice("))
     assert unload < reset < final
     assert not any(" = 100001" in c or "finalized" in c for c in calls)
+
+
+def test_an_engine_dropped_with_requests_in_flight_closes_and_says_so(build):
+    """Dropped without close(): a ResourceWarning names the engine, the
+    requests in flight still resolve with their outputs, and every byte of
+    device memory comes back."""
+    import time
+    import warnings
+
+    slow = [build(dense(520), "drop0", latency_us=3000), build(dense(521), "drop1", latency_us=1000)]
+    before = free_bytes()
+    x = np.ones((2, WIDTH), np.float32)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        engine = compile_chain(slow, depth=4)
+        futures = [engine.submit({"x": x + k}) for k in range(6)]
+        del engine
+        gc.collect()
+        for k, f in enumerate(futures):
+            expected = slow[1].ref(x=slow[0].ref(x=x + k))
+            np.testing.assert_allclose(f.result(timeout=30)["y"], expected, rtol=1e-5, atol=1e-5)
+        deadline = time.monotonic() + 30   # the close may run on a thread of its own
+        while free_bytes() != before and time.monotonic() < deadline:
+            time.sleep(0.02)
+    assert free_bytes() == before
+    messages = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
+    assert any(m.startswith("unclosed <ascend_engine.Engine device=0") and "call close()" in m for m in messages)

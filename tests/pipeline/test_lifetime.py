@@ -92,4 +92,5 @@ def test_an_engine_dropped_with_requests_in_flight_closes_and_says_so(build):
             time.sleep(0.02)
     assert free_bytes() == before
     messages = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
-    assert any(m.startswith("unclosed <ascend_engine.Engine device=0") and "call close()" in m for m in messages)
+    assert any(m.startswith("unclosed <ascend_engine.Engine device=0") and "call close()" in m
+               for m in messages)

@@ -329,6 +329,22 @@ def test_wrong_step_outputs_name_the_step_and_output(detector, bad, message):
         assert engine.stats()["failures"] == 1
 
 
+def test_a_step_whose_outputs_disagree_on_rows_fails_its_request(detector, tmp_path):
+    det, _ = detector.save(detector.folder)
+    pipe = ae.Pipeline()
+    x = pipe.input("x", "float32", (-1, 8))
+    scores, feats = pipe.model(det, x, name="det")
+    a, b = pipe.host(lambda s, f: (np.zeros((2, 4), np.float32), np.zeros((3, 4), np.float32)), scores, feats,
+                     outputs=[("a", "float32", (-1, 4)), ("b", "float32", (-1, 4))], rows="any", max_rows=8,
+                     name="two")
+    pipe.output("a", a)
+    pipe.output("b", b)
+    with pipe.compile(depth=2) as engine:
+        with pytest.raises(ae.HostStepError, match="host step 'two': its outputs have different numbers of rows "
+                           "\\('a' 2, 'b' 3\\); they must agree"):
+            engine.run({"x": np.ones((1, 8), np.float32)})
+
+
 def test_rows_same_step_must_keep_its_rows(build):
     from helpers.pipelines import dense
 

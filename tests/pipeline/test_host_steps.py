@@ -334,7 +334,10 @@ def test_a_step_whose_outputs_disagree_on_rows_fails_its_request(detector, tmp_p
     pipe = ae.Pipeline()
     x = pipe.input("x", "float32", (-1, 8))
     scores, feats = pipe.model(det, x, name="det")
-    a, b = pipe.host(lambda s, f: (np.zeros((2, 4), np.float32), np.zeros((3, 4), np.float32)), scores, feats,
+    def uneven(s, f):
+        return np.zeros((2, 4), np.float32), np.zeros((3, 4), np.float32)
+
+    a, b = pipe.host(uneven, scores, feats,
                      outputs=[("a", "float32", (-1, 4)), ("b", "float32", (-1, 4))], rows="any", max_rows=8,
                      name="two")
     pipe.output("a", a)

@@ -167,9 +167,12 @@ print("WRONG", wrong)
 
 
 def test_a_pass_through_output_waits_for_the_copy_in(tmp_path):
-    """The copy-out of an output that is a pipeline input must wait for that
+    """The copy-out of an output that is a pipeline input must come after that
     input's H2D copy: with slow H2D copies (64 KiB at 0.02 GB/s: about 3 ms)
-    it would otherwise copy out what the slot held before."""
+    it would otherwise copy out what the slot held before.  (The copy-out's
+    own wait on the copy-in is redundant while a model reads an input -- every
+    pipeline has one -- since it also waits on that model; this checks the
+    ordering, whichever wait gives it.)"""
     from helpers import simlib
 
     proc = simlib.run_python(PASS_THROUGH, env={"FOLDER": str(tmp_path), "ASCEND_SIM_H2D_GBPS": "0.02",

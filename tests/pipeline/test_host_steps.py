@@ -343,7 +343,8 @@ def test_a_step_whose_outputs_disagree_on_rows_fails_its_request(detector, tmp_p
     pipe.output("a", a)
     pipe.output("b", b)
     with pipe.compile(depth=2) as engine:
-        with pytest.raises(ae.HostStepError, match="host step 'two': its outputs have different numbers of rows "
+        with pytest.raises(ae.HostStepError,
+                           match="host step 'two': its outputs have different numbers of rows "
                            "\\('a' 2, 'b' 3\\); they must agree"):
             engine.run({"x": np.ones((1, 8), np.float32)})
 

@@ -142,7 +142,8 @@ def test_random_image_sizes_match_the_models_run_by_hand(paths, models):
 
 def test_each_request_sets_the_gear_its_shapes_need(tmp_path, paths):
     """The simulator's call log: one aclmdlSetDynamicHWSize and one
-    aclmdlSetInputDynamicDims per request, at the smallest gear that holds it."""
+    aclmdlSetInputDynamicDims per request, at the smallest gear that holds it,
+    and copies of exactly the gear's bytes (not the largest gear's)."""
     sizes = [(5, 7), (9, 3), (16, 17), (20, 20), (8, 8), (3, 30)]
     code = f"""
 import json
@@ -170,6 +171,12 @@ with pipe.compile(depth=1) as engine:
     dims_calls = [c for c in re.findall(r"aclmdlSetInputDynamicDims\(id (\d+)[^\n]*\) = 0", text)
                   if int(c) == ids["rec"]]
     assert len(dims_calls) == len(sizes)
+    copies = re.findall(r"aclrtMemcpyAsync\([^\n]*count=(\d+), kind=(\w+)", text)
+    gears = [(8, 8), (16, 16), (16, 32), (32, 32), (8, 8), (16, 32)]
+    h2d = [int(n) for n, kind in copies if "HOST_TO_DEVICE" in kind]
+    d2h = [int(n) for n, kind in copies if "DEVICE_TO_HOST" in kind]
+    assert h2d == [3 * h * w * 4 for h, w in gears]   # the image padded to the detector's gear
+    assert d2h == [h * w * 4 for h, w in gears]       # the recognizer's score at that gear
 
 
 def test_a_shape_larger_than_every_gear(paths):
@@ -224,3 +231,79 @@ def test_the_batcher_refuses_shaped_pipelines(paths):
     with pytest.raises(PipelineError, match=r"max_delay_ms: the dynamic batcher merges requests of one "
                                             r"shape, but model node\(s\) 'det', 'rec' pick their gear"):
         two_stage(paths["det"], paths["rec"]).plan(max_delay_ms=2.0)
+
+
+def sequence_model():
+    """tokens (b, seq, 8) masked by (b, seq), projected to 5 classes per token: dims gears over b and seq."""
+    rng = np.random.default_rng(23)
+    g = sim.Graph("seq")
+    x = g.input("tokens", "float32", (-1, "seq", 8))
+    mask = g.input("mask", "float32", (-1, "seq"))
+    w = g.const(rng.standard_normal((8, 5)).astype(np.float32))
+    logits = g.matmul(g.mul(x, g.reshape(mask, (-1, "seq", 1))), w)
+    g.output("logits", logits)
+    g.output("total", g.sum(logits, axes=2))
+    return g
+
+
+SEQ_GEARS = [[1, 4, 1, 4], [2, 8, 2, 8], [4, 16, 4, 16]]   # tokens' rows, seq, mask's rows, seq
+
+
+def test_a_dims_model_on_the_pipeline_inputs_takes_its_rows_from_the_gears(tmp_path):
+    """Rows are a gear dimension here: a request's rows pick the gear (they are never
+    padded in a pipeline), its sequence length is padded up to that gear's."""
+    path = str(tmp_path / "seq.om")
+    sequence_model().save(path, dims=SEQ_GEARS)
+    pipe = ae.Pipeline(device=0)
+    tokens = pipe.input("tokens", "float32", (-1, -1, 8))
+    mask = pipe.input("mask", "float32", (-1, -1))
+    logits, total = pipe.model(path, tokens, mask, name="seq")
+    pipe.output("logits", logits)
+    pipe.output("total", total)
+    rng = np.random.default_rng(9)
+    cases = [(b, int(rng.integers(1, s + 1))) for b, s in [(1, 4), (2, 8), (4, 16)]
+             for _ in range(scaled(20))]
+    feeds = [{"tokens": rng.standard_normal((b, s, 8)).astype(np.float32),
+              "mask": (rng.random((b, s)) > 0.3).astype(np.float32)} for b, s in cases]
+    with pipe.compile(depth=3) as engine, ae.Model.load(path, device=0) as model:
+        assert engine.plan.max_batch == 4 and engine.plan.fixed_batch == 0
+        results = [f.result(timeout=60) for f in [engine.submit(f) for f in feeds]]
+        for f, (b, s), got in zip(feeds, cases, results, strict=True):
+            want = model(**f)
+            assert got["logits"].shape == (b, s, 5) and got["total"].shape == (b, s)
+            for name in want:
+                np.testing.assert_array_equal(got[name], want[name], err_msg=f"{name} at {b}x{s}")
+        with pytest.raises(ValueError, match=re.escape(
+                "model node 'seq': no gear holds the input shapes {'tokens': (3, 2, 8), 'mask': (3, 2)} with "
+                "exactly 3 row(s) (rows are not padded); its gears: gear 0: tokens (1, 4, 8), mask (1, 4); "
+                "gear 1: tokens (2, 8, 8), mask (2, 8); gear 2: tokens (4, 16, 8), mask (4, 16)")):
+            engine.submit({"tokens": np.zeros((3, 2, 8), np.float32), "mask": np.zeros((3, 2), np.float32)})
+        with pytest.raises(ValueError, match="carries at most 4 rows"):
+            engine.submit({"tokens": np.zeros((5, 2, 8), np.float32), "mask": np.zeros((5, 2), np.float32)})
+        with pytest.raises(ValueError, match="input 'mask': 2 rows differ from the other inputs' 1"):
+            engine.submit({"tokens": np.zeros((1, 2, 8), np.float32), "mask": np.zeros((2, 2), np.float32)})
+
+
+@pytest.mark.parametrize("link", ["peer", "through the host"])
+def test_shaped_tensors_cross_devices_and_instances(paths, models, no_p2p, link):
+    """The detector on device 0, two instances of the recognizer on device 1:
+    the copy between devices moves each request's own bytes."""
+    if link != "peer":
+        no_p2p("0-1")
+    pipe = ae.Pipeline(device=0)
+    x = pipe.input("image", "float32", (1, 3, -1, -1))
+    feat, energy = pipe.model(paths["det"], x, name="det")
+    probs, score = pipe.model(paths["rec"], feat, name="rec", device=1, instances=2)
+    pipe.output("energy", energy)
+    pipe.output("probs", probs)
+    pipe.output("score", score)
+    rng = np.random.default_rng(4)
+    sizes = [(int(rng.integers(1, 33)), int(rng.integers(1, 33))) for _ in range(scaled(60))]
+    images = [image(rng, h, w) for h, w in sizes]
+    with pipe.compile(depth=4) as engine:
+        assert [n.kind for n in engine.plan.nodes] == ["model", "copy", "model", "copy", "copy"]
+        results = [f.result(timeout=120) for f in [engine.submit({"image": x}) for x in images]]
+    for x, (h, w), got in zip(images, sizes, results, strict=True):
+        want = by_hand(models, x)
+        for name in got:
+            np.testing.assert_array_equal(got[name], want[name], err_msg=f"{name} at {h}x{w}")

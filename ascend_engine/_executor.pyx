@@ -1174,7 +1174,7 @@ cdef class Engine:
         batch = min(batch, self.plan.max_batch)
         if self.plan.fixed_batch:
             batch = self.plan.fixed_batch
-        if feeds is None:
+        if feeds is None and self._shapes is None:
             feeds = random_feeds(self._input_specs, int(requests) * batch)[0]
         arrays, total = self._prepare(feeds)
         total = min(total, int(requests) * batch)

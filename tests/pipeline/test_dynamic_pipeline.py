@@ -307,3 +307,33 @@ def test_shaped_tensors_cross_devices_and_instances(paths, models, no_p2p, link)
         want = by_hand(models, x)
         for name in got:
             np.testing.assert_array_equal(got[name], want[name], err_msg=f"{name} at {h}x{w}")
+
+
+def test_host_steps_beside_shaped_models(paths, models):
+    """A host step reads fixed-shape tensors of a shaped pipeline (its staging
+    moves the planned bytes); reading a shaped one is refused, naming it."""
+    pipe = ae.Pipeline(device=0)
+    x = pipe.input("image", "float32", (1, 3, -1, -1))
+    meta = pipe.input("meta", "float32", (1, 4))
+    feat, energy = pipe.model(paths["det"], x, name="det")
+    pipe.output("score", pipe.model(paths["rec"], feat, name="rec")[1])
+    doubled = pipe.host(lambda m: m * 2.0, meta, outputs=[("m", "float32", (-1, 4))], name="double")
+    pipe.output("scaled", doubled)
+    rng = np.random.default_rng(8)
+    with pipe.compile(depth=2) as engine:
+        for h, w in [(3, 5), (30, 2), (16, 16)]:
+            x_in, m_in = image(rng, h, w), rng.standard_normal((1, 4)).astype(np.float32)
+            out = engine.run({"image": x_in, "meta": m_in})
+            np.testing.assert_array_equal(out["scaled"], m_in * 2.0)
+            np.testing.assert_array_equal(out["score"], by_hand(models, x_in)["score"])
+        with pytest.raises(ValueError, match="takes requests of any shape one at a time"):
+            list(engine.run_many([{"image": x_in, "meta": m_in}]))
+
+    bad = ae.Pipeline(device=0)
+    x = bad.input("image", "float32", (1, 3, -1, -1))
+    feat, energy = bad.model(paths["det"], x, name="det")
+    bad.output("e", bad.host(lambda e: e, energy, outputs=[("e", "float32", (-1, 4))], name="step"))
+    with pytest.raises(PipelineError, match=re.escape(
+            "host step 'step' input 'det.energy': 'det.energy' has the shape (1, -1, -1), whose -1 "
+            "dimensions change per request")):
+        bad.plan()

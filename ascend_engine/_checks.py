@@ -64,9 +64,11 @@ MAX_DIM = 2**31 - 1              # AscendCL dims are int64, but no device holds 
 MAX_ROW_ITEMS = 2**40            # items in one batch row
 
 
-def shape(value, what: str, error: type[Exception] = ValueError) -> tuple:
+def shape(value, what: str, error: type[Exception] = ValueError, variable: bool = False) -> tuple:
     """A tensor shape: positive ints, with the batch dimension first as -1 (or None).
 
+    ``variable=True`` also takes -1 (or None) in later dimensions (a shape
+    that changes per request, e.g. (1, 3, -1, -1) for images of any size).
     Floats are refused rather than truncated, and sizes no device could hold
     are refused before anything overflows.
     """
@@ -84,11 +86,12 @@ def shape(value, what: str, error: type[Exception] = ValueError) -> tuple:
         if isinstance(d, bool) or not isinstance(d, numbers.Integral):
             raise error(f"{what}: dimension {k} must be an integer, got {d!r} ({type(d).__name__})")
         d = int(d)
-        if d == -1 and k > 0 or d == 0 or d < -1 or d > MAX_DIM:
+        if d == -1 and k > 0 and not variable or d == 0 or d < -1 or d > MAX_DIM:
+            where = "in any dimension" if variable else "only first"
             raise error(f"{what}: shape must be (batch or N, d1, ...) with dimensions from 1 to "
-                        f"{MAX_DIM} and -1 (or None) only first, got {tuple(dims)}")
+                        f"{MAX_DIM} and -1 (or None) {where}, got {tuple(dims)}")
         out.append(d)
-    items = math.prod(out[1:])
+    items = math.prod(d for d in out[1:] if d != -1)
     if items > MAX_ROW_ITEMS:
         raise error(f"{what}: one row of shape {tuple(out)} holds {items} items, more than {MAX_ROW_ITEMS}")
     return tuple(out)

@@ -39,7 +39,7 @@ import numpy as np
 
 cimport numpy as cnp
 from cpython.mem cimport PyMem_Calloc, PyMem_Free
-from libc.stdint cimport uint64_t
+from libc.stdint cimport int64_t, uint64_t
 from libc.string cimport memset, strncpy
 
 from ascend_engine._acl cimport *
@@ -51,7 +51,7 @@ from ascend_engine import errors as _errors
 from ascend_engine._checks import positive_int, timeout_ms
 from ascend_engine._feeds import check_feeds, random_feeds
 from ascend_engine.errors import EngineBusy, EngineError, HostStepError
-from ascend_engine.pipeline import NativeStep
+from ascend_engine.pipeline import NativeStep, ShapedRequests, pad_to
 from ascend_engine.serving import Call, Server
 from concurrent.futures import Future
 
@@ -271,6 +271,24 @@ class _Request:
         self.out_rows = np.zeros(len(outputs), dtype=np.uint64) if variable else None
 
 
+class _ShapedCall(Call):
+    """A request of a pipeline with dynamic shapes: its outputs arrive at the
+    gears' shapes and are cut back to the request's size when it is done."""
+
+    __slots__ = ("cuts",)
+
+    def __init__(self, future, inputs, outputs, rows, deadline, names, cuts):
+        super().__init__(future, inputs, outputs, rows, deadline, names)
+        self.cuts = cuts
+
+    def piece_done(self):
+        self.pieces_left -= 1
+        if self.pieces_left == 0 and not self.failed and not self.future.done():
+            outputs = [o if cut is None else np.ascontiguousarray(o[cut])
+                       for o, cut in zip(self.outputs, self.cuts)]
+            self.future.set_result(dict(zip(self.names, outputs, strict=True)))
+
+
 cdef int _put_ints(int *dst, int at, values) except -1:
     """Write `values` into dst from index `at`; returns the index after them."""
     for v in values:
@@ -373,6 +391,7 @@ cdef class Engine:
     cdef list _keep            # what native host steps need alive
     cdef list _variable        # indices of outputs whose rows a host step sets
     cdef dict _var_rows        # output index -> rows its array must hold
+    cdef object _shapes        # ShapedRequests of a plan with dynamic shapes, else None
     # C copies of the plan, alive as long as the engine
     cdef ae_tensor_plan *_tensors
     cdef ae_node_plan *_nodes
@@ -402,6 +421,7 @@ cdef class Engine:
         self._output_specs = [(name, plan.tensors[t_].dtype, tuple(plan.tensors[t_].shape[1:]))
                               for name, t_ in plan.outputs]
         self._feed_specs = [(name, dtype, (-1,) + trailing) for name, dtype, trailing in self._input_specs]
+        self._shapes = ShapedRequests(plan) if plan.shaped else None
         self._variable = list(plan.variable_outputs)
         self._var_rows = {k: plan.nodes[plan.tensors[plan.outputs[k][1]].domain].max_rows for k in self._variable}
         self._py_steps = {}
@@ -502,6 +522,7 @@ cdef class Engine:
                 self._gears[g] = v
                 g += 1
             self._nodes[i].static_batch = node.static_batch
+            self._nodes[i].dyn_kind = {"hw": AE_DYN_HW, "dims": AE_DYN_DIMS}.get(node.shape_kind, AE_DYN_BATCH)
         p.context = (<Resource>self._device)._ctx
         p.device_id = plan.device
         p.depth = plan.depth
@@ -719,6 +740,10 @@ cdef class Engine:
         Names, dtypes and shapes must match the pipeline inputs exactly (no
         silent casts); arrays that are not C-contiguous are copied.
         """
+        if self._shapes is not None:
+            raise ValueError("a pipeline with dynamic shapes (image-size or dims-gear models) takes requests of "
+                             "any shape one at a time, through run(), submit() or run_async(); this call takes "
+                             "arrays of one shape")
         return check_feeds(feeds, self._feed_specs, "pipeline")
 
     def _outputs_for(self, rows):
@@ -804,7 +829,7 @@ cdef class Engine:
             record.error = EngineError(f"request {ticket}: {why}")
         self._pending.clear()
 
-    cdef _submit(self, record, _Arrays ins, uint64_t n_rows):
+    cdef _submit(self, record, _Arrays ins, uint64_t n_rows, shape=None):
         """Enqueue one request for ``record`` (lock held).
 
         If completing an older request fails on the way (to free a slot),
@@ -816,6 +841,18 @@ cdef class Engine:
         cdef _Arrays outp = _Arrays(record.outputs)
         cdef uint64_t *out_rows = NULL
         cdef cnp.ndarray rows_array
+        cdef ae_request_shape req
+        cdef const ae_request_shape *req_ptr = NULL
+        cdef cnp.ndarray row_bytes, gear_dims, gear_at, gear_count
+        if shape is not None:
+            # the executor copies these into the slot before submit returns
+            row_bytes, gear_dims = shape.row_bytes, shape.gear_dims
+            gear_at, gear_count = shape.gear_at, shape.gear_count
+            req.row_bytes = <const size_t *>cnp.PyArray_DATA(row_bytes)
+            req.gear_dims = <const int64_t *>cnp.PyArray_DATA(gear_dims)
+            req.gear_at = <const int *>cnp.PyArray_DATA(gear_at)
+            req.gear_count = <const int *>cnp.PyArray_DATA(gear_count)
+            req_ptr = &req
         if record.out_rows is not None:
             rows_array = record.out_rows
             out_rows = <uint64_t *>cnp.PyArray_DATA(rows_array)
@@ -824,8 +861,8 @@ cdef class Engine:
             self._arm_poll()
             ticket = ae_engine_submitted(self._engine)
             with nogil:
-                rc = ae_engine_submit_rows(self._engine, ins.ptrs, n_rows, <void *const *>outp.ptrs, out_rows,
-                                           &err)
+                rc = ae_engine_submit_shaped(self._engine, ins.ptrs, n_rows, <void *const *>outp.ptrs, out_rows,
+                                             req_ptr, &err)
             failure = self._settle(rc, &err)
             if rc == 0:
                 record.ticket = ticket
@@ -902,6 +939,8 @@ cdef class Engine:
         into device requests of up to ``max_batch`` rows (each caller gets
         back exactly its own rows).
         """
+        if self._shapes is not None:
+            return self._submit_shaped(feeds, timeout, block)
         arrays, rows = self._prepare(feeds)
         self._check_fixed(rows, min(rows, self.plan.max_batch))
         deadline = None if timeout is None else time.monotonic() + timeout_ms(timeout) / 1000.0
@@ -909,6 +948,28 @@ cdef class Engine:
         outputs = [None if k in self._var_rows else np.empty((rows,) + trailing, dtype=dtype)
                    for k, (_, dtype, trailing) in enumerate(self._output_specs)]
         call = Call(Future(), arrays, outputs, rows, deadline, [name for name, _, _ in self._output_specs])
+        self._server.admit(call, bool(block))
+        return call.future
+
+    def _submit_shaped(self, feeds, timeout, block):
+        """submit() for a pipeline with dynamic shapes: each model's gear from
+        the request's shapes, the inputs padded to it, outputs cut back."""
+        specs = [(name, self.plan.tensors[t_].dtype, self.plan.tensors[t_].shape) for name, t_ in self.plan.inputs]
+        arrays = check_feeds(feeds, specs, "pipeline", batched=False)[0]
+        rows = arrays[0].shape[0]
+        for (name, _, _), a in zip(specs, arrays):
+            if a.shape[0] != rows:
+                raise ValueError(f"input {name!r}: {a.shape[0]} rows differ from the other inputs' {rows}")
+        if rows > self.plan.max_batch:
+            raise ValueError(f"a request of a pipeline with dynamic shapes carries at most {self.plan.max_batch} "
+                             f"rows (its models' gears), got {rows}: submit smaller requests")
+        shape = self._shapes.resolve([a.shape for a in arrays])
+        deadline = None if timeout is None else time.monotonic() + timeout_ms(timeout) / 1000.0
+        self._ensure_open()
+        inputs = [pad_to(a, s) for a, s in zip(arrays, shape.inputs)]
+        outputs = [np.empty(s, dtype=dtype) for s, (_, dtype, _) in zip(shape.outputs, self._output_specs)]
+        call = _ShapedCall(Future(), inputs, outputs, rows, deadline, [name for name, _, _ in self._output_specs],
+                           shape.cuts)
         self._server.admit(call, bool(block))
         return call.future
 
@@ -977,7 +1038,8 @@ cdef class Engine:
                    if o is None else o for k, o in enumerate(outputs)]
         record = _Request(outputs, on_done, bool(self._variable))
         cdef _Arrays ins = _Arrays(inputs)
-        self._submit(record, ins, rows)
+        shape = None if self._shapes is None else self._shapes.padded([a.shape for a in inputs])
+        self._submit(record, ins, rows, shape)
         self._server.cv.notify()     # the completer
 
     def run_batch(self, feeds, batch_size=None):
@@ -1145,7 +1207,7 @@ cdef class Engine:
         batch = min(batch, self.plan.max_batch)
         if self.plan.fixed_batch:
             batch = self.plan.fixed_batch
-        if feeds is None:
+        if feeds is None and self._shapes is None:
             feeds = random_feeds(self._input_specs, int(requests) * batch)[0]
         arrays, total = self._prepare(feeds)
         total = min(total, int(requests) * batch)

@@ -6,7 +6,7 @@ constants for every size (``AE_NAME_MAX``, ``AE_MESSAGE_MAX``): the header is
 the one place they are written.  ``_executor.pyx`` cimports them.
 """
 
-from libc.stdint cimport int32_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
 from ascend_engine._acl cimport aclError, aclrtContext, ae_acl_api
 
@@ -26,6 +26,11 @@ cdef extern from "ascend_engine/executor.h" nogil:
     const int AE_GEAR_UPPER
     const int AE_GEAR_LOWER
     const int AE_GEAR_NEAREST
+    const int AE_DYN_BATCH
+    const int AE_DYN_HW
+    const int AE_DYN_DIMS
+    enum:
+        AE_MAX_GEAR_DIMS
 
     ctypedef struct ae_error:
         aclError code
@@ -76,6 +81,13 @@ cdef extern from "ascend_engine/executor.h" nogil:
         int domain
         int device
         int bridge_stream
+        int dyn_kind                # AE_DYN_*: HW and DIMS nodes take their gear per request
+
+    ctypedef struct ae_request_shape:
+        const size_t *row_bytes     # per tensor, this request
+        const int64_t *gear_dims
+        const int *gear_at          # per node
+        const int *gear_count       # per node
 
     ctypedef struct ae_plan:
         aclrtContext context
@@ -122,6 +134,9 @@ cdef extern from "ascend_engine/executor.h" nogil:
                          void *const *outputs, ae_error *err)
     int ae_engine_submit_rows(ae_engine *engine, const void *const *inputs, uint64_t rows,
                               void *const *outputs, uint64_t *out_rows, ae_error *err)
+    int ae_engine_submit_shaped(ae_engine *engine, const void *const *inputs, uint64_t rows,
+                                void *const *outputs, uint64_t *out_rows, const ae_request_shape *shape,
+                                ae_error *err)
     int ae_engine_complete_one(ae_engine *engine, ae_error *err)
     int ae_engine_flush(ae_engine *engine, ae_error *err)
     int ae_engine_run_batch(ae_engine *engine, const void *const *inputs, uint64_t total_rows,

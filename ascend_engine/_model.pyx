@@ -776,6 +776,46 @@ cdef class Model(Resource):
             follow.append(dims)
         self._follow = follow
 
+    def gear_io_shapes(self):
+        """Every gear's input and output shapes: {gear: (input shapes, output shapes)}.
+
+        For an image-size or dims-gear model: ``gear`` as in :meth:`gear_shapes`
+        ((height, width), or the index in ``dims_gears``); the input shapes in
+        input order, the output shapes as ``aclmdlGetCurOutputDims`` reports
+        them with that gear set (what a buffer of the gear holds).  ValueError
+        for other models.
+        """
+        cdef _DatasetPair pair
+        if self.dynamic_kind not in ("hw", "dims"):
+            raise ValueError(f"model {self.path!r} has {self.dynamic_kind} shapes, not image-size or dims "
+                             "gears")
+        out = {}
+        with self._lock:
+            self._activate()
+            if self._sync is None:
+                self._sync = self._staging_pair()
+            pair = self._sync
+            if self._follow is None:
+                self._learn_follow(pair)
+            for gear in self._gear_list():
+                self._set_gear(pair.inputs, gear)
+                ins = tuple(tuple(self._input_dim(gear, i, k) if d == -1 else d for k, d in enumerate(spec.shape))
+                            for i, spec in enumerate(self.inputs))
+                out[gear] = (ins, tuple(self._cur_output_shape(k) for k in range(len(self.outputs))))
+        return out
+
+    @property
+    def output_follow(self):
+        """Per output, per dimension: the (input index, dimension) it follows
+        across the gears, or None (it keeps the gear's size).  An output sliced
+        back to a request's size cuts exactly the dimensions that follow an
+        input.  Image-size and dims-gear models only (else None)."""
+        if self.dynamic_kind not in ("hw", "dims"):
+            return None
+        if self._follow is None:
+            self.gear_io_shapes()
+        return tuple(tuple(dims) for dims in self._follow)
+
     def _call_gear(self, feeds):
         cdef const ae_acl_api *t = api()
         cdef aclError rc

@@ -23,7 +23,12 @@ Planning rules (see DESIGN.md §6):
 * a host step (``pipe.host``) is a node too, on a stream of its own for the
   copies of its inputs and outputs; with ``rows="any"`` it sets the rows of
   everything downstream of it (its *row domain*): those tensors hold
-  ``max_rows`` rows, plus the padding of the gears their models run at.
+  ``max_rows`` rows, plus the padding of the gears their models run at;
+* a *shaped* tensor has dimensions after the first that change per request
+  (``-1``): it is a pipeline input or an output of an image-size or
+  dims-gear model, and only such models (or pipeline outputs) read it.
+  Its buffer holds the largest gear; per request every such model runs the
+  smallest gear holding its inputs (see :class:`ShapedRequests`).
 """
 
 from __future__ import annotations
@@ -53,6 +58,11 @@ PADDING = 32
 POOL_HEADROOM = 1.15   # the seed article's "peak working set + 10-20 %", middle of the range
 
 
+def _text(shape) -> str:
+    """A shape for messages: -1 written as such when a later dimension varies, else as ``batch``."""
+    return shape_text(shape, "-1" if any(d == -1 for d in shape[1:]) else "batch")
+
+
 def carve(nbytes: int) -> int:
     """Bytes a buffer of ``nbytes`` occupies when carved from the arena."""
     return (nbytes + PADDING + ALIGN - 1) // ALIGN * ALIGN
@@ -69,7 +79,7 @@ class TensorHandle:
     shape: tuple
 
     def __repr__(self) -> str:
-        return f"TensorHandle({self.name!r}, {self.dtype}, {shape_text(self.shape)})"
+        return f"TensorHandle({self.name!r}, {self.dtype}, {_text(self.shape)})"
 
 
 class NativeStep:
@@ -132,6 +142,7 @@ class PlanTensor:
     domain: int = -1         # whose rows it carries: -1 the request's, else a host step's node index
     max_rows: int = 0        # rows its buffer must hold (padding of gears included)
     device: int = 0          # index into Plan.devices of the device holding it
+    shaped: bool = False     # its trailing dimensions change per request (row_bytes is the largest)
 
 
 @dataclass
@@ -163,6 +174,9 @@ class PlanNode:
     output_specs: tuple = ()          # a host step's (name, dtype, trailing shape) per output
     device: int = 0                   # index into Plan.devices
     bridge_stream: int = -1           # a copy through the host: its stream on the source device
+    shape_kind: str = ""              # "hw" or "dims": the gear is chosen per request from shapes
+    gear_io: tuple = ()               # shaped nodes: (gear, input shapes, output shapes) per gear
+    follow: tuple = ()                # shaped nodes: Model.output_follow
 
 
 @dataclass
@@ -193,6 +207,11 @@ class Plan:
     devices: tuple = ()      # device ids; [0] is `device` (inputs arrive and outputs leave there)
     device_slot_bytes: tuple = ()   # one slot's bytes on each device ([0] == slot_bytes)
     stream_devices: tuple = ()      # per compute stream: index into devices
+
+    @property
+    def shaped(self) -> bool:
+        """Whether some model picks its gear from each request's shapes (image size, dims)."""
+        return any(n.shape_kind for n in self.nodes)
 
     @property
     def variable_outputs(self) -> list:
@@ -291,8 +310,15 @@ class Pipeline:
         return handle
 
     def input(self, name: str, dtype, shape) -> TensorHandle:
-        """Declare a pipeline input; a ``-1`` (or ``None``) first dimension is the request batch."""
-        shape = check_shape(shape, f"input {name!r}", error=PipelineError)   # None: the batch, as in TF/ONNX
+        """Declare a pipeline input; a ``-1`` (or ``None``) first dimension is the request batch.
+
+        ``-1`` in a later dimension makes the input *shaped*: its size changes
+        per request (e.g. ``(1, 3, -1, -1)``, images of any size).  A shaped
+        input may feed only image-size or dims-gear models (or be a pipeline
+        output); each request is padded to the gear its model runs.
+        """
+        # None: the batch, as in TF/ONNX
+        shape = check_shape(shape, f"input {name!r}", error=PipelineError, variable=True)
         if name in self._names:
             raise PipelineError(f"input {name!r}: the name is already used in this pipeline")
         self._names.add(name)
@@ -426,9 +452,13 @@ class Pipeline:
             node.path = node.model
             node.model = _describe_file(node.path, self.device if node.device is None else node.device,
                                         node.name)
+        kind = getattr(node.model, "dynamic_kind", "static")
+        rows_dim = node.model.inputs[0].shape[0] if kind in ("hw", "dims") and node.model.inputs else None
         for spec in node.model.outputs:
             handle = self._new_tensor(f"{node.name}.{spec.name}", spec.dtype, spec.shape)
             if node.model.batch_sizes and (not spec.shape or spec.shape[0] != -1):
+                self._fixed_outputs[handle.index] = (node.name, spec.name)
+            elif rows_dim is not None and (not spec.shape or spec.shape[0] != rows_dim):
                 self._fixed_outputs[handle.index] = (node.name, spec.name)
             node.outputs.append(handle)
 
@@ -473,6 +503,14 @@ class Pipeline:
         tensors = self._plan_tensors()
         max_batch, fixed = self._check_bindings(order, tensors)
         nodes = self._plan_nodes(order, tensors, streams == "single", workers, gear_policy, max_batch)
+        for h in self._inputs:
+            if tensors[h.index].shaped and not any(nodes[r].shape_kind for r in tensors[h.index].readers):
+                raise PipelineError(
+                    f"input {h.name!r} has the shape {_text(h.shape)}, whose -1 dimensions change per "
+                    "request, but it feeds no image-size or dims-gear model: nothing bounds its size"
+                )
+        if any(n.shape_kind for n in nodes):
+            self._check_shaped_plan(nodes, tensors, max_delay_ms)
         if max_delay_ms and any(n.rows_any for n in nodes):
             raise PipelineError(
                 "max_delay_ms: the dynamic batcher merges requests and splits their rows back per caller, "
@@ -652,7 +690,7 @@ class Pipeline:
                 src = tensors[t]
                 tensors.append(PlanTensor(f"{src.name}@device{devices[d]}", src.dtype, src.shape,
                                           src.row_bytes, capacity=src.capacity, domain=src.domain,
-                                          max_rows=src.max_rows, device=d))
+                                          max_rows=src.max_rows, device=d, shaped=src.shaped))
                 copies[(t, d)] = (len(tensors) - 1, before)
             return copies[(t, d)][0]
 
@@ -735,8 +773,11 @@ class Pipeline:
     def _plan_tensors(self) -> list[PlanTensor]:
         tensors = []
         for h in self._tensors:
-            rows = int(np.prod(h.shape[1:], dtype=np.int64)) if len(h.shape) > 1 else 1
-            tensors.append(PlanTensor(h.name, h.dtype, h.shape, rows * h.dtype.itemsize))
+            shaped = any(d == -1 for d in h.shape[1:])
+            # a shaped tensor's row_bytes is set from its gears (_check_shaped_plan)
+            rows = int(np.prod([d for d in h.shape[1:] if d != -1], dtype=np.int64))
+            tensors.append(PlanTensor(h.name, h.dtype, h.shape, 0 if shaped else rows * h.dtype.itemsize,
+                                      shaped=shaped))
         return tensors
 
     def _row_domain(self, node, tensors, position) -> int:
@@ -772,6 +813,8 @@ class Pipeline:
             node = self._nodes[i]
             domain = self._domains[i] = self._row_domain(node, tensors, position)
             if node.kind == "host":
+                for h in node.inputs:
+                    _refuse_shaped(h, f"host step {node.name!r} input {h.name!r}")
                 for h in node.outputs:
                     tensors[h.index].domain = position[i] if node.rows == "any" else domain
                 continue
@@ -779,11 +822,10 @@ class Pipeline:
                 tensors[h.index].domain = domain
             specs = node.model.inputs
             kind = getattr(node.model, "dynamic_kind", "static")
-            if kind not in ("static", "batch"):
-                what = {"hw": "dynamic image size", "dims": "dynamic dims", "range": "shape ranges"}
+            if kind not in ("static", "batch", "hw", "dims"):
                 raise PipelineError(
-                    f"model node {node.name!r}: the model has {what.get(kind, kind)}; pipelines take static "
-                    "and dynamic-batch models -- run this one with Model (model(x=...))"
+                    f"model node {node.name!r}: the model has shape ranges; pipelines take static, "
+                    "dynamic-batch, image-size and dims-gear models -- run this one with Model (model(x=...))"
                 )
             if len(node.inputs) != len(specs):
                 raise PipelineError(
@@ -794,10 +836,28 @@ class Pipeline:
                 where = f"model node {node.name!r} input {spec.name!r} (fed by {h.name!r})"
                 if np.dtype(spec.dtype) != h.dtype:
                     raise PipelineError(f"{where}: expected dtype {np.dtype(spec.dtype)}, got {h.dtype}")
-                if len(spec.shape) != len(h.shape) or tuple(spec.shape[1:]) != tuple(h.shape[1:]):
+                if kind in ("hw", "dims"):
+                    # the model's -1 dimensions take any size; a fixed one must match
+                    ok = len(spec.shape) == len(h.shape) and all(
+                        m == -1 or m == d for m, d in zip(spec.shape[1:], h.shape[1:], strict=True))
+                else:
+                    _refuse_shaped(h, where)
+                    ok = len(spec.shape) == len(h.shape) and tuple(spec.shape[1:]) == tuple(h.shape[1:])
+                if not ok:
+                    raise PipelineError(f"{where}: expected shape {_text(spec.shape)}, got {_text(h.shape)}")
+            if kind in ("hw", "dims"):
+                if domain >= 0:
                     raise PipelineError(
-                        f"{where}: expected shape {shape_text(spec.shape)}, got {shape_text(h.shape)}"
+                        f"model node {node.name!r}: it would run the rows a host step with rows='any' "
+                        "produced; image-size and dims-gear models run on the request's own rows only"
                     )
+                rows_dim = specs[0].shape[0] if specs else 1
+                if rows_dim == -1:   # the rows are a gear dimension: bounded by the largest gear's
+                    limits.append(max(ins[0][0] for _gear, ins, _outs in _gear_io(node.model)))
+                else:
+                    fixed.add(rows_dim)
+                    limits.append(rows_dim)
+                continue
             if domain >= 0:
                 continue   # runs a host step's rows, in chunks: no bound on the request's
             gears = tuple(node.model.batch_sizes)
@@ -868,12 +928,16 @@ class Pipeline:
                 span = chunk_span(gears or (_static_batch(model),), gear_policy, nodes[domain].max_rows)
                 for h in list(node.inputs) + list(node.outputs):
                     tensors[h.index].max_rows = max(tensors[h.index].max_rows, span)
+            kind = getattr(model, "dynamic_kind", "static")
+            shape_kind = kind if kind in ("hw", "dims") else ""
             nodes.append(PlanNode(
                 name=node.name, model=model, stream=stream, inputs=inputs, outputs=outputs,
                 dyn_index=model.dynamic_index, dyn_offset=0,
                 dyn_size=model.dynamic_nbytes if model.dynamic_index >= 0 else 0,
-                gears=gears, static_batch=0 if gears else _static_batch(model),
+                gears=gears, static_batch=0 if gears or shape_kind else _static_batch(model),
                 instances=node.instances, streams=streams, domain=domain,
+                shape_kind=shape_kind, gear_io=_gear_io(model) if shape_kind else (),
+                follow=_follow(model) if shape_kind else (),
             ))
         for t in tensors:
             rows = max_batch if t.domain < 0 else nodes[t.domain].max_rows
@@ -906,12 +970,85 @@ class Pipeline:
         for where, h in uses:
             if h.index in self._fixed_outputs:
                 node, output = self._fixed_outputs[h.index]
+                kind = next(getattr(n.model, "dynamic_kind", "static") for n in self._nodes if n.name == node)
+                if kind in ("hw", "dims"):
+                    raise PipelineError(
+                        f"{where}: output {output!r} of model node {node!r} has the shape {_text(h.shape)}, "
+                        "whose first dimension is not the rows of the model's inputs; a pipeline carries "
+                        "per-request rows, so it can only be left unused. Read it with Model(...) outside "
+                        "the pipeline"
+                    )
                 raise PipelineError(
                     f"{where}: output {output!r} of model node {node!r} has the fixed shape "
                     f"{shape_text(h.shape)} (no batch dimension) although the model takes a dynamic batch; "
                     "a pipeline carries per-request rows, so it can only be left unused. Read it once with "
                     "Model(...) outside the pipeline"
                 )
+
+    def _check_shaped_plan(self, nodes, tensors, max_delay_ms):
+        """A plan with image-size or dims-gear models: size its shaped tensors
+        (from the largest gear), check every model->model edge of a shaped
+        tensor (no padding on the device), and refuse what is not supported."""
+        if max_delay_ms:
+            raise PipelineError(
+                "max_delay_ms: the dynamic batcher merges requests of one shape, but model node(s) "
+                + ", ".join(repr(n.name) for n in nodes if n.shape_kind)
+                + " pick their gear from each request's shapes: compile with max_delay_ms=0"
+            )
+        steps = [n.name for n in nodes if n.rows_any]
+        if steps:
+            raise PipelineError(
+                f"host step(s) {steps} with rows='any' in a pipeline with dynamic shapes (model node(s) "
+                + ", ".join(repr(n.name) for n in nodes if n.shape_kind)
+                + "): not supported; use rows='same'"
+            )
+        consumers = {}
+        producer = {}
+        for k, n in enumerate(nodes):
+            for t in n.outputs:
+                producer[t] = k
+            if n.shape_kind:
+                for pos, t in enumerate(t_ for t_ in n.inputs if t_ >= 0):
+                    consumers.setdefault(t, []).append((k, pos))
+        for t_index, t in enumerate(tensors):
+            if not t.shaped:
+                continue
+            sizes = [t.row_bytes]
+            if t_index in producer:
+                pn = nodes[producer[t_index]]
+                j = pn.outputs.index(t_index)
+                sizes += [_row_bytes(outs[j], t.dtype) for _gear, _ins, outs in pn.gear_io]
+            for k, pos in consumers.get(t_index, ()):
+                sizes += [_row_bytes(ins[pos], t.dtype) for _gear, ins, _outs in nodes[k].gear_io]
+            t.row_bytes = max(sizes)
+        for t_index, users in consumers.items():
+            for k, pos in users:
+                self._check_shaped_edge(nodes, tensors, t_index, producer.get(t_index), k, pos)
+
+    @staticmethod
+    def _check_shaped_edge(nodes, tensors, t_index, prod, k, pos):
+        """Tensor ``t_index`` feeds input ``pos`` of the shaped node ``k``: a
+        model's output reaches it unpadded, so each shape it can have must be
+        exactly one of node k's gear input shapes."""
+        node, t = nodes[k], tensors[t_index]
+        takes = sorted({ins[pos] for _gear, ins, _outs in node.gear_io})
+        where = f"model node {node.name!r} input {node.model.inputs[pos].name!r} (fed by {t.name!r})"
+        if prod is not None and nodes[prod].shape_kind:
+            pn = nodes[prod]
+            j = pn.outputs.index(t_index)
+            bad = [f"{_gear_text(pn, gear)} -> {_text(outs[j])}" for gear, _ins, outs in pn.gear_io
+                   if tuple(outs[j]) not in takes]
+            if bad:
+                raise PipelineError(
+                    f"{where}: tensors pass between models unpadded, so every gear's output of model node "
+                    f"{pn.name!r} must be exactly one of the input shapes of {node.name!r}'s gears "
+                    f"{[_text(s) for s in takes]}; these gears of {pn.name!r} give others: {'; '.join(bad)}"
+                )
+        elif not t.shaped and not any(tuple(s[1:]) == tuple(t.shape[1:]) for s in takes):
+            raise PipelineError(
+                f"{where}: its shape {_text(t.shape)} is fixed, but no gear of {node.name!r} takes "
+                f"it unpadded (the gears take {[_text(s) for s in takes]})"
+            )
 
     def _check_unused(self, tensors):
         for h in self._inputs:
@@ -931,6 +1068,10 @@ class ModelDescription:
     dynamic_nbytes: int
     device_id: int
     dynamic_kind: str = "static"
+    hw_sizes: tuple = ()
+    dims_gears: tuple = ()
+    gear_io: tuple = ()      # image-size and dims-gear models: (gear, input shapes, output shapes) per gear
+    output_follow: tuple | None = None
 
 
 def _describe_file(path, device, node_name) -> ModelDescription:
@@ -938,10 +1079,42 @@ def _describe_file(path, device, node_name) -> ModelDescription:
 
     try:
         with Model.load(path, device=device) as m:
+            shaped = m.dynamic_kind in ("hw", "dims")
             return ModelDescription(str(path), m.inputs, m.outputs, m.batch_sizes, m.dynamic_index,
-                                    m.dynamic_nbytes, m.device_id, m.dynamic_kind)
+                                    m.dynamic_nbytes, m.device_id, m.dynamic_kind, m.hw_sizes, m.dims_gears,
+                                    _gear_io(m) if shaped else (), m.output_follow if shaped else None)
     except Exception as exc:
         raise PipelineError(f"model node {node_name!r}: {exc}") from exc
+
+
+def _gear_io(model) -> tuple:
+    """(gear, input shapes, output shapes) per gear of an image-size or dims-gear model."""
+    if isinstance(model, ModelDescription):
+        return model.gear_io
+    return tuple((gear, tuple(map(tuple, ins)), tuple(map(tuple, outs)))
+                 for gear, (ins, outs) in model.gear_io_shapes().items())
+
+
+def _follow(model) -> tuple:
+    return tuple(model.output_follow)
+
+
+def _row_bytes(shape, dtype) -> int:
+    return int(np.prod(shape[1:], dtype=np.int64)) * np.dtype(dtype).itemsize if len(shape) > 1 else \
+        np.dtype(dtype).itemsize
+
+
+def _gear_text(node, gear) -> str:
+    """A gear as messages write it: HxW for image sizes, "gear k" for dims gears."""
+    return f"{gear[0]}x{gear[1]}" if node.shape_kind == "hw" else f"gear {gear}"
+
+
+def _refuse_shaped(h, where):
+    if any(d == -1 for d in h.shape[1:]):
+        raise PipelineError(
+            f"{where}: {h.name!r} has the shape {_text(h.shape)}, whose -1 dimensions change per request; "
+            "only image-size or dims-gear models (or pipeline outputs) take such a tensor"
+        )
 
 
 def _query_size(path):
@@ -1070,3 +1243,182 @@ def _peer_link(a, b) -> bool:
             return bool(dev.can_access_peer(b))
         except (AclError, BackendError):   # a runtime without peer access: copy through the host
             return False
+
+
+@dataclass(frozen=True)
+class RequestShape:
+    """What one request shape means for a plan with shaped tensors.
+
+    ``inputs``: the shape each pipeline input is padded to (zeros after the
+    data); ``outputs``: the shape each output arrives in from the device and
+    ``cuts``: the slices that bring it back to the request's size (None:
+    kept whole); ``row_bytes`` (per plan tensor), ``gear_dims``, ``gear_at``
+    and ``gear_count`` (per plan node) are what the executor takes
+    (``ae_request_shape``); ``gears``: node name -> the gear it runs.
+    """
+
+    inputs: tuple
+    outputs: tuple
+    cuts: tuple
+    row_bytes: np.ndarray
+    gear_dims: np.ndarray
+    gear_at: np.ndarray
+    gear_count: np.ndarray
+    gears: dict
+
+
+class ShapedRequests:
+    """Per-request gears of a plan with image-size or dims-gear models.
+
+    Each shaped model runs the smallest gear (fewest input elements) holding
+    its inputs' shapes, with exactly the request's rows (rows are never
+    padded): pipeline inputs are padded on the host up to that gear; a
+    tensor one model passes to another arrives unpadded, so it must be
+    exactly a gear input shape of its reader (the plan checked every gear).
+    An output comes back at its gear's shape and is cut to the request's
+    size in every dimension that follows an input dimension
+    (:attr:`Model.output_follow`).  Results are cached per distinct input
+    shapes (and per padded shapes for the executor's side).
+    """
+
+    CACHE = 4096
+
+    def __init__(self, plan):
+        self.plan = plan
+        self._by_raw = {}
+        self._by_padded = {}
+        self._inputs = {t: k for k, (_name, t) in enumerate(plan.inputs)}
+
+    def resolve(self, shapes) -> RequestShape:
+        """The request shape for pipeline inputs of these ``shapes``; ValueError
+        naming the model node, the input and the gears when none holds them."""
+        shapes = tuple(tuple(int(d) for d in s) for s in shapes)
+        found = self._by_raw.get(shapes)
+        if found is None:
+            found = self._resolve(shapes)
+            if len(self._by_raw) >= self.CACHE:
+                self._by_raw.clear()
+                self._by_padded.clear()
+            self._by_raw[shapes] = found
+            self._by_padded[found.inputs] = found
+        return found
+
+    def padded(self, shapes) -> RequestShape:
+        """The request shape of already padded inputs (as resolve() padded them)."""
+        shapes = tuple(tuple(int(d) for d in s) for s in shapes)
+        found = self._by_padded.get(shapes)
+        return found if found is not None else self.resolve(shapes)
+
+    def _resolve(self, raw):
+        plan = self.plan
+        tensors = plan.tensors
+        rows = raw[0][0]
+        origin = {t: t for t in self._inputs}       # tensor -> the pipeline input it copies
+        device = {}                                  # shaped tensor -> its device shape
+        logical = {t: raw[k] for t, k in self._inputs.items()}
+        padded = {}                                  # pipeline input -> (shape, node that chose it)
+        gear_at = np.full(len(plan.nodes), -1, dtype=np.intc)
+        gear_count = np.zeros(len(plan.nodes), dtype=np.intc)
+        values, gears = [], {}
+
+        def current(t):
+            if t in origin:
+                return raw[self._inputs[origin[t]]]
+            if t in device:
+                return device[t]
+            return (rows,) + tuple(tensors[t].shape[1:])
+
+        for k, node in enumerate(plan.nodes):
+            if node.kind == "copy":
+                src, dst = node.inputs[0], node.outputs[0]
+                if src in origin:
+                    origin[dst] = origin[src]
+                if src in device:
+                    device[dst] = device[src]
+                if src in logical:
+                    logical[dst] = logical[src]
+                continue
+            if not node.shape_kind:
+                continue
+            ins = [t for t in node.inputs if t >= 0]
+            have = [current(t) for t in ins]
+            gear, g_in, g_out = self._choose(node, ins, have, rows)
+            for t, want, got in zip(ins, g_in, have, strict=True):
+                if t in origin and tensors[origin[t]].shaped:
+                    first = padded.setdefault(origin[t], (want, node.name))
+                    if first[0] != want:
+                        raise ValueError(
+                            f"pipeline input {tensors[origin[t]].name!r} of shape {got} feeds model nodes "
+                            f"{first[1]!r} and {node.name!r}, whose gears take it as {first[0]} and {want}; "
+                            "one input padded to two shapes is not supported")
+                elif tuple(got) != tuple(want):
+                    raise ValueError(
+                        f"model node {node.name!r}: {tensors[t].name!r} arrives with the shape {got}, "
+                        f"but its "
+                        f"gear {_gear_text(node, gear)} takes {want} (tensors pass between models unpadded)")
+            lin = [logical.get(t, current(t)) for t in ins]
+            for j, t in enumerate(node.outputs):
+                device[t] = g_out[j]
+                follow = node.follow[j] if j < len(node.follow) else ()
+                logical[t] = tuple(lin[f[0]][f[1]] if f is not None else d
+                                   for f, d in zip(follow, g_out[j], strict=False))
+            gear_at[k] = len(values)
+            vals = list(gear) if node.shape_kind == "hw" else [d for s in g_in for d in s]
+            gear_count[k] = len(vals)
+            values.extend(vals)
+            gears[node.name] = gear
+
+        row_bytes = np.zeros(len(tensors), dtype=np.uintp)
+        for t, tp in enumerate(tensors):
+            shape = None
+            if tp.shaped:
+                shape = padded[origin[t]][0] if t in origin and origin[t] in padded else device.get(t)
+            row_bytes[t] = _row_bytes(shape, tp.dtype) if shape is not None else tp.row_bytes
+        inputs = tuple(padded[t][0] if t in padded else raw[k] for t, k in self._inputs.items())
+        outputs, cuts = [], []
+        for _name, t in plan.outputs:
+            tp = tensors[t]
+            if not tp.shaped:
+                outputs.append((rows,) + tuple(tp.shape[1:]))
+                cuts.append(None)
+                continue
+            shape = padded[origin[t]][0] if t in origin else device[t]
+            want = logical[t]
+            outputs.append(tuple(shape))
+            cuts.append(None if tuple(want) == tuple(shape) else tuple(slice(0, n) for n in want))
+        return RequestShape(inputs, tuple(outputs), tuple(cuts), row_bytes,
+                            np.asarray(values or [0], dtype=np.int64), gear_at, gear_count, gears)
+
+    @staticmethod
+    def _choose(node, ins, have, rows):
+        """(gear, input shapes, output shapes) of the smallest gear holding ``have``, with ``rows`` rows."""
+        best = None
+        for gear, g_in, g_out in node.gear_io:
+            if all(len(h) == len(g) and h[0] == g[0] and all(a <= b for a, b in zip(h, g, strict=True))
+                   for h, g in zip(have, g_in, strict=True)):
+                key = (sum(int(np.prod(g)) for g in g_in), gear if node.shape_kind == "hw" else 0)
+                if best is None or key < best[0]:
+                    best = (key, (gear, g_in, g_out))
+        if best is None:
+            names = [node.model.inputs[i].name for i in range(len(ins))]
+            got = {n: tuple(h) for n, h in zip(names, have, strict=True)}
+            if node.shape_kind == "hw":
+                listed = ", ".join(_gear_text(node, g) for g, _i, _o in node.gear_io)
+                what = f"image sizes (height x width) {listed}"
+            else:
+                what = "; ".join(
+                    f"gear {g}: " + ", ".join(f"{n} {tuple(s)}" for n, s in zip(names, g_in, strict=True))
+                    for g, g_in, _o in node.gear_io)
+            raise ValueError(
+                f"model node {node.name!r}: no gear holds the input shapes {got} with exactly {rows} row(s) "
+                f"(rows are not padded); its gears: {what}")
+        return best[1]
+
+
+def pad_to(a, shape):
+    """``a`` padded with zeros after its data up to ``shape`` (itself when it has that shape)."""
+    if tuple(a.shape) == tuple(shape):
+        return a
+    out = np.zeros(shape, dtype=a.dtype)
+    out[tuple(slice(0, n) for n in a.shape)] = a
+    return out

@@ -209,8 +209,14 @@ static int check_plan(const ae_plan *p, ae_error *err)
         }
         if (np->dyn_index >= np->n_inputs)
             BAD("node '%s': dynamic input %d of %d inputs", np->name, np->dyn_index, np->n_inputs);
+        if (np->dyn_kind != AE_DYN_BATCH && np->dyn_kind != AE_DYN_HW && np->dyn_kind != AE_DYN_DIMS)
+            BAD("node '%s' has dynamic kind %d", np->name, np->dyn_kind);
+        int shaped = np->dyn_kind != AE_DYN_BATCH;
+        if (shaped && (np->kind != AE_NODE_MODEL || np->dyn_index < 0 || np->domain != AE_ROWS_REQUEST))
+            BAD("node '%s': a dynamic-shape node must be a model with a dynamic input, on the request's rows",
+                np->name);
         size_t node_region = np->device > 0 ? p->device_slot_bytes[np->device] : p->slot_bytes;
-        if (np->dyn_index >= 0 && (np->n_gears < 1 || np->dyn_offset > node_region ||
+        if (np->dyn_index >= 0 && ((!shaped && np->n_gears < 1) || np->dyn_offset > node_region ||
                                    np->dyn_size > node_region - np->dyn_offset))
             BAD("node '%s': dynamic-batch buffer or gears are invalid", np->name);
         for (int i = 0; i < np->n_inputs; i++) {
@@ -333,6 +339,8 @@ static int copy_plan(ae_engine *e, const ae_plan *p, ae_error *err)
     for (int n = 0; n < p->n_nodes; n++) {
         const ae_node_plan *src = &p->nodes[n];
         e->nodes[n] = *src;
+        if (src->dyn_kind != AE_DYN_BATCH)
+            e->shaped = 1;
         e->node_inputs[n] = aex_calloc((size_t)src->n_inputs, sizeof(int));
         e->node_outputs[n] = aex_calloc((size_t)src->n_outputs, sizeof(int));
         e->node_gears[n] = aex_calloc((size_t)src->n_gears, sizeof(uint64_t));
@@ -457,6 +465,13 @@ static int build_slot(ae_engine *e, int s, ae_error *err)
     sl->bridged = aex_calloc((size_t)p->n_nodes, sizeof(aclrtEvent));
     sl->rows_of = aex_calloc((size_t)p->n_nodes + 1, sizeof(uint64_t));
     sl->user_out = aex_calloc((size_t)p->n_outputs, sizeof(void *));
+    if (e->shaped) {
+        sl->row_bytes = aex_calloc((size_t)p->n_tensors, sizeof(size_t));
+        sl->gear_dims = aex_calloc((size_t)p->n_nodes * AE_MAX_GEAR_DIMS, sizeof(int64_t));
+        sl->gear_count = aex_calloc((size_t)p->n_nodes, sizeof(int));
+        if (!sl->row_bytes || !sl->gear_dims || !sl->gear_count)
+            return aex_fail(e, err, 0, "ae_engine_create", NULL, "out of host memory");
+    }
     if (!sl->in_sets || !sl->out_sets || !sl->node_done || !sl->node_start || !sl->node_wait ||
         !sl->step_ready || !sl->bridged || !sl->rows_of || !sl->user_out)
         return aex_fail(e, err, 0, "ae_engine_create", NULL, "out of host memory");
@@ -752,6 +767,9 @@ static int release_all(ae_engine *e, ae_error *err)
             free(sl->step_ready);
             free(sl->bridged);
             free(sl->rows_of);
+            free(sl->row_bytes);
+            free(sl->gear_dims);
+            free(sl->gear_count);
             free(sl->user_out);
             free(sl->dev);
         }
@@ -1049,6 +1067,33 @@ static int point_chunk(ae_engine *e, slot *sl, int n, uint64_t start, uint64_t g
     return 0;
 }
 
+/* The gear of a dynamic-shape node for the slot's request: its image size
+ * or its dims, as the request's shape gave them. */
+static int set_shape_gear(ae_engine *e, slot *sl, int n, uint32_t model_id, ae_error *err)
+{
+    const ae_node_plan *np = &e->nodes[n];
+    const int64_t *v = sl->gear_dims + (size_t)n * AE_MAX_GEAR_DIMS;
+    int count = sl->gear_count[n];
+    if (np->dyn_kind == AE_DYN_HW) {
+        if (!e->acl->aclmdlSetDynamicHWSize)
+            return aex_fail(e, err, ACL_ERROR_FEATURE_UNSUPPORTED, "aclmdlSetDynamicHWSize", np->name,
+                            "the AscendCL library lacks aclmdlSetDynamicHWSize, needed by model '%s'", np->name);
+        ACL_CALL(e, err, np->name, aclmdlSetDynamicHWSize, model_id, sl->in_sets[n], (size_t)np->dyn_index,
+                 (uint64_t)v[0], (uint64_t)v[1]);
+        return 0;
+    }
+    if (!e->acl->aclmdlSetInputDynamicDims)
+        return aex_fail(e, err, ACL_ERROR_FEATURE_UNSUPPORTED, "aclmdlSetInputDynamicDims", np->name,
+                        "the AscendCL library lacks aclmdlSetInputDynamicDims, needed by model '%s'", np->name);
+    aclmdlIODims dims;
+    memset(&dims, 0, sizeof dims);
+    dims.dimCount = (size_t)count;
+    for (int k = 0; k < count; k++)
+        dims.dims[k] = v[k];
+    ACL_CALL(e, err, np->name, aclmdlSetInputDynamicDims, model_id, sl->in_sets[n], (size_t)np->dyn_index, &dims);
+    return 0;
+}
+
 /* One model node of a request: its waits, then its executions (one, or one
  * per chunk when it runs rows a host step produced), then its event. */
 static int enqueue_model(ae_engine *e, slot *sl, uint64_t request, int n, int skip, ae_error *err)
@@ -1073,7 +1118,10 @@ static int enqueue_model(ae_engine *e, slot *sl, uint64_t request, int n, int sk
             return aex_fail(e, err, 0, "aclmdlExecuteAsync", np->name,
                             "model '%s' was built for a batch of %llu, the request has %llu rows",
                             np->name, (unsigned long long)np->static_batch, (unsigned long long)rows);
-        if (np->dyn_index >= 0) {
+        if (np->dyn_kind != AE_DYN_BATCH) {
+            if (set_shape_gear(e, sl, n, model_id, err))
+                return -1;
+        } else if (np->dyn_index >= 0) {
             uint64_t gear = pick_gear(np, rows);
             if (gear == 0)
                 return aex_fail(e, err, 0, "aclmdlSetDynamicBatchSize", np->name,
@@ -1121,7 +1169,7 @@ static int enqueue_copy_out(ae_engine *e, slot *sl, int skip, ae_error *err)
         ACL_CALL(e, err, NULL, aclrtRecordEvent, sl->copy_out_start, e->copy_out);
     for (int o = 0; o < p->n_outputs && !skip; o++) {
         const ae_tensor_plan *tp = &e->tensors[p->output_tensors[o]];
-        size_t bytes = tp->row_bytes * aex_rows(sl, tp->domain);
+        size_t bytes = aex_row_bytes(e, sl, p->output_tensors[o]) * aex_rows(sl, tp->domain);
         if (bytes)
             ACL_CALL(e, err, NULL, aclrtMemcpyAsync, sl->host_out + e->out_stage_off[o], bytes,
                      aex_tensor_addr(e, sl, p->output_tensors[o]), bytes, ACL_MEMCPY_DEVICE_TO_HOST, e->copy_out);
@@ -1140,7 +1188,7 @@ static int enqueue_copy(ae_engine *e, slot *sl, int n, int skip, ae_error *err)
     const ae_node_plan *np = &e->nodes[n];
     int src = np->inputs[0], dst = np->outputs[0];
     const ae_tensor_plan *tp = &e->tensors[src];
-    size_t bytes = skip ? 0 : tp->row_bytes * aex_rows(sl, tp->domain);
+    size_t bytes = skip ? 0 : aex_row_bytes(e, sl, src) * aex_rows(sl, tp->domain);
     aclrtStream st = e->streams[np->stream];
     aclrtStream wait_on = st;
     if (np->bridge_stream >= 0) {
@@ -1207,7 +1255,7 @@ static int enqueue(ae_engine *e, slot *sl, uint64_t request, const void *const *
         ACL_CALL(e, err, NULL, aclrtRecordEvent, sl->copy_in_start, e->copy_in);
     for (int i = 0; i < p->n_inputs; i++) {
         const ae_tensor_plan *tp = &e->tensors[p->input_tensors[i]];
-        size_t bytes = tp->row_bytes * rows;
+        size_t bytes = aex_row_bytes(e, sl, p->input_tensors[i]) * rows;
         char *stage = sl->host_in + e->in_stage_off[i];
         memcpy(stage, inputs[i], bytes);
         ACL_CALL(e, err, NULL, aclrtMemcpyAsync, aex_tensor_addr(e, sl, p->input_tensors[i]), tp->capacity,
@@ -1417,7 +1465,7 @@ static int finish_oldest(ae_engine *e, int rc, uint64_t t0, ae_error *err)
     for (int o = 0; o < p->n_outputs; o++) {
         const ae_tensor_plan *tp = &e->tensors[p->output_tensors[o]];
         uint64_t rows = aex_rows(sl, tp->domain);
-        memcpy(sl->user_out[o], sl->host_out + e->out_stage_off[o], tp->row_bytes * rows);
+        memcpy(sl->user_out[o], sl->host_out + e->out_stage_off[o], aex_row_bytes(e, sl, p->output_tensors[o]) * rows);
         if (sl->user_rows)
             sl->user_rows[o] = rows;
     }
@@ -1562,11 +1610,59 @@ int ae_engine_submit(ae_engine *e, const void *const *inputs, uint64_t rows, voi
 int ae_engine_submit_rows(ae_engine *e, const void *const *inputs, uint64_t rows, void *const *outputs,
                           uint64_t *out_rows, ae_error *err)
 {
+    return ae_engine_submit_shaped(e, inputs, rows, outputs, out_rows, NULL, err);
+}
+
+/* Check a request's shape against the plan (every size must fit its buffer,
+ * every gear have the values its kind takes); 0 or -1 with err filled. */
+static int check_shape(ae_engine *e, uint64_t rows, const ae_request_shape *shape, ae_error *err)
+{
+    const ae_plan *p = &e->plan;
+    if (!e->shaped) {
+        if (shape)
+            return aex_fail(e, err, 0, "ae_engine_submit_shaped", NULL,
+                            "the plan has no dynamic-shape nodes: submit without a request shape");
+        return 0;
+    }
+    if (!shape || !shape->row_bytes || !shape->gear_dims || !shape->gear_at || !shape->gear_count)
+        return aex_fail(e, err, 0, "ae_engine_submit_shaped", NULL,
+                        "the plan has dynamic-shape nodes: every request needs its shape (row bytes and gears)");
+    for (int t = 0; t < p->n_tensors; t++) {
+        const ae_tensor_plan *tp = &e->tensors[t];
+        size_t rb = shape->row_bytes[t];
+        if (rb == 0 || rb > tp->row_bytes || (tp->domain == AE_ROWS_REQUEST && rb * rows > tp->capacity))
+            return aex_fail(e, err, 0, "ae_engine_submit_shaped", NULL,
+                            "tensor %d: %llu rows of %zu bytes do not fit its buffer (%zu bytes per row planned, "
+                            "%zu bytes)", t, (unsigned long long)rows, rb, tp->row_bytes, tp->capacity);
+    }
+    for (int n = 0; n < p->n_nodes; n++) {
+        const ae_node_plan *np = &e->nodes[n];
+        int count = shape->gear_count[n];
+        int want_min = np->dyn_kind == AE_DYN_HW ? 2 : np->dyn_kind == AE_DYN_DIMS ? 1 : 0;
+        int want_max = np->dyn_kind == AE_DYN_HW ? 2 : np->dyn_kind == AE_DYN_DIMS ? AE_MAX_GEAR_DIMS : 0;
+        if (count < want_min || count > want_max || (count && shape->gear_at[n] < 0))
+            return aex_fail(e, err, 0, "ae_engine_submit_shaped", np->name,
+                            "node '%s' takes %d to %d gear values per request, got %d (at %d)", np->name,
+                            want_min, want_max, count, shape->gear_at[n]);
+        for (int k = 0; k < count; k++)
+            if (shape->gear_dims[shape->gear_at[n] + k] < 1)
+                return aex_fail(e, err, 0, "ae_engine_submit_shaped", np->name,
+                                "node '%s': gear value %d is %lld, expected at least 1", np->name, k,
+                                (long long)shape->gear_dims[shape->gear_at[n] + k]);
+    }
+    return 0;
+}
+
+int ae_engine_submit_shaped(ae_engine *e, const void *const *inputs, uint64_t rows, void *const *outputs,
+                            uint64_t *out_rows, const ae_request_shape *shape, ae_error *err)
+{
     const ae_plan *p = &e->plan;
     if (rows < 1 || rows > p->max_batch)
         return aex_fail(e, err, 0, "ae_engine_submit", NULL,
                     "a request carries 1 to %llu rows, got %llu", (unsigned long long)p->max_batch,
                     (unsigned long long)rows);
+    if (check_shape(e, rows, shape, err))
+        return -1;
     if (aex_make_current(e, err) || recover(e, err))
         return -1;
     int s = (int)(e->next_request % (uint64_t)p->depth);
@@ -1577,6 +1673,16 @@ int ae_engine_submit_rows(ae_engine *e, const void *const *inputs, uint64_t rows
             return rc;
     }
     uint64_t t0 = aex_now_ns();
+    if (shape) {
+        /* the slot's own copy: its completion reads the sizes again */
+        memcpy(sl->row_bytes, shape->row_bytes, (size_t)p->n_tensors * sizeof(size_t));
+        for (int n = 0; n < p->n_nodes; n++) {
+            sl->gear_count[n] = shape->gear_count[n];
+            if (shape->gear_count[n])
+                memcpy(sl->gear_dims + (size_t)n * AE_MAX_GEAR_DIMS, shape->gear_dims + shape->gear_at[n],
+                       (size_t)shape->gear_count[n] * sizeof(int64_t));
+        }
+    }
     sl->rows_of[0] = rows;
     sl->rows = rows;
     sl->request = e->next_request;

@@ -45,6 +45,12 @@ typedef struct slot {
     uint64_t *user_rows;          /* where to report each output's rows, or NULL */
     /* Rows per domain: [0] the request's, [1 + h] those host step h produced. */
     uint64_t *rows_of;
+    /* A request of a plan with dynamic-shape nodes: its bytes per row of
+     * every tensor, and per node its gear (gear_count[n] values from
+     * gear_dims + n * AE_MAX_GEAR_DIMS).  NULL for other plans. */
+    size_t *row_bytes;
+    int64_t *gear_dims;
+    int *gear_count;
     /* Host steps (guarded by the engine's step_lock): the last nodes of the
      * request are enqueued by a step's worker, so the done event means
      * something only once tail_enqueued is set.  A step that failed skips
@@ -151,6 +157,7 @@ struct ae_engine {
      * slots' step fields above, steps_busy and stopping, and serializes every
      * enqueue of a plan with host steps (the submitting thread's and the
      * workers'), since both put work on the same streams. */
+    int shaped;                   /* some node has dyn_kind AE_DYN_HW or AE_DYN_DIMS */
     int n_steps;
     step_runner *runners;         /* n_steps */
     int *runner_of;               /* per node: its runner, or -1 */
@@ -187,6 +194,12 @@ int aex_use_device(ae_engine *e, int d, ae_error *err);
 static inline char *aex_tensor_addr(const ae_engine *e, const slot *sl, int t)
 {
     return sl->dev[e->tensors[t].device] + e->tensors[t].offset;
+}
+
+/* Bytes of one row of tensor t in the slot's request (see ae_request_shape). */
+static inline size_t aex_row_bytes(const ae_engine *e, const slot *sl, int t)
+{
+    return sl->row_bytes ? sl->row_bytes[t] : e->tensors[t].row_bytes;
 }
 
 /* Rows of a domain (AE_ROWS_REQUEST or a host step's node index) in a slot. */

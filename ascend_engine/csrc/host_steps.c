@@ -165,7 +165,7 @@ int aex_step_begin(ae_engine *e, slot *sl, uint64_t request, int n, int skip, ae
     }
     for (int i = 0; i < np->n_inputs; i++) {
         const ae_tensor_plan *tp = &e->tensors[np->inputs[i]];
-        size_t bytes = tp->row_bytes * aex_rows(sl, tp->domain);
+        size_t bytes = aex_row_bytes(e, sl, np->inputs[i]) * aex_rows(sl, tp->domain);
         if (bytes)
             ACL_CALL(e, err, np->name, aclrtMemcpyAsync, sl->host_steps + r->in_off[i], tp->capacity,
                      aex_tensor_addr(e, sl, np->inputs[i]), bytes, ACL_MEMCPY_DEVICE_TO_HOST, st);
@@ -295,12 +295,12 @@ static int call_step(ae_engine *e, const step_runner *r, slot *sl, const step_it
         const ae_tensor_plan *tp = &e->tensors[np->inputs[i]];
         in[i].data = sl->host_steps + r->in_off[i];
         in[i].rows = aex_rows(sl, tp->domain);
-        in[i].row_bytes = tp->row_bytes;
+        in[i].row_bytes = aex_row_bytes(e, sl, np->inputs[i]);
     }
     for (int i = 0; i < np->n_outputs; i++) {
         out[i].data = sl->host_steps + r->out_off[i];
         out[i].rows = room;
-        out[i].row_bytes = e->tensors[np->outputs[i]].row_bytes;
+        out[i].row_bytes = aex_row_bytes(e, sl, np->outputs[i]);
     }
     message[0] = '\0';
     *rows_out = 0;
@@ -330,7 +330,7 @@ static int resume(ae_engine *e, const step_runner *r, slot *sl, const step_item 
         return -1;
     for (int i = 0; i < np->n_outputs && !skip; i++) {
         const ae_tensor_plan *tp = &e->tensors[np->outputs[i]];
-        size_t bytes = tp->row_bytes * aex_rows(sl, tp->domain);
+        size_t bytes = aex_row_bytes(e, sl, np->outputs[i]) * aex_rows(sl, tp->domain);
         if (bytes)
             ACL_CALL(e, err, np->name, aclrtMemcpyAsync, aex_tensor_addr(e, sl, np->outputs[i]), tp->capacity,
                      sl->host_steps + r->out_off[i], bytes, ACL_MEMCPY_HOST_TO_DEVICE, st);

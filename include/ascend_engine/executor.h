@@ -52,6 +52,11 @@ extern "C" {
 #define AE_GEAR_LOWER 1           /* run the largest gear that fits, then the rest */
 #define AE_GEAR_NEAREST 2         /* whichever of the two is closer (upper on a tie) */
 
+/* The dynamic mechanism of a model node (ae_node_plan.dyn_kind). */
+#define AE_DYN_BATCH 0            /* dynamic batch (or static): gears are batch sizes */
+#define AE_DYN_HW 1               /* dynamic image size: per request (height, width) */
+#define AE_DYN_DIMS 2             /* dynamic dims: per request the flattened dims of a gear */
+
 /* What went wrong, for the Python layer to turn into an exception. */
 typedef struct ae_error {
     aclError code;                 /* AscendCL code, or 0 for engine-level errors */
@@ -142,6 +147,10 @@ typedef struct ae_node_plan {
      * source device), then H2D on its own stream. */
     int device;
     int bridge_stream;
+    /* AE_DYN_*: an AE_DYN_HW or AE_DYN_DIMS node ("shaped") takes its gear
+     * per request from ae_engine_submit_shaped (n_gears may be 0); plans
+     * with such nodes take requests through that call only. */
+    int dyn_kind;
 } ae_node_plan;
 
 typedef struct ae_plan {
@@ -217,6 +226,30 @@ int ae_engine_submit(ae_engine *engine, const void *const *inputs, uint64_t rows
  * room for the step's max_rows rows). */
 int ae_engine_submit_rows(ae_engine *engine, const void *const *inputs, uint64_t rows,
                           void *const *outputs, uint64_t *out_rows, ae_error *err);
+/*
+ * Requests of a plan with dynamic-shape nodes (dyn_kind AE_DYN_HW or
+ * AE_DYN_DIMS).  Their tensors' sizes change per request: row_bytes[t]
+ * (n_tensors values) gives every tensor's bytes per row for this request
+ * (at most its planned row_bytes, so it fits the slot's buffers), and node
+ * n's gear is gear_dims[gear_at[n] .. gear_at[n] + gear_count[n]): (height,
+ * width) for AE_DYN_HW, the flattened dims of a gear for AE_DYN_DIMS;
+ * gear_count[n] is 0 for every other node.  Every copy of the request (in,
+ * between devices, through host steps, out) moves row_bytes[t] x rows.
+ */
+#define AE_MAX_GEAR_DIMS 128      /* values of one node's gear at most (ACL_MAX_DIM_CNT) */
+typedef struct ae_request_shape {
+    const size_t *row_bytes;      /* n_tensors */
+    const int64_t *gear_dims;
+    const int *gear_at;           /* n_nodes */
+    const int *gear_count;        /* n_nodes */
+} ae_request_shape;
+
+/* As ae_engine_submit_rows, with the request's shape (the slot keeps its
+ * own copy).  A plan without dynamic-shape nodes takes shape NULL too; a
+ * plan with them needs one. */
+int ae_engine_submit_shaped(ae_engine *engine, const void *const *inputs, uint64_t rows,
+                            void *const *outputs, uint64_t *out_rows, const ae_request_shape *shape,
+                            ae_error *err);
 /* Wait for the oldest request in flight and deliver its outputs. */
 int ae_engine_complete_one(ae_engine *engine, ae_error *err);
 /* Complete everything in flight. */

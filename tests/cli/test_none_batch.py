@@ -52,5 +52,11 @@ def test_pipeline_input_and_spec_take_none(tmp_path):
         assert plan.max_batch == 4 and plan.fixed_batch == 0
         with p.compile(**kw) as engine:
             np.testing.assert_allclose(engine.run(feeds)["y"], np.tanh(np.maximum(feeds["x"], 0)), rtol=1e-6)
-    with pytest.raises(ae.PipelineError, match=r"-1 \(or None\) only first, got \(8, None\)"):
-        ae.Pipeline().input("z", "float32", (8, None))
+    # None after the first dimension: a shaped input (dynamic shapes), which only image-size or
+    # dims-gear models take
+    shaped = ae.Pipeline(device=0)
+    z = shaped.input("z", "float32", (8, None))
+    assert z.shape == (8, -1)
+    shaped.output("y", shaped.model(path, z, name="m"))
+    with pytest.raises(ae.PipelineError, match=r"'z' has the shape \(8, -1\), whose -1 dimensions change"):
+        shaped.plan()

@@ -742,8 +742,8 @@ cdef class Engine:
         """
         if self._shapes is not None:
             raise ValueError("a pipeline with dynamic shapes (image-size or dims-gear models) takes requests of "
-                             "any shape one at a time, through run(), submit() or run_async(); this call takes "
-                             "arrays of one shape")
+                             "any shape through run(), submit(), run_async(), run_many() or run_batch(); this "
+                             "call takes arrays of one fixed shape")
         return check_feeds(feeds, self._feed_specs, "pipeline")
 
     def _outputs_for(self, rows):
@@ -1053,8 +1053,10 @@ cdef class Engine:
         ``batch_size`` rows, the last maybe smaller), since a request's rows
         there need not match its input rows.
         """
-        arrays, rows = self._prepare(feeds)
         batch = self.plan.max_batch if batch_size is None else positive_int(batch_size, "batch_size")
+        if self._shapes is not None:
+            return self._run_batch_shaped(feeds, batch)
+        arrays, rows = self._prepare(feeds)
         self._check_fixed(rows, min(batch, self.plan.max_batch))
         if self._py_steps or self._keep:
             return self._run_batch_steps(arrays, rows, batch)
@@ -1104,6 +1106,37 @@ cdef class Engine:
                 result[name] = np.concatenate(joined) if joined else np.empty((0,) + trailing, dtype)
         return result
 
+    def _run_many_shaped(self, feeds_iterable):
+        """run_many for a pipeline with dynamic shapes: each feeds dict is a
+        request of its own shape, submitted with ``depth`` in flight.  An
+        abandoned generator cancels what has not started; what has runs to
+        the end into arrays its request owns."""
+        pending = collections.deque()
+        try:
+            for feeds in feeds_iterable:
+                if len(pending) >= self.plan.depth:
+                    yield pending.popleft().result()
+                pending.append(self.submit(feeds))
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for future in pending:
+                future.cancel()
+
+    def _run_batch_shaped(self, feeds, batch):
+        """run_batch for a pipeline with dynamic shapes: the arrays (one shape
+        past the first axis) split into requests of ``batch`` rows, the
+        outputs joined again along the first axis."""
+        # any number of rows here; each request then has the rows the inputs declare
+        specs = [(name, self.plan.tensors[t_].dtype, (-1,) + tuple(self.plan.tensors[t_].shape[1:]))
+                 for name, t_ in self.plan.inputs]
+        arrays = check_feeds(feeds, specs, "pipeline", batched=False)[0]
+        rows = arrays[0].shape[0]
+        step = min(batch, self.plan.max_batch)
+        outs = list(self._run_many_shaped({name: a[lo:lo + step] for (name, _, _), a in zip(specs, arrays)}
+                                          for lo in range(0, rows, step)))
+        return {name: np.concatenate([o[name] for o in outs]) for name, _, _ in self._output_specs}
+
     def run_many(self, feeds_iterable):
         """Yield the outputs of each feeds dict in order, keeping up to ``depth``
         requests in flight.  Each feeds dict is one request (split if above
@@ -1113,6 +1146,9 @@ cdef class Engine:
         the loop or in the iterable, close()): requests already submitted
         complete in the background and their results are dropped.
         """
+        if self._shapes is not None:
+            yield from self._run_many_shaped(feeds_iterable)
+            return
         mine = collections.deque()   # this generator's records, oldest first
         cdef _Arrays ins
         for feeds in feeds_iterable:

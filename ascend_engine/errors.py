@@ -632,12 +632,13 @@ _HINTS: dict[int, str] = {
     100015: _MODEL_FILE_HINT,
     545001: _MODEL_FILE_HINT,
     100011: "unknown model id: the model was never loaded or was unloaded already",
-    100017: "inputs do not match the model: one buffer per model input, each at least "
-    "aclmdlGetInputSizeByIndex bytes (the padded device size, not shape x dtype)",
-    100018: "outputs do not match the model: one buffer per model output, each at least "
-    "aclmdlGetOutputSizeByIndex bytes (the padded device size, not shape x dtype)",
+    100017: "inputs do not match the model: one buffer per model input, each at least the bytes the "
+    "execution reads (aclmdlGetInputSizeByIndex; for a dynamic model, those of the selected gear)",
+    100018: "outputs do not match the model: one buffer per model output, each at least the bytes the "
+    "execution writes (aclmdlGetOutputSizeByIndex; for a dynamic model, those of the selected gear)",
     100019: "dynamic-batch call on a model compiled without batch gears",
-    145013: "batch size is not one of the model's gears: use a value that aclmdlGetDynamicBatch lists",
+    145013: "the gear is not one of the model's (or none was set): use a batch size aclmdlGetDynamicBatch "
+    "lists, an image size aclmdlGetDynamicHW lists, or dims aclmdlGetInputDynamicDims lists",
     507011: "the model failed on the device: read the message; the stream's error stays until synchronize "
     "reports it, and later work that depends on it fails too",
 }

@@ -188,11 +188,16 @@ def test_a_shape_larger_than_every_gear(paths):
             engine.submit({"image": np.zeros((1, 3, 40, 8), np.float32)})
         with pytest.raises(ValueError, match=r"expected shape \(1, 3, -1, -1\)"):
             engine.submit({"image": np.zeros((1, 4, 8, 8), np.float32)})
-        with pytest.raises(ValueError, match="takes requests of any shape one at a time"):
-            engine.run_batch({"image": np.zeros((1, 3, 8, 8), np.float32)})
         # the engine still serves after refusing them
         out = engine.run({"image": np.ones((1, 3, 4, 4), np.float32)})
         assert out["probs"].shape == (1, 4, 4, 5)
+        # run_batch: three images of one size, one request each, outputs joined
+        images = np.stack([np.full((3, 5, 7), k, np.float32) for k in range(3)])
+        joined = engine.run_batch({"image": images})
+        for k in range(3):
+            single = engine.run({"image": images[k:k + 1]})
+            for name in single:
+                np.testing.assert_array_equal(joined[name][k:k + 1], single[name])
 
 
 def test_a_mismatching_model_to_model_edge_is_refused_at_plan_time(paths):
@@ -326,8 +331,12 @@ def test_host_steps_beside_shaped_models(paths, models):
             out = engine.run({"image": x_in, "meta": m_in})
             np.testing.assert_array_equal(out["scaled"], m_in * 2.0)
             np.testing.assert_array_equal(out["score"], by_hand(models, x_in)["score"])
-        with pytest.raises(ValueError, match="takes requests of any shape one at a time"):
-            list(engine.run_many([{"image": x_in, "meta": m_in}]))
+        # run_many: requests of different shapes, in order
+        feeds = [{"image": image(rng, h, w), "meta": rng.standard_normal((1, 4)).astype(np.float32)}
+                 for h, w in [(7, 3), (20, 20), (1, 1), (32, 9)]]
+        for f, out in zip(feeds, engine.run_many(feeds), strict=True):
+            np.testing.assert_array_equal(out["scaled"], f["meta"] * 2.0)
+            np.testing.assert_array_equal(out["score"], by_hand(models, f["image"])["score"])
 
     bad = ae.Pipeline(device=0)
     x = bad.input("image", "float32", (1, 3, -1, -1))

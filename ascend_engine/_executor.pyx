@@ -40,7 +40,7 @@ import numpy as np
 cimport numpy as cnp
 from cpython.mem cimport PyMem_Calloc, PyMem_Free
 from libc.stdint cimport int64_t, uint64_t
-from libc.string cimport memset, strncpy
+from libc.string cimport memcpy, memset, strncpy
 
 from ascend_engine._acl cimport *
 from ascend_engine._executor_api cimport *
@@ -230,12 +230,11 @@ cdef class _PyStep:
             else:
                 tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
                 text = f"host step {self.name!r} raised {type(exc).__name__}: {exc}\n{tb}"
-            if not isinstance(exc, HostStepError):
                 with self.errors_lock:
-                    self.errors[request] = exc
-            data = text.encode("utf-8", "replace")[:message_size - 1]
-            strncpy(message, data, message_size - 1)
-            message[min(len(data), message_size - 1)] = 0
+                    self.errors[request] = exc   # becomes the HostStepError's __cause__
+            data = text.encode("utf-8", "replace")[:message_size - 1]   # room for the NUL
+            memcpy(message, <const char *>data, len(data))
+            message[len(data)] = 0
             return 1
 
 

@@ -1038,6 +1038,20 @@ int aex_wait_inputs(ae_engine *e, slot *sl, int n, aclrtStream st, ae_error *err
     return 0;
 }
 
+int aex_begin_node(ae_engine *e, slot *sl, int n, aclrtStream st, aclrtEvent instead, ae_error *err)
+{
+    const ae_node_plan *np = &e->nodes[n];
+    if (aex_use_device(e, np->device, err))
+        return -1;
+    if (e->plan.profile)
+        ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_wait[n], st);
+    if (instead) {
+        ACL_CALL(e, err, np->name, aclrtStreamWaitEvent, st, instead);
+        return 0;
+    }
+    return aex_wait_inputs(e, sl, n, st, err);
+}
+
 /* Point every data buffer of node n's datasets `start` rows into its tensor
  * (a chunk of a request after a host step), checking that a chunk of `gear`
  * rows stays inside each tensor's buffer. */
@@ -1103,11 +1117,7 @@ static int enqueue_model(ae_engine *e, slot *sl, uint64_t request, int n, int sk
     aclrtStream st = e->streams[node_stream(np, request)];
     uint32_t model_id = node_model(np, request);
     uint64_t rows = aex_rows(sl, np->domain);
-    if (aex_use_device(e, np->device, err))
-        return -1;
-    if (p->profile)
-        ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_wait[n], st);
-    if (aex_wait_inputs(e, sl, n, st, err))
+    if (aex_begin_node(e, sl, n, st, NULL, err))
         return -1;
     if (p->profile)
         ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_start[n], st);
@@ -1190,41 +1200,31 @@ static int enqueue_copy(ae_engine *e, slot *sl, int n, int skip, ae_error *err)
     const ae_tensor_plan *tp = &e->tensors[src];
     size_t bytes = skip ? 0 : aex_row_bytes(e, sl, src) * aex_rows(sl, tp->domain);
     aclrtStream st = e->streams[np->stream];
-    aclrtStream wait_on = st;
+    char *from = aex_tensor_addr(e, sl, src);
+    aclrtMemcpyKind kind = ACL_MEMCPY_DEVICE_TO_DEVICE;
+    aclrtEvent bridged = NULL;
     if (np->bridge_stream >= 0) {
-        wait_on = e->streams[np->bridge_stream];
-        if (aex_use_device(e, tp->device, err))
-            return -1;
-    } else if (aex_use_device(e, np->device, err)) {
-        return -1;
-    }
-    if (p->profile && np->bridge_stream < 0)
-        ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_wait[n], st);
-    if (aex_wait_inputs(e, sl, n, wait_on, err))
-        return -1;
-    if (np->bridge_stream >= 0) {
+        /* out of the source device first: a stream of its own waits, copies
+         * the rows to pinned staging and marks them there */
+        aclrtStream out = e->streams[np->bridge_stream];
         char *stage = sl->bridge + e->bridge_off[n];
-        if (bytes)
-            ACL_CALL(e, err, np->name, aclrtMemcpyAsync, stage, tp->capacity, aex_tensor_addr(e, sl, src), bytes,
-                     ACL_MEMCPY_DEVICE_TO_HOST, wait_on);
-        ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->bridged[n], wait_on);
-        if (aex_use_device(e, np->device, err))
+        if (aex_use_device(e, tp->device, err) || aex_wait_inputs(e, sl, n, out, err))
             return -1;
-        if (p->profile)
-            ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_wait[n], st);
-        ACL_CALL(e, err, np->name, aclrtStreamWaitEvent, st, sl->bridged[n]);
-        if (p->profile)
-            ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_start[n], st);
         if (bytes)
-            ACL_CALL(e, err, np->name, aclrtMemcpyAsync, aex_tensor_addr(e, sl, dst), e->tensors[dst].capacity,
-                     stage, bytes, ACL_MEMCPY_HOST_TO_DEVICE, st);
-    } else {
-        if (p->profile)
-            ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_start[n], st);
-        if (bytes)
-            ACL_CALL(e, err, np->name, aclrtMemcpyAsync, aex_tensor_addr(e, sl, dst), e->tensors[dst].capacity,
-                     aex_tensor_addr(e, sl, src), bytes, ACL_MEMCPY_DEVICE_TO_DEVICE, st);
+            ACL_CALL(e, err, np->name, aclrtMemcpyAsync, stage, tp->capacity, from, bytes,
+                     ACL_MEMCPY_DEVICE_TO_HOST, out);
+        ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->bridged[n], out);
+        from = stage;
+        kind = ACL_MEMCPY_HOST_TO_DEVICE;
+        bridged = sl->bridged[n];
     }
+    if (aex_begin_node(e, sl, n, st, bridged, err))
+        return -1;
+    if (p->profile)
+        ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_start[n], st);
+    if (bytes)
+        ACL_CALL(e, err, np->name, aclrtMemcpyAsync, aex_tensor_addr(e, sl, dst), e->tensors[dst].capacity, from,
+                 bytes, kind, st);
     ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_done[n], st);
     return 0;
 }

@@ -211,6 +211,9 @@ static inline uint64_t aex_rows(const slot *sl, int domain)
 /* Make stream st wait for what node n reads in this request: the copy of
  * the pipeline inputs and the events of its producers on other streams. */
 int aex_wait_inputs(ae_engine *e, slot *sl, int n, aclrtStream st, ae_error *err);
+/* Node n starts on stream st: its device current, the profile's wait mark,
+ * then its waits (or, when `instead` is given, a wait on that event only). */
+int aex_begin_node(ae_engine *e, slot *sl, int n, aclrtStream st, aclrtEvent instead, ae_error *err);
 
 /* Enqueue nodes from `from` on (executor.c): until a host step, which is
  * handed to its workers, or to the end and the copy-out.  With `skip`, the

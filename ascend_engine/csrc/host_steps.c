@@ -151,11 +151,7 @@ int aex_step_begin(ae_engine *e, slot *sl, uint64_t request, int n, int skip, ae
     const ae_node_plan *np = &e->nodes[n];
     step_runner *r = &e->runners[e->runner_of[n]];
     aclrtStream st = e->streams[np->stream];
-    if (aex_use_device(e, np->device, err))
-        return -1;
-    if (p->profile)
-        ACL_CALL(e, err, np->name, aclrtRecordEvent, sl->node_wait[n], st);
-    if (aex_wait_inputs(e, sl, n, st, err))
+    if (aex_begin_node(e, sl, n, st, NULL, err))
         return -1;
     if (skip) {
         sl->rows_of[n + 1] = 0;

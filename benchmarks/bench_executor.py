@@ -268,29 +268,44 @@ def test_pipeline_efficiency(benchmark, tmp_path):
     })
 
 
-def test_instances_lift_the_bound(benchmark, tmp_path):
+def chain_2_3_1(tmp_path, seed):
+    """The 2 / 3 / 1 ms chain of models: (latencies in ms, paths)."""
     latencies_ms = (2, 3, 1)
-    paths = [dense_model(tmp_path / f"inst{i}.om", 20 + i, latency_us=1000 * lat)
-             for i, lat in enumerate(latencies_ms)]
-    n = 400
-    x = np.ones((n * BATCH, WIDTH), np.float32)
-    results = {}
-    for label, instances in (("one_instance", (1, 1, 1)), ("instances_2", (1, 2, 1))):
-        with chain_engine(paths, depth=8, instances=instances) as engine:
-            engine.run_batch({"x": x[: 8 * BATCH]}, batch_size=BATCH)   # warm-up
-            t0 = time.perf_counter()
-            engine.run_batch({"x": x}, batch_size=BATCH)
-            results[label] = n / (time.perf_counter() - t0)
-    with chain_engine(paths, depth=8, instances=(1, 2, 1)) as engine:
-        benchmark.pedantic(engine.run_batch, args=({"x": x[: 40 * BATCH]},), kwargs={"batch_size": BATCH},
-                           rounds=3, iterations=1)
+    return latencies_ms, [dense_model(tmp_path / f"c{seed}-{i}.om", seed + i, latency_us=1000 * lat)
+                          for i, lat in enumerate(latencies_ms)]
+
+
+def chain_rate(paths, requests, before=None, **chain_kw):
+    """Requests/s of run_batch through the chain, after a warm-up; ``before``
+    runs first (e.g. to change the simulator's links)."""
+    if before:
+        before()
+    x = np.ones((requests * BATCH, WIDTH), np.float32)
+    with chain_engine(paths, depth=8, **chain_kw) as engine:
+        engine.run_batch({"x": x[: 8 * BATCH]}, batch_size=BATCH)   # warm-up
+        t0 = time.perf_counter()
+        engine.run_batch({"x": x}, batch_size=BATCH)
+        return requests / (time.perf_counter() - t0)
+
+
+def time_chain(benchmark, paths, **chain_kw):
+    """pytest-benchmark's own rounds of the chain as compiled with ``chain_kw``."""
+    x = np.ones((40 * BATCH, WIDTH), np.float32)
+    with chain_engine(paths, depth=8, **chain_kw) as engine:
+        benchmark.pedantic(engine.run_batch, args=({"x": x},), kwargs={"batch_size": BATCH}, rounds=3,
+                           iterations=1)
+
+
+def test_instances_lift_the_bound(benchmark, tmp_path):
+    latencies_ms, paths = chain_2_3_1(tmp_path, 20)
+    one = chain_rate(paths, 400, instances=(1, 1, 1))
+    two = chain_rate(paths, 400, instances=(1, 2, 1))
+    time_chain(benchmark, paths, instances=(1, 2, 1))
     # 1 / max over nodes of (device time / instances)
     bound = 1 / (max(lat / k for lat, k in zip(latencies_ms, (1, 2, 1), strict=True)) * 1e-3)
     report(benchmark, "throughput, models of 2 / 3 / 1 ms, the 3 ms one with instances=2", {
-        "instances_2_req_s": results["instances_2"], "bound_req_s": bound,
-        "instances_2_over_bound": results["instances_2"] / bound,
-        "one_instance_req_s": results["one_instance"],
-        "instances_2_over_one_instance": results["instances_2"] / results["one_instance"],
+        "instances_2_req_s": two, "bound_req_s": bound, "instances_2_over_bound": two / bound,
+        "one_instance_req_s": one, "instances_2_over_one_instance": two / one,
     })
 
 
@@ -307,30 +322,15 @@ def test_a_node_on_another_device(benchmark, tmp_path, no_p2p):
     """The 2 / 3 / 1 ms chain with the 3 ms model on device 1: a copy to device
     1 and one back per request (peer to peer, and through the host) must not
     cost the pipeline its bound of 1 / 3 ms."""
-    latencies_ms = (2, 3, 1)
-    paths = [dense_model(tmp_path / f"dev{i}.om", 40 + i, latency_us=1000 * lat)
-             for i, lat in enumerate(latencies_ms)]
-    n = 300
-    x = np.ones((n * BATCH, WIDTH), np.float32)
-    results = {}
-    for label, devices, link in (("one_device", None, None), ("device1_peer", (0, 1, 0), None),
-                                 ("device1_host_bridge", (0, 1, 0), "all")):
-        if link:
-            no_p2p(link)
-        with chain_engine(paths, depth=8, devices=devices) as engine:
-            engine.run_batch({"x": x[: 8 * BATCH]}, batch_size=BATCH)   # warm-up
-            t0 = time.perf_counter()
-            engine.run_batch({"x": x}, batch_size=BATCH)
-            results[label] = n / (time.perf_counter() - t0)
-    with chain_engine(paths, depth=8, devices=(0, 1, 0)) as engine:
-        benchmark.pedantic(engine.run_batch, args=({"x": x[: 40 * BATCH]},), kwargs={"batch_size": BATCH},
-                           rounds=3, iterations=1)
+    latencies_ms, paths = chain_2_3_1(tmp_path, 40)
+    one_device = chain_rate(paths, 300)
+    peer = chain_rate(paths, 300, devices=(0, 1, 0))
+    time_chain(benchmark, paths, devices=(0, 1, 0))
+    bridge = chain_rate(paths, 300, before=lambda: no_p2p("all"), devices=(0, 1, 0))
     bound = 1 / (max(latencies_ms) * 1e-3)
     report(benchmark, "throughput, models of 2 / 3 / 1 ms, the 3 ms one on device 1", {
-        "device1_peer_req_s": results["device1_peer"], "bound_req_s": bound,
-        "device1_peer_over_bound": results["device1_peer"] / bound,
-        "device1_host_bridge_over_bound": results["device1_host_bridge"] / bound,
-        "device1_peer_over_one_device": results["device1_peer"] / results["one_device"],
+        "device1_peer_req_s": peer, "bound_req_s": bound, "device1_peer_over_bound": peer / bound,
+        "device1_host_bridge_over_bound": bridge / bound, "device1_peer_over_one_device": peer / one_device,
     })
 
 

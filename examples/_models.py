@@ -209,3 +209,25 @@ def detections(images, scores, boxes, threshold, iou_threshold, crop_hw):
             np.concatenate(out_boxes).astype(np.float32).reshape(-1, 4),
             np.concatenate(out_scores).astype(np.float32),
             np.concatenate(out_image).astype(np.int32))
+
+
+def run_checked(pipe, images, per_request, reference, assert_same, outputs, depth=8, gear_policy="upper"):
+    """Run ``images`` through ``pipe`` in requests of ``per_request`` images
+    (after a warm-up) and assert that each request's ``outputs`` equal
+    ``reference`` of its images.  Returns (seconds of the timed run, the
+    engine's per-request outputs, the references)."""
+    import time
+
+    with pipe.compile(depth=depth, gear_policy=gear_policy) as engine:
+        engine.run({"image": images[:per_request]})            # warm-up
+        t0 = time.perf_counter()
+        out = engine.run_batch({"image": images}, batch_size=per_request)
+        seconds = time.perf_counter() - t0
+        single = engine.run({"image": images[:per_request]})   # run(): one request's arrays
+    wants = []
+    for r, start in enumerate(range(0, len(images), per_request)):
+        wants.append(reference(images[start:start + per_request]))
+        assert_same({name: out[name][r] for name in outputs}, wants[-1], f"request {r}")
+    assert_same({name: single[name] for name in outputs}, wants[0], "run()")
+    assert all(len(out[name]) == len(wants) for name in outputs)
+    return seconds, out, wants

@@ -19,7 +19,6 @@ import functools
 import os
 import sys
 import tempfile
-import time
 
 import numpy as np
 
@@ -120,18 +119,12 @@ def check(n_images=300, images_per_request=2, seed=0, depth=8, gear_policy="uppe
         rng = np.random.default_rng(seed)
         images = _models.random_images(rng, n_images, IMAGE_HW)
         pipe = build_pipeline(models, images_per_request, steps)
-        with pipe.compile(depth=depth, gear_policy=gear_policy) as engine:
-            engine.run({"image": images[:images_per_request]})            # warm-up
-            t0 = time.perf_counter()
-            out = engine.run_batch({"image": images}, batch_size=images_per_request)
-            seconds = time.perf_counter() - t0
-        counts, texts, turned = [], [], 0
-        for r, start in enumerate(range(0, n_images, images_per_request)):
-            want = reference(models, images[start:start + images_per_request])
-            assert_same({name: out[name][r] for name in OUTPUTS}, want, f"request {r}")
-            counts.append(len(want["chars"]))
-            texts.extend(decode(row) for row in out["chars"][r])
-            turned += int(want["angle"].sum())
+        seconds, out, wants = _models.run_checked(pipe, images, images_per_request,
+                                                  lambda x: reference(models, x),
+                                                  assert_same, OUTPUTS, depth, gear_policy)
+        counts = [len(want["chars"]) for want in wants]
+        texts = [decode(row) for chars in out["chars"] for row in chars]
+        turned = sum(int(want["angle"].sum()) for want in wants)
         return {"images": n_images, "requests": len(counts), "images_per_s": n_images / seconds,
                 "lines": int(sum(counts)), "max_per_request": max(counts), "turned": turned,
                 "texts": texts}

@@ -26,8 +26,7 @@ import time
 
 import numpy as np
 
-from .breakdown import request_steps, summarize_breakdown
-from .summary import spread_percent, summarize
+from .measure import report_passes
 
 DEFAULT_DEPTH = 4   # requests in flight, as for a compiled pipeline
 
@@ -214,52 +213,9 @@ class ShapedRun:
             passes.append(self._pass(requests, duration, progress))
             if progress is not None:
                 progress.finish(len(passes[-1]["done"]))
-        nodes = [self.node]
-        latencies, enqueue, per_request, per_execution, samples, walls = [], [], [], [], [], []
-        per_pass = {"requests_per_s": [], "rows_per_s": [], "p50": [], "p90": [], "p99": []}
-        for p in passes:
-            lat = [(d - s) * 1e3 for s, d in zip(p["submit"], p["done"], strict=True)]
-            wall = p["done"][-1] - p["submit"][0] if p["done"] else 0.0
-            walls.append(wall)
-            per_pass["requests_per_s"].append(len(lat) / wall if wall > 0 else 0.0)
-            per_pass["rows_per_s"].append(len(lat) * batch / wall if wall > 0 else 0.0)
-            pct = summarize(lat) or {"p50": 0.0, "p90": 0.0, "p99": 0.0}
-            for key in ("p50", "p90", "p99"):
-                per_pass[key].append(pct[key])
-            t0 = p["submit"][0] if p["submit"] else 0.0
-            for k, ms in enumerate(lat):
-                sums = request_steps([p["steps"][k]], nodes)
-                per_request.append(sums)
-                per_execution.append(p["steps"][k])
-                samples.append({"request": len(samples), "submit_ms": (p["submit"][k] - t0) * 1e3,
-                                "done_ms": (p["done"][k] - t0) * 1e3, "latency_ms": ms,
-                                "enqueue_ms": p["enqueue_ms"][k], "executions": 1, "h2d_ms": sums["h2d"],
-                                "compute_ms": sums["compute"], "wait_ms": sums["wait"], "d2h_ms": sums["d2h"],
-                                "device_span_ms": sums["device_span"]})
-            latencies.extend(lat)
-            enqueue.extend(p["enqueue_ms"])
-        median = sorted(range(len(passes)), key=lambda i: per_pass["rows_per_s"][i])[len(passes) // 2]
-        breakdown = summarize_breakdown(per_request, per_execution, enqueue, latencies, nodes, 1)
-        req = breakdown["per_request"]
-        device = {self.node: (req["compute"][self.node] or {}).get("mean", 0.0)}
-        n = len(latencies)
-        return {
-            "requests": n,
-            "rows": n * batch,
-            "wall_seconds": sum(walls),
-            "throughput": {"requests_per_s": per_pass["requests_per_s"][median],
-                           "rows_per_s": per_pass["rows_per_s"][median]},
-            "latency_ms": {"cold": cold_ms, **(summarize(latencies) or {})},
-            "latency_per_row_ms": {k: v / batch for k, v in (summarize(latencies) or {}).items()
-                                   if k != "count"},
-            "host": {"enqueue_ms_per_request": (req["enqueue"] or {}).get("mean", 0.0)},
-            "device_time": {"ms_per_request": device, "slowest_node": self.node},
-            "host_bound": breakdown["host_bound"],
-            "breakdown": breakdown,
-            "repeat": {"count": repeat, "passes": per_pass,
-                       "spread_percent": {k: spread_percent(v) for k, v in per_pass.items()}},
-            "samples": samples,
-        }
+        # one execution per request, its steps timed by the loop itself
+        return report_passes(passes, batch, cold_ms, repeat, [self.node], 1,
+                             lambda p: lambda k: [p["steps"][k]])
 
     @property
     def rows(self) -> int:

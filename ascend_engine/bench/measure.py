@@ -115,6 +115,20 @@ def run_bench(engine, pool, batch, cold_ms, requests=None, duration=None, warmup
         if progress is not None:
             progress.finish(len(passes[-1]["done"]))
 
+
+    def steps_of(p):
+        grouped = group_rows(p["ids"], p["rows"], p["base"], executions, nodes)
+        return lambda k: grouped.get(k) if grouped.get(k) and len(grouped[k]) == executions else None
+
+    return report_passes(passes, batch, cold_ms, repeat, nodes, executions, steps_of)
+
+
+def report_passes(passes, batch, cold_ms, repeat, nodes, executions, steps_of) -> dict:
+    """The figures of timed passes (each: "submit", "done", "enqueue_ms" per
+    request): latency percentiles and the breakdown over every pass,
+    throughput of the median pass, each pass's figures and their spread.
+    ``steps_of(pass)`` gives a function from a request's index to its timed
+    executions' steps (None where they could not be read)."""
     latencies, enqueue, per_request, per_execution, samples = [], [], [], [], []
     per_pass = {"requests_per_s": [], "rows_per_s": [], "p50": [], "p90": [], "p99": []}
     walls = []
@@ -128,11 +142,11 @@ def run_bench(engine, pool, batch, cold_ms, requests=None, duration=None, warmup
         pct = summarize(lat) or {"p50": 0.0, "p90": 0.0, "p99": 0.0}
         for key in ("p50", "p90", "p99"):
             per_pass[key].append(pct[key])
-        grouped = group_rows(p["ids"], p["rows"], p["base"], executions, nodes)
+        steps_for = steps_of(p)
         t0 = p["submit"][0] if p["submit"] else 0.0
         for k, ms in enumerate(lat):
-            steps = grouped.get(k)
-            sums = request_steps(steps, nodes) if steps and len(steps) == executions else None
+            steps = steps_for(k)
+            sums = request_steps(steps, nodes) if steps else None
             if sums is not None:
                 per_request.append(sums)
                 per_execution.extend(steps)

@@ -575,6 +575,17 @@ cdef class Model(Resource):
                 buf.close()
             raise
 
+    cdef _DatasetPair _async_pair(self, list inputs, list outputs):
+        """The datasets over these buffers, kept across calls (lock held).
+        Keyed by the buffers' serials, which unlike id() are never reused."""
+        key = tuple((<Resource>b)._serial for b in inputs + outputs)
+        pair = self._async_sets.pop(key, None)
+        if pair is None:
+            self._trim_async_sets()
+            pair = self._make_pair(inputs, outputs)
+        self._async_sets[key] = pair     # most recently used last
+        return pair
+
     cdef _DatasetPair _make_pair(self, list ins, list outs, bint owns=False):
         cdef const ae_acl_api *t = api()
         cdef _DatasetPair pair = _DatasetPair()
@@ -987,13 +998,7 @@ cdef class Model(Resource):
             raise ValueError(f"model {self.path!r} is static with batch {self.max_batch}, got batch={batch}")
         with self._lock:
             self._activate()
-            # Serials, unlike id(), are never reused by later buffers.
-            key = tuple((<Resource>b)._serial for b in inputs + outputs)
-            pair = self._async_sets.pop(key, None)
-            if pair is None:
-                self._trim_async_sets()
-                pair = self._make_pair(inputs, outputs)
-            self._async_sets[key] = pair     # most recently used last
+            pair = self._async_pair(inputs, outputs)
             if gear is not None:
                 check(t.aclmdlSetDynamicBatchSize(self._id, pair.inputs, <size_t>self.dynamic_index,
                                                   <uint64_t>gear), b"aclmdlSetDynamicBatchSize")
@@ -1043,12 +1048,7 @@ cdef class Model(Resource):
                                  f"the model needs {n}")
         with self._lock:
             self._activate()
-            key = tuple((<Resource>b)._serial for b in inputs + outputs)
-            pair = self._async_sets.pop(key, None)
-            if pair is None:
-                self._trim_async_sets()
-                pair = self._make_pair(inputs, outputs)
-            self._async_sets[key] = pair
+            pair = self._async_pair(inputs, outputs)
             if self.dynamic_kind == "range":
                 for i, shape in enumerate(shapes):
                     self._describe_input(pair.inputs, i, shape)

@@ -316,13 +316,7 @@ def parse(data, base_dir: str | None = None, source: str | None = None) -> Spec:
         path = os.path.normpath(os.path.join(base_dir, os.path.expanduser(path)))
         if not os.path.isfile(path):
             c.fail(_join(key, "path"), f"model file not found: {path}")
-        refs = value["inputs"]
-        if isinstance(refs, str):
-            refs = [refs]
-        if not isinstance(refs, list) or not refs:
-            c.fail(_join(key, "inputs"), f"expected a non-empty list of tensor references, got {_kind(refs)}")
-        for j, ref in enumerate(refs):
-            c.name(_join(_join(key, "inputs"), j), ref, "a tensor reference (input, model or model.output)")
+        refs = _input_refs(c, _join(key, "inputs"), value["inputs"])
         dev = value.get("device")
         if dev is not None:
             c.integer(_join(key, "device"), dev, "a device id", minimum=0)
@@ -363,13 +357,7 @@ def _host_steps(c, raw, base_dir) -> list:
         name = c.name(_join(key, "name"), value["name"], "a host step name")
         function = value["function"]
         fn = _import_function(c, _join(key, "function"), function, base_dir)
-        refs = value["inputs"]
-        if isinstance(refs, str):
-            refs = [refs]
-        if not isinstance(refs, list) or not refs:
-            c.fail(_join(key, "inputs"), f"expected a non-empty list of tensor references, got {_kind(refs)}")
-        for j, ref in enumerate(refs):
-            c.name(_join(_join(key, "inputs"), j), ref, "a tensor reference (input, model or model.output)")
+        refs = _input_refs(c, _join(key, "inputs"), value["inputs"])
         outputs = _host_outputs(c, _join(key, "outputs"), value["outputs"])
         rows = value.get("rows", "same")
         if rows not in ROWS_CHOICES:
@@ -474,6 +462,17 @@ def _shape(c, key, value) -> tuple:
         return check_shape(dims, "shape")
     except ValueError as exc:
         c.fail(key, str(exc).removeprefix("shape: "))
+
+
+def _input_refs(c, key, refs) -> list:
+    """A node's ``inputs``: one tensor reference or a non-empty list of them."""
+    if isinstance(refs, str):
+        refs = [refs]
+    if not isinstance(refs, list) or not refs:
+        c.fail(key, f"expected a non-empty list of tensor references, got {_kind(refs)}")
+    for j, ref in enumerate(refs):
+        c.name(_join(key, j), ref, "a tensor reference (input, model or model.output)")
+    return refs
 
 
 def _bench_shape(c, key, value, shape) -> tuple:

@@ -254,7 +254,8 @@ def test_compare_across_batches_judges_rows_per_second(tmp_path):
                      r"better$", out, re.M)
     assert rows, out
     assert float(rows.group(3)) > 1.0   # about 1.33 (4/2 ms vs 8/3 ms); the machine is shared
-    assert re.search(r"^  throughput\s+.*requests/s\s+x0\.\d+\s+-[\d.]+%\s+worse  "
+    # requests/s is shown but not gated (usually worse at batch 8; a loaded baseline can turn it round)
+    assert re.search(r"^  throughput\s+.*requests/s\s+x[\d.]+\s+[+-][\d.]+%\s+(better|worse)  "
                      r"\(not gated: batch differs\)$", out, re.M), out
     assert re.search(r"^  p50 latency per row\s+[\d.]+ ->\s+[\d.]+ ms/row\s+x0\.\d+\s+-[\d.]+%\s+better$",
                      out, re.M)

@@ -94,6 +94,12 @@ def test_execute_async_on_device_buffers(dynamic_model):
         small = ae.DeviceBuffer(dev, 16)
         with pytest.raises(ValueError, match=r"tensor 'a': the buffer holds 16 bytes, the model needs \d+"):
             m.execute_async([small, ins[1]], outs, stream, batch=1)
+        # one byte short of the descriptor's size is short all the same
+        need = m.inputs[0].nbytes
+        short = ae.DeviceBuffer(dev, need - 1)
+        with pytest.raises(ValueError,
+                           match=f"tensor 'a': the buffer holds {need - 1} bytes, the model needs {need}$"):
+            m.execute_async([short, ins[1]], outs, stream, batch=1)
 
 
 def test_load_errors_name_the_file(tmp_path):

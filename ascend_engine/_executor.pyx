@@ -159,8 +159,11 @@ cdef class _PyStep:
     cdef bint rows_any
     cdef dict errors
     cdef object errors_lock
+    cdef object shapes       # the engine's ShapedRequests (a plan with dynamic shapes), else None
+    cdef int node            # the step's index in the plan
+    cdef bint reshapes       # some output's trailing dimensions are chosen per request
 
-    def __init__(self, name, fn, in_specs, out_specs, rows_any):
+    def __init__(self, name, fn, in_specs, out_specs, rows_any, shapes=None, node=-1):
         self.name = name
         self.fn = fn
         self.in_specs = list(in_specs)
@@ -168,6 +171,9 @@ cdef class _PyStep:
         self.rows_any = rows_any
         self.errors = {}
         self.errors_lock = threading.Lock()
+        self.shapes = shapes
+        self.node = node
+        self.reshapes = any(-1 in trailing for _name, _dtype, trailing in self.out_specs)
 
     def take_error(self, request):
         """The exception the function raised for ``request``, once."""
@@ -178,18 +184,56 @@ cdef class _PyStep:
         with self.errors_lock:
             self.errors.clear()
 
-    cdef int run(self, uint64_t request, const ae_host_tensor *inputs, int n_inputs,
-                 ae_host_tensor *outputs, int n_outputs, uint64_t *rows_out, char *message,
-                 size_t message_size):
-        """Call the function on views of the pinned staging; copy its outputs
-        into the output staging.  Returns 0, or 1 with ``message`` filled."""
+    cdef object _walk(self, uint64_t request):
+        walk = self.shapes.live.get(request) if self.shapes is not None else None
+        if walk is None:
+            raise HostStepError(f"host step {self.name!r}: request {request} has no shapes on record")
+        return walk
+
+    cdef object _input(self, uint64_t request, int i, const ae_host_tensor *t):
+        """Input i as the function sees it: its rows at the request's shape."""
+        dtype, trailing = self.in_specs[i]
+        nbytes = t.rows * t.row_bytes
+        view = PyMemoryView_FromMemory(<char *>t.data, nbytes, PyBUF_READ)
+        a = np.frombuffer(view, dtype=dtype)
+        if -1 not in trailing:
+            return a.reshape((t.rows,) + trailing)
+        # laid out at the gear's shape on the device: cut to the request's
+        device, logical = self._walk(request).host_input(self.shapes.plan.nodes[self.node].inputs[i], t.rows)
+        a = a.reshape(device)
+        return a if device == logical else a[tuple(slice(0, n) for n in logical)]
+
+    cdef list _reshape(self, uint64_t request, list result, uint64_t rows, ae_shape_edit *edit):
+        """Outputs whose shapes the step chose: resolve the models after it
+        from them, pad each to the gear of the model reading it, and give the
+        executor the request's new sizes."""
+        cdef int n, j
+        if edit is NULL:
+            raise HostStepError(f"host step {self.name!r}: the executor gave no shapes to edit")
+        walk = self._walk(request)
         try:
-            arrays = []
-            for i in range(n_inputs):
-                dtype, trailing = self.in_specs[i]
-                nbytes = inputs[i].rows * inputs[i].row_bytes
-                view = PyMemoryView_FromMemory(<char *>inputs[i].data, nbytes, PyBUF_READ)
-                arrays.append(np.frombuffer(view, dtype=dtype).reshape((inputs[i].rows,) + trailing))
+            device, row_bytes, values = walk.after_step(self.node, [a.shape for a in result], rows)
+        except ValueError as exc:
+            raise HostStepError(f"host step {self.name!r} returned shapes no model after it takes: {exc}") from None
+        for t_, rb in row_bytes.items():
+            if 0 <= t_ < edit.n_tensors:
+                edit.row_bytes[t_] = rb
+        for n, vals in values.items():
+            if 0 <= n < edit.n_nodes and len(vals) <= AE_MAX_GEAR_DIMS:
+                edit.gear_count[n] = len(vals)
+                for j in range(len(vals)):
+                    edit.gear_dims[<size_t>n * AE_MAX_GEAR_DIMS + j] = vals[j]
+        return [pad_to(a, shape) for a, shape in zip(result, device)]
+
+    cdef int run(self, uint64_t request, const ae_host_tensor *inputs, int n_inputs,
+                 ae_host_tensor *outputs, int n_outputs, uint64_t *rows_out, ae_shape_edit *edit,
+                 char *message, size_t message_size):
+        """Call the function on views of the pinned staging; copy its outputs
+        into the output staging (padded to the gears of the models after it,
+        whose sizes it sets in ``edit``, when it chooses its outputs' shapes).
+        Returns 0, or 1 with ``message`` filled."""
+        try:
+            arrays = [self._input(request, i, &inputs[i]) for i in range(n_inputs)]
             result = self.fn(*arrays)
             if isinstance(result, np.ndarray) or not isinstance(result, (tuple, list)):
                 result = (result,)
@@ -203,7 +247,8 @@ cdef class _PyStep:
                 if not isinstance(a, np.ndarray):
                     raise HostStepError(f"host step {self.name!r} output {name!r}: expected a numpy array, got "
                                         f"{type(a).__name__}")
-                if a.dtype != dtype or a.ndim != 1 + len(trailing) or tuple(a.shape[1:]) != trailing:
+                if a.dtype != dtype or a.ndim != 1 + len(trailing) or any(
+                        d != w and not (w == -1 and d > 0) for d, w in zip(a.shape[1:], trailing)):
                     raise HostStepError(
                         f"host step {self.name!r} output {name!r}: expected {dtype} of shape "
                         f"{_rows_shape(trailing)}, got {a.dtype} of shape {a.shape}")
@@ -217,12 +262,19 @@ cdef class _PyStep:
                     limit = "its max_rows is" if self.rows_any else "rows='same' needs at most"
                     raise HostStepError(f"host step {self.name!r} output {name!r}: returned {a.shape[0]} rows; "
                                         f"{limit} {outputs[o].rows}")
+            rows = rows if rows is not None else 0
+            result = list(result)
+            if self.reshapes:
+                result = self._reshape(request, result, rows, edit)
             for o in range(n_outputs):
                 a = np.ascontiguousarray(result[o])
+                if a.nbytes > outputs[o].rows * outputs[o].row_bytes:   # the plan's gears bound it: cannot happen
+                    raise HostStepError(f"host step {self.name!r} output {self.out_specs[o][0]!r}: {a.nbytes} "
+                                        f"bytes do not fit its {outputs[o].rows * outputs[o].row_bytes}-byte buffer")
                 if a.nbytes:
                     view = PyMemoryView_FromMemory(<char *>outputs[o].data, a.nbytes, PyBUF_WRITE)
                     np.frombuffer(view, dtype=a.dtype)[:] = a.reshape(-1)
-            rows_out[0] = rows if rows is not None else 0
+            rows_out[0] = rows
             return 0
         except BaseException as exc:
             if isinstance(exc, HostStepError):
@@ -239,11 +291,11 @@ cdef class _PyStep:
 
 
 cdef int _run_py_step(void *ctx, uint64_t request, const ae_host_tensor *inputs, int n_inputs,
-                      ae_host_tensor *outputs, int n_outputs, uint64_t *rows_out, char *message,
-                      size_t message_size) noexcept nogil:
+                      ae_host_tensor *outputs, int n_outputs, uint64_t *rows_out, ae_shape_edit *edit,
+                      char *message, size_t message_size) noexcept nogil:
     # called on an engine worker thread: the GIL only while the step runs
     with gil:
-        return (<_PyStep>ctx).run(request, inputs, n_inputs, outputs, n_outputs, rows_out, message,
+        return (<_PyStep>ctx).run(request, inputs, n_inputs, outputs, n_outputs, rows_out, edit, message,
                                   message_size)
 
 
@@ -258,9 +310,9 @@ class _Request:
     into (owned here, so they outlive any caller that gives up on them), and
     its outcome once the executor is done with it."""
 
-    __slots__ = ("ticket", "outputs", "done", "error", "on_done", "out_rows")
+    __slots__ = ("ticket", "outputs", "done", "error", "on_done", "out_rows", "walk")
 
-    def __init__(self, outputs, on_done=None, variable=False):
+    def __init__(self, outputs, on_done=None, variable=False, walk=None):
         self.ticket = None
         self.outputs = outputs
         self.done = False
@@ -268,6 +320,8 @@ class _Request:
         self.on_done = on_done      # called (engine lock held) once the outcome is known
         # rows of each output, reported by the executor, when a host step sets some
         self.out_rows = np.zeros(len(outputs), dtype=np.uint64) if variable else None
+        # its RequestWalk, when host steps read or set its shapes
+        self.walk = walk
 
 
 class _ShapedCall(Call):
@@ -283,8 +337,9 @@ class _ShapedCall(Call):
     def piece_done(self):
         self.pieces_left -= 1
         if self.pieces_left == 0 and not self.failed and not self.future.done():
-            outputs = [o if cut is None else np.ascontiguousarray(o[cut])
-                       for o, cut in zip(self.outputs, self.cuts)]
+            # None: an output known only once the request ran (its only part is final)
+            outputs = [self.parts[k][0][1] if o is None else o if cut is None else np.ascontiguousarray(o[cut])
+                       for k, (o, cut) in enumerate(zip(self.outputs, self.cuts))]
             self.future.set_result(dict(zip(self.names, outputs, strict=True)))
 
 
@@ -430,7 +485,7 @@ cdef class Engine:
                 self._py_steps[node.name] = _PyStep(
                     node.name, node.fn, [(plan.tensors[t_].dtype, tuple(plan.tensors[t_].shape[1:]))
                                          for t_ in node.inputs],
-                    node.output_specs, node.rows_any)
+                    node.output_specs, node.rows_any, self._shapes, plan.nodes.index(node))
             elif node.kind == "host":
                 self._keep.append(node.fn)
         memset(&p, 0, sizeof(p))   # fields a plan does not use stay 0
@@ -491,7 +546,7 @@ cdef class Engine:
                     self._nodes[i].host_fn = <ae_host_fn><size_t>node.fn.address
                     self._nodes[i].host_ctx = <void *><size_t>node.fn.context
                 else:
-                    self._nodes[i].host_fn = _run_py_step
+                    self._nodes[i].host_reshape_fn = _run_py_step
                     self._nodes[i].host_ctx = <void *>self._py_steps[node.name]
             else:
                 self._nodes[i].kind = AE_NODE_MODEL
@@ -751,6 +806,18 @@ cdef class Engine:
         return [np.empty((self._var_rows.get(k, rows),) + trailing, dtype=dtype)
                 for k, (_, dtype, trailing) in enumerate(self._output_specs)]
 
+    def _output_room(self, k, rows):
+        """An array output k of a request of ``rows`` rows can be written
+        into: its rows (a host step's max_rows where the step sets them) at
+        its largest shape (flat where its trailing dimensions change per
+        request; the request's walk gives it its shape once it is done)."""
+        name, dtype, trailing = self._output_specs[k]
+        rows = self._var_rows.get(k, rows)
+        t_ = self.plan.outputs[k][1]
+        if -1 in trailing:
+            return np.empty(rows * self.plan.tensors[t_].row_bytes // np.dtype(dtype).itemsize, dtype=dtype)
+        return np.empty((rows,) + trailing, dtype=dtype)
+
     def _check_fixed(self, rows, batch):
         fixed = self.plan.fixed_batch
         if fixed and (batch != fixed or rows % fixed):
@@ -793,7 +860,11 @@ cdef class Engine:
                 break
             record = pending.pop(ticket)
             record.done = True
-            if record.out_rows is not None and not (rc != 0 and begin <= ticket < end):
+            if record.walk is not None:
+                self._shapes.live.pop(ticket, None)
+                if not (rc != 0 and begin <= ticket < end):
+                    record.outputs = record.walk.deliver(record.outputs, record.out_rows)
+            elif record.out_rows is not None and not (rc != 0 and begin <= ticket < end):
                 # the rows each output carries for this request
                 record.outputs = [o[:int(record.out_rows[k])] if k in self._var_rows else o
                                   for k, o in enumerate(record.outputs)]
@@ -859,9 +930,13 @@ cdef class Engine:
             self._ensure_open()
             self._arm_poll()
             ticket = ae_engine_submitted(self._engine)
+            if record.walk is not None:   # its host steps may run before submit returns
+                self._shapes.live[ticket] = record.walk
             with nogil:
                 rc = ae_engine_submit_shaped(self._engine, ins.ptrs, n_rows, <void *const *>outp.ptrs, out_rows,
                                              req_ptr, &err)
+            if rc != 0 and record.walk is not None:
+                self._shapes.live.pop(ticket, None)
             failure = self._settle(rc, &err)
             if rc == 0:
                 record.ticket = ticket
@@ -966,7 +1041,9 @@ cdef class Engine:
         deadline = None if timeout is None else time.monotonic() + timeout_ms(timeout) / 1000.0
         self._ensure_open()
         inputs = [pad_to(a, s) for a, s in zip(arrays, shape.inputs)]
-        outputs = [np.empty(s, dtype=dtype) for s, (_, dtype, _) in zip(shape.outputs, self._output_specs)]
+        # None: known once the request ran (after a host step that sets rows or shapes)
+        outputs = [None if s is None or shape.walk is not None else np.empty(s, dtype=dtype)
+                   for s, (_, dtype, _) in zip(shape.outputs, self._output_specs)]
         call = _ShapedCall(Future(), inputs, outputs, rows, deadline, [name for name, _, _ in self._output_specs],
                            shape.cuts)
         self._server.admit(call, bool(block))
@@ -1033,11 +1110,11 @@ cdef class Engine:
         """Put one device request on the device (a free slot is known to exist).
         Where a host step sets an output's rows, ``outputs`` holds None: the
         record gets an array with room for them, cut to the rows it got."""
-        outputs = [np.empty((self._var_rows[k],) + self._output_specs[k][2], self._output_specs[k][1])
-                   if o is None else o for k, o in enumerate(outputs)]
-        record = _Request(outputs, on_done, bool(self._variable))
-        cdef _Arrays ins = _Arrays(inputs)
         shape = None if self._shapes is None else self._shapes.padded([a.shape for a in inputs])
+        outputs = [self._output_room(k, rows) if o is None else o for k, o in enumerate(outputs)]
+        walk = shape.walk.copy() if shape is not None and shape.walk is not None else None
+        record = _Request(outputs, on_done, bool(self._variable), walk)
+        cdef _Arrays ins = _Arrays(inputs)
         self._submit(record, ins, rows, shape)
         self._server.cv.notify()     # the completer
 
@@ -1134,7 +1211,10 @@ cdef class Engine:
         step = min(batch, self.plan.max_batch)
         outs = list(self._run_many_shaped({name: a[lo:lo + step] for (name, _, _), a in zip(specs, arrays)}
                                           for lo in range(0, rows, step)))
-        return {name: np.concatenate([o[name] for o in outs]) for name, _, _ in self._output_specs}
+        # outputs after a host step that sets rows or shapes: one array per request
+        later = self._shapes.resolve([(min(step, rows),) + a.shape[1:] for a in arrays]).outputs
+        return {name: [o[name] for o in outs] if later[k] is None else np.concatenate([o[name] for o in outs])
+                for k, (name, _, _) in enumerate(self._output_specs)}
 
     def run_many(self, feeds_iterable):
         """Yield the outputs of each feeds dict in order, keeping up to ``depth``

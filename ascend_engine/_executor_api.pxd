@@ -55,6 +55,17 @@ cdef extern from "ascend_engine/executor.h" nogil:
                                ae_host_tensor *outputs, int n_outputs, uint64_t *rows_out, char *message,
                                size_t message_size) noexcept nogil
 
+    ctypedef struct ae_shape_edit:
+        size_t *row_bytes           # per tensor, this request (the slot's own)
+        int64_t *gear_dims          # node n's gear from n * AE_MAX_GEAR_DIMS
+        int *gear_count             # per node
+        int n_tensors
+        int n_nodes
+
+    ctypedef int (*ae_host_reshape_fn)(void *ctx, uint64_t request, const ae_host_tensor *inputs, int n_inputs,
+                                       ae_host_tensor *outputs, int n_outputs, uint64_t *rows_out,
+                                       ae_shape_edit *shape, char *message, size_t message_size) noexcept nogil
+
     ctypedef struct ae_node_plan:
         char name[AE_NAME_MAX]
         uint32_t model_id
@@ -82,6 +93,7 @@ cdef extern from "ascend_engine/executor.h" nogil:
         int device
         int bridge_stream
         int dyn_kind                # AE_DYN_*: HW and DIMS nodes take their gear per request
+        ae_host_reshape_fn host_reshape_fn   # a Python step: may change the request's shapes
 
     ctypedef struct ae_request_shape:
         const size_t *row_bytes     # per tensor, this request

@@ -432,7 +432,9 @@ class Pipeline:
             except TypeError as exc:
                 raise PipelineError(f"{where}: output {out_name!r}: {dtype!r} is not a dtype "
                                     f"({exc})") from None
-            shape = check_shape(shape, f"{where}: output {out_name!r}", error=PipelineError)
+            # -1 past the rows: the step chooses those sizes per request (a Python step, feeding models
+            # with dynamic image size or dims, whose gears bound them)
+            shape = check_shape(shape, f"{where}: output {out_name!r}", error=PipelineError, variable=True)
             if not shape or shape[0] != -1:
                 raise PipelineError(f"{where}: output {out_name!r}: the first dimension must be the rows "
                                     f"(-1 or None), got {shape_text(shape)}")
@@ -503,10 +505,11 @@ class Pipeline:
         tensors = self._plan_tensors()
         max_batch, fixed = self._check_bindings(order, tensors)
         nodes = self._plan_nodes(order, tensors, streams == "single", workers, gear_policy, max_batch)
-        for h in self._inputs:
+        for h in self._inputs + [h for n in self._nodes if n.kind == "host" for h in n.outputs]:
             if tensors[h.index].shaped and not any(nodes[r].shape_kind for r in tensors[h.index].readers):
+                what = f"input {h.name!r}" if h in self._inputs else f"host step output {h.name!r}"
                 raise PipelineError(
-                    f"input {h.name!r} has the shape {_text(h.shape)}, whose -1 dimensions change per "
+                    f"{what} has the shape {_text(h.shape)}, whose -1 dimensions change per "
                     "request, but it feeds no image-size or dims-gear model: nothing bounds its size"
                 )
         if any(n.shape_kind for n in nodes):
@@ -813,8 +816,14 @@ class Pipeline:
             node = self._nodes[i]
             domain = self._domains[i] = self._row_domain(node, tensors, position)
             if node.kind == "host":
-                for h in node.inputs:
-                    _refuse_shaped(h, f"host step {node.name!r} input {h.name!r}")
+                if isinstance(node.fn, NativeStep):
+                    for h in list(node.inputs) + list(node.outputs):
+                        if any(d == -1 for d in h.shape[1:]):
+                            raise PipelineError(
+                                f"host step {node.name!r}: {h.name!r} has the shape {_text(h.shape)}, whose "
+                                "-1 dimensions change per request; a native step's contract (ae_host_fn) "
+                                "carries rows, not shapes, so it takes and returns fixed shapes: make it a "
+                                "Python step")
                 for h in node.outputs:
                     tensors[h.index].domain = position[i] if node.rows == "any" else domain
                 continue
@@ -846,12 +855,16 @@ class Pipeline:
                 if not ok:
                     raise PipelineError(f"{where}: expected shape {_text(spec.shape)}, got {_text(h.shape)}")
             if kind in ("hw", "dims"):
-                if domain >= 0:
-                    raise PipelineError(
-                        f"model node {node.name!r}: it would run the rows a host step with rows='any' "
-                        "produced; image-size and dims-gear models run on the request's own rows only"
-                    )
                 rows_dim = specs[0].shape[0] if specs else 1
+                if domain >= 0:
+                    if rows_dim == -1:
+                        raise PipelineError(
+                            f"model node {node.name!r}: it runs the rows host step "
+                            f"{self._nodes[order[domain]].name!r} (rows='any') produced, in chunks of the "
+                            "model's first dimension, but that dimension is one of its dims gears (-1); "
+                            "build the model with a fixed first dimension (e.g. 1) for rows a host step sets"
+                        )
+                    continue   # chunks of rows_dim rows: no bound on the request's
                 if rows_dim == -1:   # the rows are a gear dimension: bounded by the largest gear's
                     limits.append(max(ins[0][0] for _gear, ins, _outs in _gear_io(node.model)))
                 else:
@@ -922,19 +935,22 @@ class Pipeline:
                 outputs.append(h.index)
             gears = tuple(sorted(model.batch_sizes))
             domain = self._domains[i]
+            kind = getattr(model, "dynamic_kind", "static")
+            shape_kind = kind if kind in ("hw", "dims") else ""
+            # a shaped model on a host step's rows runs chunks of its fixed first dimension
+            chunk_rows = model.inputs[0].shape[0] if shape_kind and domain >= 0 else 0
             if domain >= 0:
                 # rows from a host step run in chunks at this model's gears:
                 # its tensors hold the rows the padding of any chunk reaches
-                span = chunk_span(gears or (_static_batch(model),), gear_policy, nodes[domain].max_rows)
+                span = chunk_span(gears or (chunk_rows or _static_batch(model),), gear_policy,
+                                  nodes[domain].max_rows)
                 for h in list(node.inputs) + list(node.outputs):
                     tensors[h.index].max_rows = max(tensors[h.index].max_rows, span)
-            kind = getattr(model, "dynamic_kind", "static")
-            shape_kind = kind if kind in ("hw", "dims") else ""
             nodes.append(PlanNode(
                 name=node.name, model=model, stream=stream, inputs=inputs, outputs=outputs,
                 dyn_index=model.dynamic_index, dyn_offset=0,
                 dyn_size=model.dynamic_nbytes if model.dynamic_index >= 0 else 0,
-                gears=gears, static_batch=0 if gears or shape_kind else _static_batch(model),
+                gears=gears, static_batch=chunk_rows if shape_kind else 0 if gears else _static_batch(model),
                 instances=node.instances, streams=streams, domain=domain,
                 shape_kind=shape_kind, gear_io=_gear_io(model) if shape_kind else (),
                 follow=_follow(model) if shape_kind else (),
@@ -994,13 +1010,6 @@ class Pipeline:
                 "max_delay_ms: the dynamic batcher merges requests of one shape, but model node(s) "
                 + ", ".join(repr(n.name) for n in nodes if n.shape_kind)
                 + " pick their gear from each request's shapes: compile with max_delay_ms=0"
-            )
-        steps = [n.name for n in nodes if n.rows_any]
-        if steps:
-            raise PipelineError(
-                f"host step(s) {steps} with rows='any' in a pipeline with dynamic shapes (model node(s) "
-                + ", ".join(repr(n.name) for n in nodes if n.shape_kind)
-                + "): not supported; use rows='same'"
             )
         consumers = {}
         producer = {}
@@ -1265,6 +1274,7 @@ class RequestShape:
     gear_at: np.ndarray
     gear_count: np.ndarray
     gears: dict
+    walk: object = None      # the RequestWalk, when host steps read or set shapes (copy() it per request)
 
 
 class ShapedRequests:
@@ -1272,13 +1282,21 @@ class ShapedRequests:
 
     Each shaped model runs the smallest gear (fewest input elements) holding
     its inputs' shapes, with exactly the request's rows (rows are never
-    padded): pipeline inputs are padded on the host up to that gear; a
+    padded; a model after a host step with rows="any" runs them in chunks of
+    its fixed first dimension and only the trailing dimensions choose the
+    gear).  A tensor that comes from outside the device -- a pipeline input,
+    or the output of a host step that chooses its shape per request -- is
+    padded on the host up to the gear of the first model reading it; a
     tensor one model passes to another arrives unpadded, so it must be
     exactly a gear input shape of its reader (the plan checked every gear).
     An output comes back at its gear's shape and is cut to the request's
     size in every dimension that follows an input dimension
-    (:attr:`Model.output_follow`).  Results are cached per distinct input
-    shapes (and per padded shapes for the executor's side).
+    (:attr:`Model.output_follow`).
+
+    A request is resolved up to the first host step that changes shapes; that
+    step's worker resolves the rest once it has run (:class:`RequestWalk`).
+    Results are cached per distinct input shapes (and per padded shapes for
+    the executor's side).
     """
 
     CACHE = 4096
@@ -1288,6 +1306,10 @@ class ShapedRequests:
         self._by_raw = {}
         self._by_padded = {}
         self._inputs = {t: k for k, (_name, t) in enumerate(plan.inputs)}
+        # requests whose host steps read or set shapes: request number -> RequestWalk
+        self.live = {}
+        self.walked = any(n.kind == "host" and any(plan.tensors[t].shaped for t in [*n.inputs, *n.outputs])
+                          for n in plan.nodes)
 
     def resolve(self, shapes) -> RequestShape:
         """The request shape for pipeline inputs of these ``shapes``; ValueError
@@ -1295,7 +1317,10 @@ class ShapedRequests:
         shapes = tuple(tuple(int(d) for d in s) for s in shapes)
         found = self._by_raw.get(shapes)
         if found is None:
-            found = self._resolve(shapes)
+            walk = RequestWalk(self.plan, {t: shapes[k] for t, k in self._inputs.items()}, shapes[0][0])
+            walk.run(0)
+            walk.fix_sources(self._inputs)
+            found = walk.request_shape(tuple(walk.input_shape(t) for t in self._inputs), keep=self.walked)
             if len(self._by_raw) >= self.CACHE:
                 self._by_raw.clear()
                 self._by_padded.clear()
@@ -1309,110 +1334,240 @@ class ShapedRequests:
         found = self._by_padded.get(shapes)
         return found if found is not None else self.resolve(shapes)
 
-    def _resolve(self, raw):
-        plan = self.plan
-        tensors = plan.tensors
-        rows = raw[0][0]
-        origin = {t: t for t in self._inputs}       # tensor -> the pipeline input it copies
-        device = {}                                  # shaped tensor -> its device shape
-        logical = {t: raw[k] for t, k in self._inputs.items()}
-        padded = {}                                  # pipeline input -> (shape, node that chose it)
-        gear_at = np.full(len(plan.nodes), -1, dtype=np.intc)
-        gear_count = np.zeros(len(plan.nodes), dtype=np.intc)
-        values, gears = [], {}
 
-        def current(t):
-            if t in origin:
-                return raw[self._inputs[origin[t]]]
-            if t in device:
-                return device[t]
-            return (rows,) + tuple(tensors[t].shape[1:])
+class RequestWalk:
+    """One request's way through a shaped plan: the shape of every tensor on
+    the device (padded to a gear) and as the request sees it (``logical``),
+    and every shaped node's gear, node by node in plan order.
 
-        for k, node in enumerate(plan.nodes):
+    :meth:`run` stops at a host step that chooses its outputs' shapes
+    (``stopped``); :meth:`after_step` goes on from there with the shapes it
+    returned.  Host steps read their shaped inputs through
+    :meth:`host_input`; :meth:`deliver` cuts the outputs back at the end.
+    """
+
+    def __init__(self, plan, sources, rows):
+        self.plan = plan
+        self.rows = {-1: rows}            # domain (-1: the request; k: host step k) -> rows
+        self.source = dict(sources)       # tensor from outside the device -> its shape as given
+        self.origin = {t: t for t in sources}   # tensor -> the source it copies (across devices)
+        self.device = {}                  # tensor -> its shape on the device (rows first)
+        self.logical = dict(sources)      # tensor -> its shape as the request sees it
+        self.padded = {}                  # source -> (shape it is padded to, node that chose it)
+        self.values = {}                  # node index -> gear values for the executor
+        self.gears = {}                   # node name -> gear
+        self.stopped = None               # the host step the walk waits for, or None
+        self.producer = {t: k for k, n in enumerate(plan.nodes) for t in n.outputs}
+
+    def copy(self) -> RequestWalk:
+        """A walk of its own for one request (the cached one stays as it is)."""
+        other = RequestWalk.__new__(RequestWalk)
+        other.__dict__.update({k: (dict(v) if isinstance(v, dict) else v) for k, v in self.__dict__.items()})
+        other.producer = self.producer
+        return other
+
+    def _rows_of(self, t) -> int:
+        # rows a host step sets are known once it has run; until then only
+        # the trailing dimensions matter (models run those rows in chunks)
+        return self.rows.get(self.plan.tensors[t].domain, 0)
+
+    def current(self, t) -> tuple:
+        """Tensor t's shape as its readers get it (a source: as given, before padding)."""
+        if t in self.origin:
+            return self.source[self.origin[t]]
+        if t in self.device:
+            return self.device[t]
+        return (self._rows_of(t),) + tuple(self.plan.tensors[t].shape[1:])
+
+    def device_shape(self, t) -> tuple:
+        """Tensor t's shape on the device for this request (a source: padded)."""
+        if t in self.origin:
+            src = self.origin[t]
+            return self.padded[src][0] if src in self.padded else self.source[src]
+        return self.device.get(t) or self.current(t)
+
+    def fix_sources(self, sources):
+        """The layout these sources are copied to the device in is fixed now:
+        a model reached later that wants them padded otherwise is refused."""
+        for t in sources:
+            if self.plan.tensors[t].shaped:
+                self.padded.setdefault(t, (self.source[t], "its copy to the device"))
+
+    def input_shape(self, t) -> tuple:
+        """A pipeline input's shape after padding."""
+        return self.padded[t][0] if t in self.padded else self.source[t]
+
+    def run(self, start):
+        """Resolve nodes from ``start`` until a host step that sets shapes (or the end)."""
+        plan, tensors = self.plan, self.plan.tensors
+        self.stopped = None
+        for k in range(start, len(plan.nodes)):
+            node = plan.nodes[k]
             if node.kind == "copy":
                 src, dst = node.inputs[0], node.outputs[0]
-                if src in origin:
-                    origin[dst] = origin[src]
-                if src in device:
-                    device[dst] = device[src]
-                if src in logical:
-                    logical[dst] = logical[src]
+                for table in (self.origin, self.device, self.logical):
+                    if src in table:
+                        table[dst] = table[src]
                 continue
+            if node.kind == "host":
+                if any(tensors[t].shaped for t in node.outputs):
+                    self.stopped = k
+                    return
+                continue
+            if node.shape_kind:
+                self._resolve_node(k, node)
+
+    def _resolve_node(self, k, node):
+        tensors = self.plan.tensors
+        chunked = node.domain >= 0
+        rows = self.rows.get(node.domain, 0)
+        ins = [t for t in node.inputs if t >= 0]
+        have = [self.current(t) for t in ins]
+        gear, g_in, g_out = _choose(node, ins, have, rows, chunked)
+        if chunked:   # run in chunks: the request's rows, the gear's trailing dimensions
+            g_in = tuple((rows,) + tuple(s[1:]) for s in g_in)
+            g_out = tuple((rows,) + tuple(s[1:]) for s in g_out)
+        for t, want, got in zip(ins, g_in, have, strict=True):
+            src = self.origin.get(t)
+            if src is not None and tensors[src].shaped:
+                first = self.padded.setdefault(src, (want, node.name))
+                if first[0] != want:
+                    raise ValueError(
+                        f"{tensors[src].name!r} of shape {got} feeds model nodes {first[1]!r} and "
+                        f"{node.name!r}, whose gears take it as {first[0]} and {want}; one tensor padded "
+                        "to two shapes is not supported")
+            elif tuple(got) != tuple(want):
+                raise ValueError(
+                    f"model node {node.name!r}: {tensors[t].name!r} arrives with the shape {got}, but its "
+                    f"gear {_gear_text(node, gear)} takes {want} (tensors pass between models unpadded)")
+        lin = [self.logical.get(t, self.current(t)) for t in ins]
+        for j, t in enumerate(node.outputs):
+            self.device[t] = g_out[j]
+            follow = node.follow[j] if j < len(node.follow) else ()
+            self.logical[t] = tuple(lin[f[0]][f[1]] if f is not None else d
+                                    for f, d in zip(follow, g_out[j], strict=False))
+        self.values[k] = list(gear) if node.shape_kind == "hw" else [d for s in g_in for d in s]
+        self.gears[node.name] = gear
+
+    def resolved(self, t) -> bool:
+        """Whether tensor t's shape is known (it comes before the step the walk waits for)."""
+        return self.stopped is None or self.producer.get(t, -1) < self.stopped
+
+    def row_bytes(self, t) -> int:
+        """Tensor t's bytes per row for the executor (the planned most while unresolved)."""
+        tp = self.plan.tensors[t]
+        if not tp.shaped or not self.resolved(t):
+            return tp.row_bytes
+        return _row_bytes(self.device_shape(t), tp.dtype)
+
+    def request_shape(self, inputs, keep=False) -> RequestShape:
+        """The executor's view of the walk so far; outputs after the step it
+        waits for, or whose rows a host step sets, are None (known once the
+        step has run).  ``keep``: the shape carries the walk, for host steps
+        that read or set shapes."""
+        plan, tensors = self.plan, self.plan.tensors
+        gear_at = np.full(len(plan.nodes), -1, dtype=np.intc)
+        gear_count = np.zeros(len(plan.nodes), dtype=np.intc)
+        values = []
+        for k, node in enumerate(plan.nodes):
             if not node.shape_kind:
                 continue
-            ins = [t for t in node.inputs if t >= 0]
-            have = [current(t) for t in ins]
-            gear, g_in, g_out = self._choose(node, ins, have, rows)
-            for t, want, got in zip(ins, g_in, have, strict=True):
-                if t in origin and tensors[origin[t]].shaped:
-                    first = padded.setdefault(origin[t], (want, node.name))
-                    if first[0] != want:
-                        raise ValueError(
-                            f"pipeline input {tensors[origin[t]].name!r} of shape {got} feeds model nodes "
-                            f"{first[1]!r} and {node.name!r}, whose gears take it as {first[0]} and {want}; "
-                            "one input padded to two shapes is not supported")
-                elif tuple(got) != tuple(want):
-                    raise ValueError(
-                        f"model node {node.name!r}: {tensors[t].name!r} arrives with the shape {got}, "
-                        f"but its "
-                        f"gear {_gear_text(node, gear)} takes {want} (tensors pass between models unpadded)")
-            lin = [logical.get(t, current(t)) for t in ins]
-            for j, t in enumerate(node.outputs):
-                device[t] = g_out[j]
-                follow = node.follow[j] if j < len(node.follow) else ()
-                logical[t] = tuple(lin[f[0]][f[1]] if f is not None else d
-                                   for f, d in zip(follow, g_out[j], strict=False))
+            # a node after the step the walk waits for: any valid gear until the step sets its own
+            vals = self.values.get(k) or _gear_values(node, node.gear_io[0])
             gear_at[k] = len(values)
-            vals = list(gear) if node.shape_kind == "hw" else [d for s in g_in for d in s]
             gear_count[k] = len(vals)
             values.extend(vals)
-            gears[node.name] = gear
-
-        row_bytes = np.zeros(len(tensors), dtype=np.uintp)
-        for t, tp in enumerate(tensors):
-            shape = None
-            if tp.shaped:
-                shape = padded[origin[t]][0] if t in origin and origin[t] in padded else device.get(t)
-            row_bytes[t] = _row_bytes(shape, tp.dtype) if shape is not None else tp.row_bytes
-        inputs = tuple(padded[t][0] if t in padded else raw[k] for t, k in self._inputs.items())
+        row_bytes = np.array([self.row_bytes(t) for t in range(len(tensors))], dtype=np.uintp)
         outputs, cuts = [], []
         for _name, t in plan.outputs:
-            tp = tensors[t]
-            if not tp.shaped:
-                outputs.append((rows,) + tuple(tp.shape[1:]))
+            if not self.resolved(t) or tensors[t].domain >= 0:
+                outputs.append(None)   # known once a host step has run
                 cuts.append(None)
                 continue
-            shape = padded[origin[t]][0] if t in origin else device[t]
-            want = logical[t]
+            shape, want = self.device_shape(t), self.logical.get(t, self.current(t))
             outputs.append(tuple(shape))
             cuts.append(None if tuple(want) == tuple(shape) else tuple(slice(0, n) for n in want))
-        return RequestShape(inputs, tuple(outputs), tuple(cuts), row_bytes,
-                            np.asarray(values or [0], dtype=np.int64), gear_at, gear_count, gears)
+        return RequestShape(tuple(inputs), tuple(outputs), tuple(cuts), row_bytes,
+                            np.asarray(values or [0], dtype=np.int64), gear_at, gear_count, dict(self.gears),
+                            self if keep else None)
 
-    @staticmethod
-    def _choose(node, ins, have, rows):
-        """(gear, input shapes, output shapes) of the smallest gear holding ``have``, with ``rows`` rows."""
-        best = None
-        for gear, g_in, g_out in node.gear_io:
-            if all(len(h) == len(g) and h[0] == g[0] and all(a <= b for a, b in zip(h, g, strict=True))
-                   for h, g in zip(have, g_in, strict=True)):
-                key = (sum(int(np.prod(g)) for g in g_in), gear if node.shape_kind == "hw" else 0)
-                if best is None or key < best[0]:
-                    best = (key, (gear, g_in, g_out))
-        if best is None:
-            names = [node.model.inputs[i].name for i in range(len(ins))]
-            got = {n: tuple(h) for n, h in zip(names, have, strict=True)}
-            if node.shape_kind == "hw":
-                listed = ", ".join(_gear_text(node, g) for g, _i, _o in node.gear_io)
-                what = f"image sizes (height x width) {listed}"
-            else:
-                what = "; ".join(
-                    f"gear {g}: " + ", ".join(f"{n} {tuple(s)}" for n, s in zip(names, g_in, strict=True))
-                    for g, g_in, _o in node.gear_io)
-            raise ValueError(
-                f"model node {node.name!r}: no gear holds the input shapes {got} with exactly {rows} row(s) "
-                f"(rows are not padded); its gears: {what}")
-        return best[1]
+    # ---- host steps (on the step's worker thread) ----------------------------------
+
+    def host_input(self, t, rows) -> tuple:
+        """(device shape, shape the step sees) of tensor t, read by a host step."""
+        device = tuple(self.device_shape(t))
+        logical = tuple(self.logical.get(t, self.current(t)))
+        return (rows,) + device[1:], (rows,) + logical[1:]
+
+    def after_step(self, k, shapes, rows):
+        """Host step k returned outputs of ``shapes`` (``rows`` rows): resolve
+        the nodes after it.  Returns (device shape per output, {tensor: bytes
+        per row}, {node: gear values}) for the executor; ValueError when no
+        gear of a model after it holds what it returned."""
+        plan, tensors = self.plan, self.plan.tensors
+        node = plan.nodes[k]
+        if node.rows_any:
+            self.rows[k] = rows
+        for t, shape in zip(node.outputs, shapes, strict=True):
+            if tensors[t].shaped:
+                self.source[t] = self.logical[t] = tuple(shape)
+                self.origin[t] = t
+        before = set(self.values)
+        self.run(k + 1)
+        self.fix_sources(node.outputs)
+        device = [tuple(self.device_shape(t)) for t in node.outputs]
+        later = {t for j, n in enumerate(plan.nodes) if j >= k for t in n.outputs}
+        row_bytes = {t: self.row_bytes(t) for t in later}
+        values = {j: v for j, v in self.values.items() if j not in before}
+        return device, row_bytes, values
+
+    def deliver(self, outputs, out_rows):
+        """The outputs of the finished request, each cut to the request's size."""
+        plan, tensors = self.plan, self.plan.tensors
+        result = []
+        for k, ((_name, t), a) in enumerate(zip(plan.outputs, outputs, strict=True)):
+            rows = int(out_rows[k]) if out_rows is not None and tensors[t].domain >= 0 else None
+            shape = tuple(self.device_shape(t))
+            want = tuple(self.logical.get(t, self.current(t)))
+            if rows is not None:
+                shape, want = (rows,) + shape[1:], (rows,) + want[1:]
+            a = a.reshape(-1)[:math.prod(shape)].reshape(shape)
+            result.append(np.ascontiguousarray(a[tuple(slice(0, n) for n in want)]) if want != shape else a)
+        return result
+
+
+def _gear_values(node, gear_io_entry) -> list:
+    gear, g_in, _g_out = gear_io_entry
+    return list(gear) if node.shape_kind == "hw" else [d for s in g_in for d in s]
+
+
+def _choose(node, ins, have, rows, chunked=False):
+    """(gear, input shapes, output shapes) of the smallest gear holding
+    ``have``, with exactly ``rows`` rows (or, ``chunked``, the trailing
+    dimensions only: the rows run in chunks of the gear's)."""
+    best = None
+    for gear, g_in, g_out in node.gear_io:
+        if all(len(h) == len(g) and (chunked or h[0] == g[0])
+               and all(a <= b for a, b in zip(h[1:], g[1:], strict=True))
+               for h, g in zip(have, g_in, strict=True)):
+            key = (sum(int(np.prod(g)) for g in g_in), gear if node.shape_kind == "hw" else 0)
+            if best is None or key < best[0]:
+                best = (key, (gear, g_in, g_out))
+    if best is None:
+        names = [node.model.inputs[i].name for i in range(len(ins))]
+        got = {n: tuple(h) for n, h in zip(names, have, strict=True)}
+        if node.shape_kind == "hw":
+            listed = ", ".join(_gear_text(node, g) for g, _i, _o in node.gear_io)
+            what = f"image sizes (height x width) {listed}"
+        else:
+            what = "; ".join(
+                f"gear {g}: " + ", ".join(f"{n} {tuple(s)}" for n, s in zip(names, g_in, strict=True))
+                for g, g_in, _o in node.gear_io)
+        rows_rule = ("(its rows run in chunks)" if chunked
+                     else f"with exactly {rows} row(s) (rows are not padded)")
+        raise ValueError(
+            f"model node {node.name!r}: no gear holds the input shapes {got} {rows_rule}; its gears: {what}")
+    return best[1]
 
 
 def pad_to(a, shape):

@@ -180,9 +180,10 @@ static int check_plan(const ae_plan *p, ae_error *err)
         if (np->n_inputs > AE_MAX_IO || np->n_outputs > AE_MAX_IO)
             BAD("node '%s' has more than %d inputs or outputs", np->name, AE_MAX_IO);
         if (np->kind == AE_NODE_HOST) {
-            if (!np->host_fn || np->workers < 1 || np->instances > 1 || np->dyn_index >= 0)
-                BAD("host step '%s' needs a function and at least one worker (got %d), and no model "
-                    "settings", np->name, np->workers);
+            if (!np->host_fn == !np->host_reshape_fn || np->workers < 1 || np->instances > 1 ||
+                np->dyn_index >= 0)
+                BAD("host step '%s' needs one function (host_fn or host_reshape_fn) and at least one "
+                    "worker (got %d), and no model settings", np->name, np->workers);
             if (np->rows_any && np->max_rows < 1)
                 BAD("host step '%s' with rows \"any\" needs max_rows of at least 1", np->name);
         }
@@ -212,9 +213,10 @@ static int check_plan(const ae_plan *p, ae_error *err)
         if (np->dyn_kind != AE_DYN_BATCH && np->dyn_kind != AE_DYN_HW && np->dyn_kind != AE_DYN_DIMS)
             BAD("node '%s' has dynamic kind %d", np->name, np->dyn_kind);
         int shaped = np->dyn_kind != AE_DYN_BATCH;
-        if (shaped && (np->kind != AE_NODE_MODEL || np->dyn_index < 0 || np->domain != AE_ROWS_REQUEST))
-            BAD("node '%s': a dynamic-shape node must be a model with a dynamic input, on the request's rows",
-                np->name);
+        if (shaped && (np->kind != AE_NODE_MODEL || np->dyn_index < 0 ||
+                       (np->domain != AE_ROWS_REQUEST && np->static_batch < 1)))
+            BAD("node '%s': a dynamic-shape node must be a model with a dynamic input, on the request's rows "
+                "or, with static_batch rows per execution, on a host step's", np->name);
         size_t node_region = np->device > 0 ? p->device_slot_bytes[np->device] : p->slot_bytes;
         if (np->dyn_index >= 0 && ((!shaped && np->n_gears < 1) || np->dyn_offset > node_region ||
                                    np->dyn_size > node_region - np->dyn_offset))
@@ -1063,9 +1065,11 @@ static int point_chunk(ae_engine *e, slot *sl, int n, uint64_t start, uint64_t g
         int i = is_in ? k : k - np->n_inputs;
         if (is_in && i == np->dyn_index)
             continue;
-        const ae_tensor_plan *tp = &e->tensors[is_in ? np->inputs[i] : np->outputs[i]];
-        size_t at = (size_t)start * tp->row_bytes;
-        if ((start + gear) * tp->row_bytes > tp->capacity)
+        int t = is_in ? np->inputs[i] : np->outputs[i];
+        const ae_tensor_plan *tp = &e->tensors[t];
+        size_t row_bytes = aex_row_bytes(e, sl, t);   /* this request's: shapes may change per request */
+        size_t at = (size_t)start * row_bytes;
+        if ((start + gear) * row_bytes > tp->capacity)
             return aex_fail(e, err, 0, "aclUpdateDataBuffer", np->name,
                             "a chunk of rows [%llu, +%llu) overruns the %zu-byte buffer of %s %d",
                             (unsigned long long)start, (unsigned long long)gear, tp->capacity,
@@ -1075,7 +1079,7 @@ static int point_chunk(ae_engine *e, slot *sl, int n, uint64_t start, uint64_t g
             return aex_fail(e, err, ACL_ERROR_FEATURE_UNSUPPORTED, "aclUpdateDataBuffer", np->name,
                             "the AscendCL library lacks aclUpdateDataBuffer, needed to run rows after a "
                             "host step in chunks");
-        char *base = aex_tensor_addr(e, sl, is_in ? np->inputs[i] : np->outputs[i]);
+        char *base = aex_tensor_addr(e, sl, t);
         ACL_CALL(e, err, np->name, aclUpdateDataBuffer, b, base + at, tp->capacity - at);
     }
     return 0;
@@ -1142,15 +1146,19 @@ static int enqueue_model(ae_engine *e, slot *sl, uint64_t request, int n, int sk
         }
         ACL_CALL(e, err, np->name, aclmdlExecuteAsync, model_id, sl->in_sets[n], sl->out_sets[n], st);
     } else {
-        /* rows from a host step: as many executions as the gears need */
-        const uint64_t *gears = np->dyn_index >= 0 ? np->gears : &np->static_batch;
-        int n_gears = np->dyn_index >= 0 ? np->n_gears : 1;
+        /* rows from a host step: as many executions as the gears need (a
+         * dynamic-shape node: static_batch rows each, all at its gear) */
+        int shaped = np->dyn_kind != AE_DYN_BATCH;
+        const uint64_t *gears = np->dyn_index >= 0 && !shaped ? np->gears : &np->static_batch;
+        int n_gears = np->dyn_index >= 0 && !shaped ? np->n_gears : 1;
+        if (shaped && set_shape_gear(e, sl, n, model_id, err))
+            return -1;
         for (uint64_t start = 0; start < rows;) {
             uint64_t gear, take;
             ae_chunk_next(gears, n_gears, p->gear_policy, rows - start, &gear, &take);
             if (point_chunk(e, sl, n, start, gear, err))
                 return -1;
-            if (np->dyn_index >= 0)
+            if (np->dyn_index >= 0 && !shaped)
                 ACL_CALL(e, err, np->name, aclmdlSetDynamicBatchSize, model_id, sl->in_sets[n],
                          (size_t)np->dyn_index, gear);
             ACL_CALL(e, err, np->name, aclmdlExecuteAsync, model_id, sl->in_sets[n], sl->out_sets[n], st);
@@ -1627,29 +1635,53 @@ static int check_shape(ae_engine *e, uint64_t rows, const ae_request_shape *shap
     if (!shape || !shape->row_bytes || !shape->gear_dims || !shape->gear_at || !shape->gear_count)
         return aex_fail(e, err, 0, "ae_engine_submit_shaped", NULL,
                         "the plan has dynamic-shape nodes: every request needs its shape (row bytes and gears)");
+    char why[AE_MESSAGE_MAX];
     for (int t = 0; t < p->n_tensors; t++) {
         const ae_tensor_plan *tp = &e->tensors[t];
-        size_t rb = shape->row_bytes[t];
-        if (rb == 0 || rb > tp->row_bytes || (tp->domain == AE_ROWS_REQUEST && rb * rows > tp->capacity))
+        if (aex_check_row_bytes(e, t, shape->row_bytes[t], why, sizeof why) ||
+            (tp->domain == AE_ROWS_REQUEST && shape->row_bytes[t] * rows > tp->capacity))
             return aex_fail(e, err, 0, "ae_engine_submit_shaped", NULL,
                             "tensor %d: %llu rows of %zu bytes do not fit its buffer (%zu bytes per row planned, "
-                            "%zu bytes)", t, (unsigned long long)rows, rb, tp->row_bytes, tp->capacity);
+                            "%zu bytes)", t, (unsigned long long)rows, shape->row_bytes[t], tp->row_bytes,
+                            tp->capacity);
     }
     for (int n = 0; n < p->n_nodes; n++) {
-        const ae_node_plan *np = &e->nodes[n];
         int count = shape->gear_count[n];
-        int want_min = np->dyn_kind == AE_DYN_HW ? 2 : np->dyn_kind == AE_DYN_DIMS ? 1 : 0;
-        int want_max = np->dyn_kind == AE_DYN_HW ? 2 : np->dyn_kind == AE_DYN_DIMS ? AE_MAX_GEAR_DIMS : 0;
-        if (count < want_min || count > want_max || (count && shape->gear_at[n] < 0))
-            return aex_fail(e, err, 0, "ae_engine_submit_shaped", np->name,
-                            "node '%s' takes %d to %d gear values per request, got %d (at %d)", np->name,
-                            want_min, want_max, count, shape->gear_at[n]);
-        for (int k = 0; k < count; k++)
-            if (shape->gear_dims[shape->gear_at[n] + k] < 1)
-                return aex_fail(e, err, 0, "ae_engine_submit_shaped", np->name,
-                                "node '%s': gear value %d is %lld, expected at least 1", np->name, k,
-                                (long long)shape->gear_dims[shape->gear_at[n] + k]);
+        if (count && shape->gear_at[n] < 0)
+            return aex_fail(e, err, 0, "ae_engine_submit_shaped", e->nodes[n].name,
+                            "node '%s': its gear is at %d", e->nodes[n].name, shape->gear_at[n]);
+        if (aex_check_gear(e, n, count ? shape->gear_dims + shape->gear_at[n] : NULL, count, why, sizeof why))
+            return aex_fail(e, err, 0, "ae_engine_submit_shaped", e->nodes[n].name, "%s", why);
     }
+    return 0;
+}
+
+int aex_check_row_bytes(const ae_engine *e, int t, size_t row_bytes, char *why, size_t why_size)
+{
+    const ae_tensor_plan *tp = &e->tensors[t];
+    if (row_bytes >= 1 && row_bytes <= tp->row_bytes)
+        return 0;
+    snprintf(why, why_size, "tensor %d: %zu bytes per row, expected 1 to the %zu planned", t, row_bytes,
+             tp->row_bytes);
+    return -1;
+}
+
+int aex_check_gear(const ae_engine *e, int n, const int64_t *values, int count, char *why, size_t why_size)
+{
+    const ae_node_plan *np = &e->nodes[n];
+    int want_min = np->dyn_kind == AE_DYN_HW ? 2 : np->dyn_kind == AE_DYN_DIMS ? 1 : 0;
+    int want_max = np->dyn_kind == AE_DYN_HW ? 2 : np->dyn_kind == AE_DYN_DIMS ? AE_MAX_GEAR_DIMS : 0;
+    if (count < want_min || count > want_max) {
+        snprintf(why, why_size, "node '%s' takes %d to %d gear values per request, got %d", np->name, want_min,
+                 want_max, count);
+        return -1;
+    }
+    for (int k = 0; k < count; k++)
+        if (values[k] < 1) {
+            snprintf(why, why_size, "node '%s': gear value %d is %lld, expected at least 1", np->name, k,
+                     (long long)values[k]);
+            return -1;
+        }
     return 0;
 }
 

@@ -208,6 +208,11 @@ static inline uint64_t aex_rows(const slot *sl, int domain)
     return sl->rows_of[domain + 1];
 }
 
+/* A request's bytes per row of tensor t, and node n's gear values, checked
+ * against the plan (executor.c): 0, or -1 with `why` saying what is wrong. */
+int aex_check_row_bytes(const ae_engine *e, int t, size_t row_bytes, char *why, size_t why_size);
+int aex_check_gear(const ae_engine *e, int n, const int64_t *values, int count, char *why, size_t why_size);
+
 /* Make stream st wait for what node n reads in this request: the copy of
  * the pipeline inputs and the events of its producers on other streams. */
 int aex_wait_inputs(ae_engine *e, slot *sl, int n, aclrtStream st, ae_error *err);

@@ -278,6 +278,24 @@ static int wait_ready(ae_engine *e, aclrtEvent ev, const step_item *it)
     }
 }
 
+/* After a step that changes shapes: the sizes it set for the rest of the
+ * request must fit the plan (its buffers, its gears' value counts). */
+static int check_edit(ae_engine *e, slot *sl, int node, char *message, size_t message_size)
+{
+    char why[AE_MESSAGE_MAX / 2];   /* room for it inside `message` */
+    for (int t = 0; t < e->plan.n_tensors; t++)
+        if (aex_check_row_bytes(e, t, sl->row_bytes[t], why, sizeof why))
+            goto bad;
+    for (int n = node + 1; n < e->plan.n_nodes; n++)
+        if (aex_check_gear(e, n, sl->gear_dims + (size_t)n * AE_MAX_GEAR_DIMS, sl->gear_count[n], why, sizeof why))
+            goto bad;
+    return 0;
+bad:
+    snprintf(message, message_size, "host step '%s' set shapes the plan cannot hold: %s", e->nodes[node].name,
+             why);
+    return -1;
+}
+
 /* Call the step's function; returns 0 with *rows_out set, or -1 with
  * `message` saying why the request fails. */
 static int call_step(ae_engine *e, const step_runner *r, slot *sl, const step_item *it, uint64_t *rows_out,
@@ -300,13 +318,24 @@ static int call_step(ae_engine *e, const step_runner *r, slot *sl, const step_it
     }
     message[0] = '\0';
     *rows_out = 0;
-    if (np->host_fn(np->host_ctx, it->request, in, np->n_inputs, out, np->n_outputs, rows_out, message,
-                    message_size)) {
+    int rc;
+    if (np->host_reshape_fn) {
+        /* the slot's own sizes: nothing else reads them until the tail is enqueued */
+        ae_shape_edit edit = {sl->row_bytes, sl->gear_dims, sl->gear_count, e->plan.n_tensors, e->plan.n_nodes};
+        rc = np->host_reshape_fn(np->host_ctx, it->request, in, np->n_inputs, out, np->n_outputs, rows_out,
+                                 e->shaped ? &edit : NULL, message, message_size);
+    } else {
+        rc = np->host_fn(np->host_ctx, it->request, in, np->n_inputs, out, np->n_outputs, rows_out, message,
+                         message_size);
+    }
+    if (rc) {
         message[message_size - 1] = '\0';
         if (!message[0])
             snprintf(message, message_size, "host step '%s' failed (its function gave no message)", np->name);
         return -1;
     }
+    if (np->host_reshape_fn && e->shaped && check_edit(e, sl, r->node, message, message_size))
+        return -1;
     if (*rows_out > room || (!np->rows_any && *rows_out != rows)) {
         snprintf(message, message_size, "host step '%s' returned %llu rows; %s %llu", np->name,
                  (unsigned long long)*rows_out, np->rows_any ? "its max_rows is" : "rows=\"same\" needs",

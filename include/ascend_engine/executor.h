@@ -108,6 +108,32 @@ typedef int (*ae_host_fn)(void *ctx, uint64_t request, const ae_host_tensor *inp
                           ae_host_tensor *outputs, int n_outputs, uint64_t *rows_out, char *message,
                           size_t message_size);
 
+/*
+ * A step that changes shapes.  In a plan with dynamic-shape nodes (see
+ * ae_request_shape) a step may read tensors whose size changes per request
+ * and write outputs whose trailing dimensions it chooses per request (crops
+ * resized to a recognizer's width gear, say).  Such a step has
+ * host_reshape_fn instead of host_fn: the same contract, plus `shape`, the
+ * request's sizes as its slot holds them (NULL in a plan without
+ * dynamic-shape nodes).  The function sets the bytes per row of its outputs
+ * and of every tensor after it, and the gear of every node after it; it
+ * writes each output's rows at the bytes per row it set.  Before going on
+ * the executor checks every value against the plan: one that does not fit
+ * fails this request alone.
+ */
+#define AE_MAX_GEAR_DIMS 128      /* values of one node's gear at most (ACL_MAX_DIM_CNT) */
+typedef struct ae_shape_edit {
+    size_t *row_bytes;            /* n_tensors: this request's bytes per row of each tensor */
+    int64_t *gear_dims;           /* node n's gear: gear_count[n] values from n * AE_MAX_GEAR_DIMS */
+    int *gear_count;              /* n_nodes */
+    int n_tensors;
+    int n_nodes;
+} ae_shape_edit;
+
+typedef int (*ae_host_reshape_fn)(void *ctx, uint64_t request, const ae_host_tensor *inputs, int n_inputs,
+                                  ae_host_tensor *outputs, int n_outputs, uint64_t *rows_out,
+                                  ae_shape_edit *shape, char *message, size_t message_size);
+
 /* A node may run on several instances of its model (loaded k times, sharing
  * one copy of the weights), each bound to its own compute stream: request r
  * runs on instance r % instances, so no model id ever executes on two
@@ -148,9 +174,14 @@ typedef struct ae_node_plan {
     int device;
     int bridge_stream;
     /* AE_DYN_*: an AE_DYN_HW or AE_DYN_DIMS node ("shaped") takes its gear
-     * per request from ae_engine_submit_shaped (n_gears may be 0); plans
-     * with such nodes take requests through that call only. */
+     * per request from ae_engine_submit_shaped (n_gears may be 0), or from
+     * the step before it that changed the request's shapes; plans with such
+     * nodes take requests through that call only.  A shaped node running
+     * rows a step with rows "any" produced executes static_batch rows at a
+     * time (its model's fixed first dimension), every chunk at the gear. */
     int dyn_kind;
+    /* AE_NODE_HOST: set instead of host_fn for a step that changes shapes */
+    ae_host_reshape_fn host_reshape_fn;
 } ae_node_plan;
 
 typedef struct ae_plan {
@@ -236,7 +267,6 @@ int ae_engine_submit_rows(ae_engine *engine, const void *const *inputs, uint64_t
  * gear_count[n] is 0 for every other node.  Every copy of the request (in,
  * between devices, through host steps, out) moves row_bytes[t] x rows.
  */
-#define AE_MAX_GEAR_DIMS 128      /* values of one node's gear at most (ACL_MAX_DIM_CNT) */
 typedef struct ae_request_shape {
     const size_t *row_bytes;      /* n_tensors */
     const int64_t *gear_dims;

@@ -15,37 +15,11 @@ import numpy as np
 import pytest
 from helpers import simlib
 from helpers.scale import scaled
+from helpers.shaped_models import DET_GEARS, REC_GEARS, detector, image, recognizer
 
 import ascend_engine as ae
 from ascend_engine import sim
 from ascend_engine.pipeline import PipelineError
-
-DET_GEARS = [(8, 8), (16, 16), (16, 32), (32, 32)]
-REC_GEARS = [[8, 8], [8, 16], [16, 16], [16, 32], [32, 32]]   # every detector output shape, and one more
-
-
-def detector():
-    """Per-channel scale and shift, relu, then a 3 -> 4 projection per pixel (NHWC) and its channel sum."""
-    rng = np.random.default_rng(21)
-    g = sim.Graph("det")
-    x = g.input("image", "float32", (1, 3, "h", "w"), format="NCHW")
-    y = g.relu(g.add(g.mul(x, rng.standard_normal((1, 3, 1, 1)).astype(np.float32)),
-                     rng.standard_normal((1, 3, 1, 1)).astype(np.float32)))
-    feat = g.matmul(g.transpose(y, (0, 2, 3, 1)), g.const(rng.standard_normal((3, 4)).astype(np.float32)))
-    g.output("feat", feat, format="NHWC")
-    g.output("energy", g.sum(feat, axes=3))
-    return g
-
-
-def recognizer(name="rec"):
-    """Per pixel: a 4 -> 5 projection, softmax over the classes, and the logits' sum."""
-    rng = np.random.default_rng(22)
-    g = sim.Graph(name)
-    f = g.input("feat", "float32", (1, "h", "w", 4))
-    logits = g.matmul(f, g.const(rng.standard_normal((4, 5)).astype(np.float32)))
-    g.output("probs", g.softmax(logits, axis=-1))
-    g.output("score", g.sum(logits, axes=3))
-    return g
 
 
 def batch_model():
@@ -93,10 +67,6 @@ def by_hand(models, x):
     d = det(image=x)
     r = rec(feat=d["feat"])
     return {"energy": d["energy"], "feat": d["feat"], "probs": r["probs"], "score": r["score"]}
-
-
-def image(rng, h, w):
-    return rng.standard_normal((1, 3, h, w)).astype(np.float32)
 
 
 def test_gear_io_shapes_and_follow(models):
@@ -316,7 +286,8 @@ def test_shaped_tensors_cross_devices_and_instances(paths, models, no_p2p, link)
 
 def test_host_steps_beside_shaped_models(paths, models):
     """A host step reads fixed-shape tensors of a shaped pipeline (its staging
-    moves the planned bytes); reading a shaped one is refused, naming it."""
+    moves the planned bytes); a native step reading a shaped one is refused,
+    naming it (Python steps read them: test_reshaping_steps.py)."""
     pipe = ae.Pipeline(device=0)
     x = pipe.input("image", "float32", (1, 3, -1, -1))
     meta = pipe.input("meta", "float32", (1, 4))
@@ -341,8 +312,8 @@ def test_host_steps_beside_shaped_models(paths, models):
     bad = ae.Pipeline(device=0)
     x = bad.input("image", "float32", (1, 3, -1, -1))
     feat, energy = bad.model(paths["det"], x, name="det")
-    bad.output("e", bad.host(lambda e: e, energy, outputs=[("e", "float32", (-1, 4))], name="step"))
+    bad.output("e", bad.host(ae.NativeStep(0x1000), energy, outputs=[("e", "float32", (-1, 4))], name="step"))
     with pytest.raises(PipelineError, match=re.escape(
-            "host step 'step' input 'det.energy': 'det.energy' has the shape (1, -1, -1), whose -1 "
-            "dimensions change per request")):
+            "host step 'step': 'det.energy' has the shape (1, -1, -1), whose -1 dimensions change per "
+            "request; a native step's contract (ae_host_fn) carries rows, not shapes")):
         bad.plan()

@@ -328,11 +328,12 @@ class _ShapedCall(Call):
     """A request of a pipeline with dynamic shapes: its outputs arrive at the
     gears' shapes and are cut back to the request's size when it is done."""
 
-    __slots__ = ("cuts",)
+    __slots__ = ("cuts", "shape")
 
-    def __init__(self, future, inputs, outputs, rows, deadline, names, cuts):
+    def __init__(self, future, inputs, outputs, rows, deadline, names, shape):
         super().__init__(future, inputs, outputs, rows, deadline, names)
-        self.cuts = cuts
+        self.shape = shape          # its RequestShape (padded inputs of other sizes share gears, not cuts)
+        self.cuts = shape.cuts
 
     def piece_done(self):
         self.pieces_left -= 1
@@ -1045,7 +1046,7 @@ cdef class Engine:
         outputs = [None if s is None or shape.walk is not None else np.empty(s, dtype=dtype)
                    for s, (_, dtype, _) in zip(shape.outputs, self._output_specs)]
         call = _ShapedCall(Future(), inputs, outputs, rows, deadline, [name for name, _, _ in self._output_specs],
-                           shape.cuts)
+                           shape)
         self._server.admit(call, bool(block))
         return call.future
 
@@ -1106,11 +1107,14 @@ cdef class Engine:
         if rc < 0 and err.request == AE_NO_REQUEST:
             _log.warning("ascend_engine: completing requests failed: %s", failure)
 
-    def _enqueue_device(self, list inputs, list outputs, uint64_t rows, on_done):
+    def _enqueue_device(self, list inputs, list outputs, uint64_t rows, on_done, shape=None):
         """Put one device request on the device (a free slot is known to exist).
         Where a host step sets an output's rows, ``outputs`` holds None: the
-        record gets an array with room for them, cut to the rows it got."""
-        shape = None if self._shapes is None else self._shapes.padded([a.shape for a in inputs])
+        record gets an array with room for them, cut to the rows it got.
+        ``shape``: the request's RequestShape in a plan with dynamic shapes
+        (else looked up from the padded inputs)."""
+        if shape is None and self._shapes is not None:
+            shape = self._shapes.padded([a.shape for a in inputs])
         outputs = [self._output_room(k, rows) if o is None else o for k, o in enumerate(outputs)]
         walk = shape.walk.copy() if shape is not None and shape.walk is not None else None
         record = _Request(outputs, on_done, bool(self._variable), walk)

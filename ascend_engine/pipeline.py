@@ -1424,6 +1424,7 @@ class RequestWalk:
         ins = [t for t in node.inputs if t >= 0]
         have = [self.current(t) for t in ins]
         gear, g_in, g_out = _choose(node, ins, have, rows, chunked)
+        self.values[k] = _gear_values(node, (gear, g_in, g_out))
         if chunked:   # run in chunks: the request's rows, the gear's trailing dimensions
             g_in = tuple((rows,) + tuple(s[1:]) for s in g_in)
             g_out = tuple((rows,) + tuple(s[1:]) for s in g_out)
@@ -1446,7 +1447,6 @@ class RequestWalk:
             follow = node.follow[j] if j < len(node.follow) else ()
             self.logical[t] = tuple(lin[f[0]][f[1]] if f is not None else d
                                     for f, d in zip(follow, g_out[j], strict=False))
-        self.values[k] = list(gear) if node.shape_kind == "hw" else [d for s in g_in for d in s]
         self.gears[node.name] = gear
 
     def resolved(self, t) -> bool:

@@ -379,7 +379,8 @@ class Server:
                 at += p.rows
 
         try:
-            engine._enqueue_device(inputs, outputs, rows, done)
+            # a request of a pipeline with dynamic shapes is never merged: its shapes go along
+            engine._enqueue_device(inputs, outputs, rows, done, getattr(pieces[0].call, "shape", None))
         except BaseException as exc:   # this device request could not be enqueued
             for p in pieces:
                 p.call.fail(exc)

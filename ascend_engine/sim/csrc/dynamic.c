@@ -321,7 +321,12 @@ SIM_EXPORT aclError aclmdlSetInputDynamicDims(uint32_t modelId, aclmdlDataset *d
     if (rc == ACL_SUCCESS)
         rc = set_gear(fn, m, dataset, index, sym, vals, n_vals);
     sim_model_unref(m);
-    SIM_RETURN(aclmdlSetInputDynamicDims, rc, "id %u index %zu", modelId, index);
+    /* the call log names the dims, so tests can read which gear every execution ran */
+    char text[ACL_MAX_DIM_CNT * 21 + 1] = "";
+    size_t used = 0;
+    for (size_t k = 0; dims && dims->dimCount <= ACL_MAX_DIM_CNT && k < dims->dimCount; k++)
+        used += (size_t)snprintf(text + used, sizeof text - used, "%s%" PRId64, k ? "," : "", dims->dims[k]);
+    SIM_RETURN(aclmdlSetInputDynamicDims, rc, "id %u index %zu dims [%s]", modelId, index, text);
 }
 
 /* ---- the execution's symbol values ------------------------------------------------------ */

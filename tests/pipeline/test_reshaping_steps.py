@@ -1,0 +1,324 @@
+"""Host steps that read and set shapes in pipelines with dynamic shapes.
+
+An image-size detector's features go to a Python step that cuts text-line
+crops out of them (any number, rows="any"), each 8 rows high and as wide as
+the image; a line reader with width gears (dims) reads every crop at the
+smallest width gear holding it.  The step chooses the crops' width per
+request, so the reader's gear is known only once the step has run: the
+step's worker pads the crops to that gear and sets it for the rest of the
+request.  Every result must equal running the ``Model`` objects by hand.
+"""
+
+import json
+import re
+
+import numpy as np
+import pytest
+from helpers import simlib
+from helpers.scale import scaled
+from helpers.shaped_models import DET_GEARS, LINE_WIDTHS, detector, image, line_reader
+
+import ascend_engine as ae
+from ascend_engine.errors import HostStepError
+from ascend_engine.pipeline import PipelineError
+
+MAX_CROPS = 6
+
+
+def crops_of(feat):
+    """(h + w) % 5 crops of 8 x w x 4 from the detector's features (none for some sizes)."""
+    _, h, w, _ = feat.shape
+    n = (h + w) % 5
+    out = np.zeros((n, 8, w, 4), np.float32)
+    for i in range(n):
+        out[i] = np.resize(feat[0], (8, w, 4)) * (i + 1)
+    return out
+
+
+def line_of(energy):
+    """One crop whose width (h + w, at most 32) differs from the image's: rows='same'."""
+    _, h, w = energy.shape
+    width = min(32, h + w)
+    return (np.resize(energy, (1, 8, width, 1)) * np.arange(1, 5, dtype=np.float32)).astype(np.float32)
+
+
+@pytest.fixture(scope="module")
+def paths(tmp_path_factory):
+    d = tmp_path_factory.mktemp("reshaping")
+    out = {"det": str(d / "det.om"), "line": str(d / "line.om"), "lines": str(d / "lines.om")}
+    detector().save(out["det"], hw_sizes=DET_GEARS)
+    line_reader(1).save(out["line"], dims=[[w] for w in LINE_WIDTHS])
+    line_reader(-1).save(out["lines"], dims=[[n, w] for n in (1, 4) for w in LINE_WIDTHS])
+    return out
+
+
+@pytest.fixture(scope="module")
+def models(paths):
+    det = ae.Model.load(paths["det"], device=0)
+    line = ae.Model.load(paths["line"], device=0)
+    yield det, line
+    det.close()
+    line.close()
+
+
+def ocr(paths, fn=crops_of, max_rows=MAX_CROPS):
+    pipe = ae.Pipeline(device=0)
+    x = pipe.input("image", "float32", (1, 3, -1, -1))
+    feat, energy = pipe.model(paths["det"], x, name="det")
+    crops = pipe.host(fn, feat, outputs=[("crops", "float32", (-1, 8, -1, 4))], rows="any",
+                      max_rows=max_rows, name="crop")
+    probs, score = pipe.model(paths["line"], crops, name="line")
+    pipe.output("energy", energy)
+    pipe.output("crops", crops)
+    pipe.output("probs", probs)
+    pipe.output("score", score)
+    return pipe
+
+
+def ocr_by_hand(models, x):
+    det, line = models
+    d = det(image=x)
+    crops = crops_of(d["feat"])
+    reads = [line(crop=crops[i:i + 1]) for i in range(len(crops))]
+    w = x.shape[3]
+    empty = {"probs": np.zeros((0, 8, w, 5), np.float32), "score": np.zeros((0, 8, w), np.float32)}
+    joined = {k: np.concatenate([r[k] for r in reads]) if reads else empty[k] for k in empty}
+    return {"energy": d["energy"], "crops": crops, **joined}
+
+
+def check(got, want, what):
+    assert set(got) == set(want)
+    for name in want:
+        assert got[name].shape == want[name].shape, f"{name} at {what}"
+        np.testing.assert_array_equal(got[name], want[name], err_msg=f"{name} at {what}")
+
+
+def test_the_plan_sizes_a_steps_shaped_output_from_its_readers_gears(paths):
+    plan = ocr(paths).plan(depth=2)
+    t = {x.name: x for x in plan.tensors}
+    assert t["crop.crops"].shaped and t["crop.crops"].row_bytes == 8 * 32 * 4 * 4   # the widest gear
+    assert t["crop.crops"].max_rows == MAX_CROPS and t["crop.crops"].capacity >= MAX_CROPS * 8 * 32 * 16
+    nodes = {n.name: n for n in plan.nodes}
+    assert nodes["line"].shape_kind == "dims" and nodes["line"].static_batch == 1   # one crop per execution
+    assert nodes["line"].domain == plan.nodes.index(nodes["crop"])
+
+
+def test_crops_of_random_images_match_the_models_run_by_hand(paths, models):
+    rng = np.random.default_rng(5)
+    sizes = [(int(rng.integers(1, 33)), int(rng.integers(1, 33))) for _ in range(scaled(200))]
+    sizes += [(2, 3), (1, 4)]   # no crops at all
+    images = [image(rng, h, w) for h, w in sizes]
+    with ocr(paths).compile(depth=4) as engine:
+        futures = [engine.submit({"image": x}) for x in images]   # in flight together, of many shapes
+        results = [f.result(timeout=120) for f in futures]
+        ordered = list(engine.run_many({"image": x} for x in images[:20]))
+    for (h, w), x, got in zip(sizes, images, results, strict=True):
+        want = ocr_by_hand(models, x)
+        assert got["probs"].shape == ((h + w) % 5, 8, w, 5)
+        check(got, want, f"{h}x{w}")
+    for x, got, again in zip(images, results, ordered, strict=False):
+        check(again, got, x.shape)
+
+
+def test_from_asyncio(paths, models):
+    import asyncio
+
+    rng = np.random.default_rng(6)
+    images = [image(rng, int(rng.integers(1, 33)), int(rng.integers(1, 33))) for _ in range(24)]
+
+    async def main(engine):
+        return await asyncio.gather(*(engine.run_async({"image": x}) for x in images))
+
+    with ocr(paths).compile(depth=4) as engine:
+        results = asyncio.run(main(engine))
+    for x, got in zip(images, results, strict=True):
+        check(got, ocr_by_hand(models, x), x.shape)
+
+
+def test_run_batch_gives_one_array_per_request_after_the_step(paths, models):
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((3, 3, 9, 13)).astype(np.float32)   # three images of one size
+    with ocr(paths).compile(depth=2) as engine:
+        out = engine.run_batch({"image": x})
+    want = [ocr_by_hand(models, x[i:i + 1]) for i in range(3)]
+    np.testing.assert_array_equal(out["energy"], np.concatenate([w["energy"] for w in want]))
+    for name in ("crops", "probs", "score"):
+        assert isinstance(out[name], list) and len(out[name]) == 3
+        for got, w in zip(out[name], want, strict=True):
+            np.testing.assert_array_equal(got, w[name])
+
+
+def test_the_gear_and_bytes_of_every_crop_in_the_call_log(tmp_path, paths):
+    """The simulator's call log: the line reader runs each crop at the
+    smallest width gear holding it, and the crops go to the device padded to
+    exactly that gear (not the widest)."""
+    sizes = [(5, 7), (9, 3), (16, 17), (3, 30), (2, 3), (12, 12)]
+    code = f"""
+import json
+import sys
+import numpy as np
+sys.path.insert(0, {str(tmp_path)!r})
+import ascend_engine as ae
+from reshaping_case import crops_of
+pipe = ae.Pipeline(device=0)
+x = pipe.input("image", "float32", (1, 3, -1, -1))
+feat, energy = pipe.model({paths["det"]!r}, x, name="det")
+crops = pipe.host(crops_of, feat, outputs=[("crops", "float32", (-1, 8, -1, 4))], rows="any", max_rows=6,
+                  name="crop")
+pipe.output("score", pipe.model({paths["line"]!r}, crops, name="line")[1])
+with pipe.compile(depth=1) as engine:
+    print(json.dumps({{n.name: n.model.model_id for n in engine.plan.nodes if n.kind == "model"}}))
+    for h, w in {sizes}:
+        out = engine.run({{"image": np.ones((1, 3, h, w), np.float32)}})
+        assert out["score"].shape == ((h + w) % 5, 8, w), out["score"].shape
+"""
+    (tmp_path / "reshaping_case.py").write_text(
+        "import numpy as np\n\n\n" + "def crops_of(feat):\n" + "".join(
+            "    " + line + "\n" for line in [
+                "_, h, w, _ = feat.shape", "n = (h + w) % 5", "out = np.zeros((n, 8, w, 4), np.float32)",
+                "for i in range(n):", "    out[i] = np.resize(feat[0], (8, w, 4)) * (i + 1)", "return out"]))
+    log = tmp_path / "calls.log"
+    proc = simlib.run_python(code, env={"ASCEND_SIM_LOG": str(log)})
+    assert proc.returncode == 0, proc.stderr
+    ids = json.loads(proc.stdout.strip().splitlines()[-1])
+    text = log.read_text()
+    crops = [(h + w) % 5 for h, w in sizes]
+    gears = [next(g for g in LINE_WIDTHS if g >= w) for _h, w in sizes]
+    executes = [int(i) for i in re.findall(r"aclmdlExecuteAsync\(id (\d+)", text)]
+    assert executes.count(ids["line"]) == sum(crops)   # one execution per crop, none for no crops
+    dims = [(int(i), [int(v) for v in d.split(",")]) for i, d in
+            re.findall(r"aclmdlSetInputDynamicDims\(id (\d+)[^\n]*dims \[([\d,]+)\]", text)]
+    line_dims = [d for i, d in dims if i == ids["line"]]
+    assert line_dims == [[1, 8, g, 4] for g, n in zip(gears, crops, strict=True) if n]
+    h2d = [int(n) for n, kind in re.findall(r"aclrtMemcpyAsync\([^\n]*count=(\d+), kind=(\w+)", text)
+           if "HOST_TO_DEVICE" in kind]
+    det_gears = [next(g for g in DET_GEARS if g[0] >= h and g[1] >= w) for h, w in sizes]
+    want = []
+    for (gh, gw), n, g in zip(det_gears, crops, gears, strict=True):
+        want.append(3 * gh * gw * 4)          # the image, padded to the detector's gear
+        if n:
+            want.append(n * 8 * g * 4 * 4)    # the crops, padded to the reader's gear
+    assert h2d == want
+
+
+def test_a_rows_same_step_sets_the_next_models_width(paths, models):
+    det, line = models
+    pipe = ae.Pipeline(device=0)
+    x = pipe.input("image", "float32", (1, 3, -1, -1))
+    _feat, energy = pipe.model(paths["det"], x, name="det")
+    crop = pipe.host(line_of, energy, outputs=[("line", "float32", (-1, 8, -1, 4))], name="widen")
+    pipe.output("score", pipe.model(paths["line"], crop, name="line")[1])
+    pipe.output("line", crop)
+    rng = np.random.default_rng(9)
+    sizes = [(int(rng.integers(1, 17)), int(rng.integers(1, 17))) for _ in range(scaled(60))]
+    images = [image(rng, h, w) for h, w in sizes]
+    with pipe.compile(depth=3) as engine:
+        results = [f.result(timeout=60) for f in [engine.submit({"image": x}) for x in images]]
+    for (h, w), x, got in zip(sizes, images, results, strict=True):
+        crop_in = line_of(det(image=x)["energy"])
+        assert got["line"].shape == (1, 8, min(32, h + w), 4)
+        check(got, {"line": crop_in, "score": line(crop=crop_in)["score"]}, f"{h}x{w}")
+
+
+def test_a_step_reads_a_shaped_tensor_at_the_requests_size(paths, models):
+    """The detector's energy reaches the step as the request's h x w (not the
+    gear's padded size), with the detector's values."""
+    seen = []
+
+    def stats(energy):
+        seen.append(energy.shape)
+        return np.array([[energy.sum(), energy.max(), energy.shape[1], energy.shape[2]]], np.float64)
+
+    pipe = ae.Pipeline(device=0)
+    x = pipe.input("image", "float32", (1, 3, -1, -1))
+    _feat, energy = pipe.model(paths["det"], x, name="det")
+    pipe.output("stats", pipe.host(stats, energy, outputs=[("stats", "float64", (-1, 4))], name="stats"))
+    rng = np.random.default_rng(10)
+    sizes = [(3, 5), (16, 17), (32, 1), (8, 8)]
+    with pipe.compile(depth=2) as engine:
+        outs = [engine.run({"image": image(rng, h, w)}) for h, w in sizes]
+    rng = np.random.default_rng(10)
+    assert seen == [(1, h, w) for h, w in sizes]
+    for (h, w), out in zip(sizes, outs, strict=True):
+        e = models[0](image=image(rng, h, w))["energy"]
+        np.testing.assert_array_equal(out["stats"], [[e.sum(dtype=np.float32), e.max(), h, w]])
+
+
+def test_a_width_no_gear_holds_fails_that_request_alone(paths, models):
+    def too_wide(feat):
+        crops = crops_of(feat)
+        if feat.shape[1] == 7:   # this request's crops are wider than every gear
+            return np.zeros((2, 8, 40, 4), np.float32)
+        return crops
+
+    rng = np.random.default_rng(11)
+    sizes = [(5, 7), (7, 9), (16, 3)]
+    images = [image(rng, h, w) for h, w in sizes]
+    with ocr(paths, too_wide).compile(depth=4) as engine:
+        futures = [engine.submit({"image": x}) for x in images]
+        with pytest.raises(HostStepError, match=re.escape(
+                "host step 'crop' returned shapes no model after it takes: model node 'line': no gear holds "
+                "the input shapes {'crop': (2, 8, 40, 4)} (its rows run in chunks); its gears: "
+                "gear 0: crop (1, 8, 8, 4); gear 1: crop (1, 8, 16, 4); gear 2: crop (1, 8, 32, 4)")):
+            futures[1].result(timeout=60)
+        for k in (0, 2):
+            check(futures[k].result(timeout=60), ocr_by_hand(models, images[k]), sizes[k])
+        check(engine.run({"image": images[1][:, :, :5]}), ocr_by_hand(models, images[1][:, :, :5]), "after")
+
+
+def test_outputs_that_break_the_declared_shape_fail_the_request(paths):
+    rng = np.random.default_rng(12)
+    with ocr(paths, lambda f: np.zeros((1, 9, 8, 4), np.float32)).compile(depth=2) as engine:
+        with pytest.raises(HostStepError, match=re.escape(
+                "host step 'crop' output 'crops': expected float32 of shape (rows, 8, -1, 4), got float32 "
+                "of shape (1, 9, 8, 4)")):
+            engine.run({"image": image(rng, 8, 8)})
+    with ocr(paths, lambda f: np.zeros((1, 8, 0, 4), np.float32)).compile(depth=2) as engine:
+        with pytest.raises(HostStepError, match=r"expected float32 of shape \(rows, 8, -1, 4\)"):
+            engine.run({"image": image(rng, 8, 8)})
+
+
+def test_plans_that_cannot_hold_a_steps_shapes_are_refused(paths):
+    pipe = ae.Pipeline(device=0)
+    x = pipe.input("image", "float32", (1, 3, -1, -1))
+    feat, _energy = pipe.model(paths["det"], x, name="det")
+    pipe.output("c", pipe.host(crops_of, feat, outputs=[("c", "float32", (-1, 8, -1, 4))], rows="any",
+                               max_rows=4, name="crop"))
+    with pytest.raises(PipelineError, match=re.escape(
+            "host step output 'crop.c' has the shape (-1, 8, -1, 4), whose -1 dimensions change per request, "
+            "but it feeds no image-size or dims-gear model: nothing bounds its size")):
+        pipe.plan()
+
+    pipe = ae.Pipeline(device=0)
+    x = pipe.input("image", "float32", (1, 3, -1, -1))
+    feat, _energy = pipe.model(paths["det"], x, name="det")
+    c = pipe.host(crops_of, feat, outputs=[("c", "float32", (-1, 8, -1, 4))], rows="any", max_rows=4,
+                  name="crop")
+    pipe.output("s", pipe.model(paths["lines"], c, name="lines")[1])
+    with pytest.raises(PipelineError, match=re.escape(
+            "model node 'lines': it runs the rows host step 'crop' (rows='any') produced, in chunks of the "
+            "model's first dimension, but that dimension is one of its dims gears (-1)")):
+        pipe.plan()
+
+
+def test_the_executor_refuses_sizes_beyond_the_plan(paths):
+    """The C side checks what a step set before it goes on: a size above the
+    plan's fails that request, with the tensor and both sizes named."""
+    from ascend_engine.pipeline import RequestWalk
+
+    real = RequestWalk.after_step
+
+    def oversize(self, k, shapes, rows):
+        device, row_bytes, values = real(self, k, shapes, rows)
+        return device, {t: rb * 2 for t, rb in row_bytes.items()}, values
+
+    rng = np.random.default_rng(13)
+    with ocr(paths).compile(depth=2) as engine:
+        RequestWalk.after_step = oversize
+        try:
+            with pytest.raises(HostStepError, match=r"host step 'crop' set shapes the plan cannot hold: "
+                               r"tensor \d+: \d+ bytes per row, expected 1 to the \d+ planned"):
+                engine.run({"image": image(rng, 16, 32)})   # the widest gear: doubled is too much
+        finally:
+            RequestWalk.after_step = real
+        assert engine.run({"image": image(rng, 4, 4)})["probs"].shape == (3, 8, 4, 5)

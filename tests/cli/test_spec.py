@@ -130,6 +130,8 @@ def _set(doc, path, value):
 
 
 DELETE = object()
+SHAPE_DIM = ("expected a positive dimension, -1 or null (the batch as the first dimension, a size that "
+             "changes per request after it; 'batch' as the first one), ")
 
 SCHEMA_ERRORS = [
     (("modles",), [], "modles", "unknown key (did you mean 'models'?); allowed keys: device, inputs, models, "
@@ -141,10 +143,10 @@ SCHEMA_ERRORS = [
     (("inputs", "x", "dtype"), "float33", "inputs.x.dtype", "expected a dtype name such as 'float32' or "
                                                             "'int8', got 'float33'"),
     (("inputs", "x", "dtype"), 32, "inputs.x.dtype", "expected a dtype name such as 'float32', got int 32"),
-    (("inputs", "x", "shape"), [64, -1], "inputs.x.shape[1]", "expected a positive dimension (or -1 / null / "
-                                                              "'batch' as the first one), got int -1"),
-    (("inputs", "x", "shape"), [64, None], "inputs.x.shape[1]", "expected a positive dimension (or -1 / null "
-                                                                "/ 'batch' as the first one), got null"),
+    (("inputs", "x", "shape"), [64, -2], "inputs.x.shape[1]", SHAPE_DIM + "got int -2"),
+    (("inputs", "x", "shape"), [64, 0], "inputs.x.shape[1]", SHAPE_DIM + "got int 0"),
+    (("inputs", "x", "shape"), [64, "batch"], "inputs.x.shape[1]", SHAPE_DIM + "got str 'batch'"),
+    (("inputs", "x", "shape"), [-1, 2.5], "inputs.x.shape[1]", SHAPE_DIM + "got float 2.5"),
     (("inputs", "x", "shape"), "64", "inputs.x.shape", "expected a list of dimensions such as [-1, 64], "
                                                        "got str '64'"),
     (("inputs", "x", "shap"), [1], "inputs.x.shap", "unknown key (did you mean 'shape'?); allowed keys: "

@@ -785,6 +785,8 @@ def cmd_trace(args) -> int:
         kw["depth"] = args.depth
     kw["profile"] = True   # timelines come from the per-node timing events
     plan = pipe.plan(**kw)
+    if plan.shaped:
+        return _trace_shaped_pipeline(args, pipe, kw, plan)
     shape_batch, given = _batch_from_shapes(args, plan)
     if shape_batch is not None:
         args.batch = shape_batch
@@ -802,6 +804,26 @@ def cmd_trace(args) -> int:
     at = f" at {shapes_text(given)}" if given else ""
     print(f"trace     : {args.out}: {s['spans']} spans on {s['lanes']} lanes over {s['span_ms']:.2f} ms "
           f"({requests} requests{at})")
+    print("open it in Perfetto or chrome://tracing")
+    return 0
+
+
+def _trace_shaped_pipeline(args, pipe, kw, plan) -> int:
+    """trace of a pipeline with dynamic shapes: ``--requests`` random requests of one shape (--shapes or
+    the spec's bench_shape), each model node at the gear that shape picks."""
+    from ascend_engine.bench import shaped
+
+    shapes, chosen, gears = _shaped_request(args, plan, "trace")
+    figure = shaped.node_gears(plan, gears)
+    extra = {"target": args.target, "shapes": {name: list(s) for name, s in shapes.items()},
+             "shapes_chosen": chosen, "node_gears": figure}
+    pool = shaped.random_pool(plan, shapes, FEED_POOL)
+    with pipe.compile(**kw) as engine:
+        done = shaped.trace(engine, args.out, pool, args.requests, shapes, figure, extra)
+    s = summarize_trace(args.out)
+    print(f"gears     : {shaped.gears_line(figure)}")
+    print(f"trace     : {args.out}: {s['spans']} spans on {s['lanes']} lanes over {s['span_ms']:.2f} ms "
+          f"({done['requests']} requests at {shapes_text(shapes)}, depth {plan.depth})")
     print("open it in Perfetto or chrome://tracing")
     return 0
 

@@ -572,27 +572,39 @@ def _bench_shaped(args, facts, baseline) -> int:
     return _finish_bench(args, figures, samples, baseline)
 
 
-def _shaped_request(args, plan, command):
+def _shaped_request(args, plan, command, requests_in=None):
     """For a pipeline with dynamic shapes: (shapes of every input, where they came from, {node: gear}).
 
-    The shapes come from --shapes, else the spec's bench_shape; refused
-    (UsageError) when a shaped input has none or no gear holds them.
+    The shapes come from the --input files (``requests_in``, all of one
+    shape), else --shapes, else the spec's bench_shape; refused (UsageError)
+    when a shaped input has none or no gear holds them.
     """
     from ascend_engine.bench import shaped
-    from ascend_engine.bench.shapes import ShapesError
+    from ascend_engine.bench.shapes import ShapesError, text
 
     if args.batch is not None:
         raise UsageError(f"--batch does not go with {args.target}: this pipeline has dynamic shapes, and "
                          "the rows of a request are the first dimension of its shapes; choose them with "
                          "--shapes or the spec's bench_shape")
-    given = args.shapes or _spec_shapes(args.target)
-    source = "--shapes" if args.shapes else "the spec's bench_shape"
+    if requests_in:
+        stem, feeds = requests_in[0]
+        given = {name: tuple(a.shape) for name, a in feeds.items()}
+        for other, more in requests_in[1:]:
+            theirs = {name: tuple(a.shape) for name, a in more.items()}
+            if theirs != given:
+                raise UsageError(f"--input: request {other} has the shapes {text(theirs)}, request {stem} "
+                                 f"{text(given)}; a run of a pipeline with dynamic shapes times requests of "
+                                 "one shape: give the files of each shape to a run of their own")
+        source, chosen = f"--input request {stem}", "files"
+    else:
+        given = args.shapes or _spec_shapes(args.target)
+        source, chosen = ("--shapes", "given") if args.shapes else ("the spec's bench_shape", "bench_shape")
     try:
         shapes = shaped.request_shapes(plan, given, source)
         gears = shaped.resolve(plan, shapes, source)
     except ShapesError as exc:
         raise UsageError(f"{command} {args.target}: {exc}") from None
-    return shapes, ("given" if args.shapes else "bench_shape"), gears
+    return shapes, chosen, gears
 
 
 def _bench_shaped_pipeline(args, pipe, kw, kind, plan, baseline, load) -> int:
@@ -600,12 +612,17 @@ def _bench_shaped_pipeline(args, pipe, kw, kind, plan, baseline, load) -> int:
     one shape (--shapes or the spec's bench_shape), ``depth`` in flight."""
     import ascend_engine as ae
     from ascend_engine.bench import compare as cmp
-    from ascend_engine.bench import measure, shaped
+    from ascend_engine.bench import data, measure, shaped
 
+    requests_in = None
     if args.input:
-        raise UsageError(f"--input does not go with {args.target}: this pipeline has dynamic shapes; bench "
-                         "feeds it random requests of the shapes --shapes or the spec's bench_shape gives")
-    shapes, chosen, gears = _shaped_request(args, plan, "bench")
+        if args.shapes:
+            raise UsageError("--shapes does not go with --input: the shapes are those of the --input files")
+        try:
+            requests_in = data.load_inputs(args.input, plan)
+        except data.DataError as exc:
+            raise UsageError(str(exc)) from None
+    shapes, chosen, gears = _shaped_request(args, plan, "bench", requests_in)
     listed = {name: list(s) for name, s in shapes.items()}
     if baseline is not None:   # refused before the run, not after it
         try:
@@ -613,16 +630,17 @@ def _bench_shaped_pipeline(args, pipe, kw, kind, plan, baseline, load) -> int:
         except cmp.IncomparableError as exc:
             raise UsageError(str(exc)) from None
     rows = next(iter(shapes.values()))[0]
-    pool = shaped.random_pool(plan, shapes, FEED_POOL)
+    pool = [f for _, f in requests_in] if requests_in else shaped.random_pool(plan, shapes, FEED_POOL)
     requests = None if args.duration else (args.requests or DEFAULT_REQUESTS)
     soc = next((d.soc for d in ae.devices() if d.id == plan.device), "")
     progress = Progress(total=requests, duration=args.duration, enabled=not args.no_progress)
     if load is not None:
-        return _bench_load(args, load, pipe, kw, kind, pool, rows, requests, None, soc, progress,
+        return _bench_load(args, load, pipe, kw, kind, pool, rows, requests, requests_in, soc, progress,
                            shaped_config={"shapes": listed, "shapes_chosen": chosen,
                                           "node_gears": shaped.node_gears(plan, gears)})
     with pipe.compile(**kw) as engine:
         cold_ms = measure.run_cold(engine, pool[0])
+        verified = _verify(engine, requests_in, args) if (args.output or args.check) else None
         fig = measure.run_bench(engine, pool, rows, cold_ms, requests=requests, duration=args.duration,
                                 warmup=args.warmup, repeat=args.repeat, progress=progress)
         memory = engine.memory()
@@ -644,11 +662,11 @@ def _bench_shaped_pipeline(args, pipe, kw, kind, plan, baseline, load) -> int:
                    "streams": "single" if plan.single_stream else "per-model",
                    "requests": requests, "duration": args.duration, "warmup": args.warmup,
                    "repeat": args.repeat, "shapes": listed, "shapes_chosen": chosen},
-        "inputs": _inputs_figure(args, None, pool),
+        "inputs": _inputs_figure(args, requests_in, pool),
         **fig,
         "memory": memory,
     }
-    return _finish_bench(args, figures, samples, baseline)
+    return _finish_bench(args, figures, samples, baseline, verified)
 
 
 def _inputs_figure(args, requests_in, pool) -> dict:

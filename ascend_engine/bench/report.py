@@ -47,13 +47,13 @@ def _table(fig, nodes, title, out, with_end_to_end):
 
 
 SHAPES_CHOSEN = {"given": "chosen with --shapes", "default": "the largest gear; choose one with --shapes",
-                 "bench_shape": "the spec's bench_shape"}
+                 "bench_shape": "the spec's bench_shape", "files": "those of the --input files"}
 
 
 def _shapes_lines(fig, p):
     """The request shapes of a run (when chosen), and the gear each model node ran at them."""
     cfg = fig["config"]
-    if fig.get("how") or cfg.get("shapes_chosen") in ("given", "bench_shape"):
+    if fig.get("how") or cfg.get("shapes_chosen") in ("given", "bench_shape", "files"):
         outs = (fig.get("outputs") or {}).get("shapes")
         made = f"; outputs {shapes_text(outs)}" if outs else ""
         p("shapes", f"{shapes_text(cfg['shapes'])} ({SHAPES_CHOSEN.get(cfg.get('shapes_chosen'), '')}){made}")

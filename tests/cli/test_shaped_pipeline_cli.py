@@ -198,6 +198,76 @@ def test_options_that_do_not_apply_are_refused(folder, tmp_path):
         f"--batch does not go with {folder['spec']}: this pipeline has dynamic shapes")
     image = tmp_path / "image.npy"
     np.save(image, np.zeros((1, 3, 8, 8), np.float32))
-    assert usage_error("bench", folder["spec"], "--input", image) == (
-        f"--input does not go with {folder['spec']}: this pipeline has dynamic shapes; bench feeds it random "
-        "requests of the shapes --shapes or the spec's bench_shape gives")
+    assert usage_error("bench", folder["spec"], "--input", image, "--shapes", "image:1,3,8,8") == (
+        "--shapes does not go with --input: the shapes are those of the --input files")
+
+
+def write_images(folder, sizes, seed=0):
+    """One .npy image file per size in ``folder``, and their reference outputs; returns the images."""
+    folder.mkdir()
+    rng = np.random.default_rng(seed)
+    images = []
+    for k, (h, w) in enumerate(sizes):
+        x = rng.standard_normal((1, 3, h, w)).astype(np.float32)
+        np.save(folder / f"img{k}.npy", x)
+        images.append(x)
+    return images
+
+
+def test_input_files_are_run_checked_and_written(folder, tmp_path):
+    """--input: requests of the files' shape (one shape for all), --output writes each request's outputs
+    at its own size, --check compares them with references computed on the graphs."""
+    images = write_images(tmp_path / "in", [(7, 14)] * 3)
+    refs, outs = tmp_path / "ref", tmp_path / "out"
+    refs.mkdir()
+    for k, x in enumerate(images):
+        for name, value in shaped.reference(x).items():
+            np.save(refs / f"img{k}_{name}.npy", value)
+    out = tmp_path / "b.json"
+    proc = ok(run_cli("bench", str(folder["spec"]), "--input", str(tmp_path / "in"), "--check", str(refs),
+                      "--output", str(outs), "--requests", "4", "--warmup", "1", "--no-progress",
+                      "--json", str(out)))
+    fig = json.loads(out.read_text())
+    assert fig["config"]["shapes"] == {"image": [1, 3, 7, 14]} and fig["config"]["shapes_chosen"] == "files"
+    assert fig["node_gears"] == expected_gears((1, 3, 7, 14))
+    assert fig["inputs"]["kind"] == "files" and fig["inputs"]["requests"] == 3
+    values = 3 * (7 * 14 + 7 * 14 * 3)
+    assert (f"outputs   : 6 output file(s) of 3 request(s) written to {outs}; {values} values of 3 "
+            f"request(s) match {refs} (atol 1e-05, rtol 0.001)") in proc.stdout
+    for k, x in enumerate(images):
+        want = shaped.reference(x)
+        for name in ("energy", "classes"):
+            got = np.load(outs / f"img{k}_{name}.npy")
+            assert got.shape == want[name].shape
+            np.testing.assert_allclose(got, want[name], rtol=1e-6, atol=1e-7)
+    # a reference that differs is found
+    bad = np.load(refs / "img1_classes.npy")
+    bad[0, 6, 13, 2] += 0.5
+    np.save(refs / "img1_classes.npy", bad)
+    proc = run_cli("bench", str(folder["spec"]), "--input", str(tmp_path / "in"), "--check", str(refs),
+                   "--requests", "2", "--no-progress")
+    assert proc.returncode == 1
+    assert error_line(proc).startswith(f"ascend-engine: error: CheckError: output 'classes' of request 1 "
+                                       f"(img1) differs from {refs / 'img1_classes.npy'} at [0, 6, 13, 2]: ")
+
+
+def test_input_files_that_cannot_run(folder, tmp_path):
+    write_images(tmp_path / "mixed", [(10, 12), (7, 14)])
+    assert usage_error("bench", folder["spec"], "--input", tmp_path / "mixed") == (
+        "--input: request img1 has the shapes image:1,3,7,14, request img0 image:1,3,10,12; a run of a "
+        "pipeline with dynamic shapes times requests of one shape: give the files of each shape to a run of "
+        "their own")
+    write_images(tmp_path / "tall", [(30, 8)])
+    assert usage_error("bench", folder["spec"], "--input", tmp_path / "tall") == (
+        f"bench {folder['spec']}: --input request img0 image:1,3,30,8: model node 'det': no gear holds the "
+        "input shapes {'image': (1, 3, 30, 8)} with exactly 1 row(s) (rows are not padded); its gears: image "
+        "sizes (height x width) 8x16, 16x16, 24x32")
+    raw = tmp_path / "image.bin"
+    np.zeros((1, 3, 8, 8), np.float32).tofile(raw)
+    assert usage_error("bench", folder["spec"], "--input", raw) == (
+        f"{raw}: input 'image' has sizes that change per request (rows, 3, -1, -1), and a .bin file carries "
+        "no shape: give .npy files")
+    four = tmp_path / "four.npy"
+    np.save(four, np.zeros((1, 4, 8, 8), np.float32))
+    assert usage_error("bench", folder["spec"], "--input", four) == (
+        f"{four}: input 'image' expects shape (rows, 3, -1, -1) (-1: any size), the file holds (1, 4, 8, 8)")

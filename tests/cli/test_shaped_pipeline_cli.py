@@ -200,6 +200,12 @@ def test_options_that_do_not_apply_are_refused(folder, tmp_path):
     np.save(image, np.zeros((1, 3, 8, 8), np.float32))
     assert usage_error("bench", folder["spec"], "--input", image, "--shapes", "image:1,3,8,8") == (
         "--shapes does not go with --input: the shapes are those of the --input files")
+    proc = run_cli("bench", str(folder["spec"]), "--concurrency", "2", "--max-delay-ms", "2")
+    assert proc.returncode == 1
+    assert error_line(proc) == (
+        "ascend-engine: error: PipelineError: max_delay_ms: the dynamic batcher merges requests of one "
+        "shape, but model node(s) 'det', 'rec' pick their gear from each request's shapes: compile with "
+        "max_delay_ms=0")
 
 
 def write_images(folder, sizes, seed=0):

@@ -414,6 +414,8 @@ def cmd_bench(args) -> int:
             kw[option] = getattr(args, option)
     kw["profile"] = True   # timing events around every step, for the breakdown
     plan = pipe.plan(**kw)
+    if plan.shaped:
+        return _bench_shaped_pipeline(args, pipe, kw, kind, plan, baseline, load)
     requests_in = None
     if args.input and args.shapes:
         raise UsageError("--shapes does not go with --input: the shapes are those of the --input files")
@@ -570,6 +572,103 @@ def _bench_shaped(args, facts, baseline) -> int:
     return _finish_bench(args, figures, samples, baseline)
 
 
+def _shaped_request(args, plan, command, requests_in=None):
+    """For a pipeline with dynamic shapes: (shapes of every input, where they came from, {node: gear}).
+
+    The shapes come from the --input files (``requests_in``, all of one
+    shape), else --shapes, else the spec's bench_shape; refused (UsageError)
+    when a shaped input has none or no gear holds them.
+    """
+    from ascend_engine.bench import shaped
+    from ascend_engine.bench.shapes import ShapesError, text
+
+    if args.batch is not None:
+        raise UsageError(f"--batch does not go with {args.target}: this pipeline has dynamic shapes, and "
+                         "the rows of a request are the first dimension of its shapes; choose them with "
+                         "--shapes or the spec's bench_shape")
+    if requests_in:
+        stem, feeds = requests_in[0]
+        given = {name: tuple(a.shape) for name, a in feeds.items()}
+        for other, more in requests_in[1:]:
+            theirs = {name: tuple(a.shape) for name, a in more.items()}
+            if theirs != given:
+                raise UsageError(f"--input: request {other} has the shapes {text(theirs)}, request {stem} "
+                                 f"{text(given)}; a run of a pipeline with dynamic shapes times requests of "
+                                 "one shape: give the files of each shape to a run of their own")
+        source, chosen = f"--input request {stem}", "files"
+    else:
+        given = args.shapes or _spec_shapes(args.target)
+        source, chosen = ("--shapes", "given") if args.shapes else ("the spec's bench_shape", "bench_shape")
+    try:
+        shapes = shaped.request_shapes(plan, given, source)
+        gears = shaped.resolve(plan, shapes, source)
+    except ShapesError as exc:
+        raise UsageError(f"{command} {args.target}: {exc}") from None
+    return shapes, chosen, gears
+
+
+def _bench_shaped_pipeline(args, pipe, kw, kind, plan, baseline, load) -> int:
+    """bench of a pipeline whose models pick their gear from each request's shapes: random requests of
+    one shape (--shapes or the spec's bench_shape), ``depth`` in flight."""
+    import ascend_engine as ae
+    from ascend_engine.bench import compare as cmp
+    from ascend_engine.bench import data, measure, shaped
+
+    requests_in = None
+    if args.input:
+        if args.shapes:
+            raise UsageError("--shapes does not go with --input: the shapes are those of the --input files")
+        try:
+            requests_in = data.load_inputs(args.input, plan)
+        except data.DataError as exc:
+            raise UsageError(str(exc)) from None
+    shapes, chosen, gears = _shaped_request(args, plan, "bench", requests_in)
+    listed = {name: list(s) for name, s in shapes.items()}
+    if baseline is not None:   # refused before the run, not after it
+        try:
+            cmp.check_shapes({"shapes": listed}, baseline, args.compare)
+        except cmp.IncomparableError as exc:
+            raise UsageError(str(exc)) from None
+    rows = next(iter(shapes.values()))[0]
+    pool = [f for _, f in requests_in] if requests_in else shaped.random_pool(plan, shapes, FEED_POOL)
+    requests = None if args.duration else (args.requests or DEFAULT_REQUESTS)
+    soc = next((d.soc for d in ae.devices() if d.id == plan.device), "")
+    progress = Progress(total=requests, duration=args.duration, enabled=not args.no_progress)
+    if load is not None:
+        return _bench_load(args, load, pipe, kw, kind, pool, rows, requests, requests_in, soc, progress,
+                           shaped_config={"shapes": listed, "shapes_chosen": chosen,
+                                          "node_gears": shaped.node_gears(plan, gears)})
+    with pipe.compile(**kw) as engine:
+        cold_ms = measure.run_cold(engine, pool[0])
+        verified = _verify(engine, requests_in, args) if (args.output or args.check) else None
+        fig = measure.run_bench(engine, pool, rows, cold_ms, requests=requests, duration=args.duration,
+                                warmup=args.warmup, repeat=args.repeat, progress=progress)
+        memory = engine.memory()
+        identity = {**cmp.pipeline_identity(engine.plan), "shapes": listed}
+    samples = fig.pop("samples")
+    figures = {
+        "tool": f"{PROG} bench",
+        "version": ae.__version__,
+        "target": args.target,
+        "kind": kind,
+        "backend": ae.backend().name,
+        "device": plan.device,
+        "soc": soc,
+        "nodes": identity["nodes"],
+        "pipeline": identity,
+        "streams_used": plan.n_streams,
+        "node_gears": shaped.node_gears(plan, gears),
+        "config": {"batch": rows, "depth": plan.depth,
+                   "streams": "single" if plan.single_stream else "per-model",
+                   "requests": requests, "duration": args.duration, "warmup": args.warmup,
+                   "repeat": args.repeat, "shapes": listed, "shapes_chosen": chosen},
+        "inputs": _inputs_figure(args, requests_in, pool),
+        **fig,
+        "memory": memory,
+    }
+    return _finish_bench(args, figures, samples, baseline, verified)
+
+
 def _inputs_figure(args, requests_in, pool) -> dict:
     """What the requests carried: the --input files or random feeds (the JSON's ``inputs``)."""
     if requests_in:
@@ -604,8 +703,12 @@ def _load_mode(args):
     return load
 
 
-def _bench_load(args, load, pipe, kw, kind, pool, batch, requests, requests_in, soc, progress) -> int:
-    """bench --concurrency / --rate: a load sweep (ascend_engine.bench.load), one row per point."""
+def _bench_load(args, load, pipe, kw, kind, pool, batch, requests, requests_in, soc, progress,
+                shaped_config=None) -> int:
+    """bench --concurrency / --rate: a load sweep (ascend_engine.bench.load), one row per point.
+
+    ``shaped_config``: for a pipeline with dynamic shapes, ``{"shapes", "shapes_chosen", "node_gears"}``
+    of its requests."""
     import ascend_engine as ae
     from ascend_engine.bench import compare as cmp
     from ascend_engine.bench import load as loadgen
@@ -620,6 +723,8 @@ def _bench_load(args, load, pipe, kw, kind, pool, batch, requests, requests_in, 
         memory = engine.memory()
         plan = engine.plan
         identity = cmp.pipeline_identity(plan)
+    if shaped_config:
+        identity["shapes"] = shaped_config["shapes"]
     key = "concurrency" if mode == "closed" else "offered_per_s"
     samples = []
     for point in points:
@@ -639,7 +744,9 @@ def _bench_load(args, load, pipe, kw, kind, pool, batch, requests, requests_in, 
                    "streams": "single" if plan.single_stream else "per-model",
                    "requests": requests, "duration": args.duration, "warmup": args.warmup,
                    "max_queue": plan.max_queue, "max_delay_ms": plan.max_delay_ms,
-                   "gear_policy": plan.gear_policy},
+                   "gear_policy": plan.gear_policy,
+                   **({k: shaped_config[k] for k in ("shapes", "shapes_chosen")} if shaped_config else {})},
+        **({"node_gears": shaped_config["node_gears"]} if shaped_config else {}),
         "inputs": _inputs_figure(args, requests_in, pool),
         "latency_ms": {"cold": cold_ms},
         "load": {"mode": mode, "generator": "asyncio tasks awaiting Engine.run_async", key: values,
@@ -696,6 +803,8 @@ def cmd_trace(args) -> int:
         kw["depth"] = args.depth
     kw["profile"] = True   # timelines come from the per-node timing events
     plan = pipe.plan(**kw)
+    if plan.shaped:
+        return _trace_shaped_pipeline(args, pipe, kw, plan)
     shape_batch, given = _batch_from_shapes(args, plan)
     if shape_batch is not None:
         args.batch = shape_batch
@@ -713,6 +822,26 @@ def cmd_trace(args) -> int:
     at = f" at {shapes_text(given)}" if given else ""
     print(f"trace     : {args.out}: {s['spans']} spans on {s['lanes']} lanes over {s['span_ms']:.2f} ms "
           f"({requests} requests{at})")
+    print("open it in Perfetto or chrome://tracing")
+    return 0
+
+
+def _trace_shaped_pipeline(args, pipe, kw, plan) -> int:
+    """trace of a pipeline with dynamic shapes: ``--requests`` random requests of one shape (--shapes or
+    the spec's bench_shape), each model node at the gear that shape picks."""
+    from ascend_engine.bench import shaped
+
+    shapes, chosen, gears = _shaped_request(args, plan, "trace")
+    figure = shaped.node_gears(plan, gears)
+    extra = {"target": args.target, "shapes": {name: list(s) for name, s in shapes.items()},
+             "shapes_chosen": chosen, "node_gears": figure}
+    pool = shaped.random_pool(plan, shapes, FEED_POOL)
+    with pipe.compile(**kw) as engine:
+        done = shaped.trace(engine, args.out, pool, args.requests, shapes, figure, extra)
+    s = summarize_trace(args.out)
+    print(f"gears     : {shaped.gears_line(figure)}")
+    print(f"trace     : {args.out}: {s['spans']} spans on {s['lanes']} lanes over {s['span_ms']:.2f} ms "
+          f"({done['requests']} requests at {shapes_text(shapes)}, depth {plan.depth})")
     print("open it in Perfetto or chrome://tracing")
     return 0
 

@@ -448,18 +448,21 @@ def _dtype(c, key, value) -> np.dtype:
 
 
 def _shape(c, key, value) -> tuple:
+    """A shape: positive dimensions, -1 (or null, or 'batch') first for the batch, and -1 (or null)
+    after the first for a size that changes per request (images of any size: ``[1, 3, -1, -1]``)."""
     if not isinstance(value, list) or not value:
         c.fail(key, f"expected a list of dimensions such as [-1, 64], got {_kind(value)}")
     dims = []
     for j, d in enumerate(value):
-        if d == "batch" or (d is None and j == 0):   # null: the batch, as None is in Python
+        if d is None or (d == "batch" and j == 0):   # null: -1, as None is in Python
             d = -1
-        if isinstance(d, bool) or not isinstance(d, int) or d == 0 or d < -1 or (d == -1 and j > 0):
-            c.fail(_join(key, j), "expected a positive dimension (or -1 / null / 'batch' as the first one), "
-                                  f"got {_kind(value[j])}")
+        if isinstance(d, bool) or not isinstance(d, int) or d == 0 or d < -1:
+            c.fail(_join(key, j), "expected a positive dimension, -1 or null (the batch as the first "
+                                  "dimension, a size that changes per request after it; 'batch' as the first "
+                                  f"one), got {_kind(value[j])}")
         dims.append(d)
     try:
-        return check_shape(dims, "shape")
+        return check_shape(dims, "shape", variable=True)
     except ValueError as exc:
         c.fail(key, str(exc).removeprefix("shape: "))
 

@@ -5,7 +5,9 @@ pipeline's input order, separated by commas; an entry is a file (one request)
 or a folder whose ``.npy``/``.bin`` files, in name order, are that input's
 data for one request each.  A ``.npy`` file must hold the input's dtype and
 shape ``(rows, *trailing)`` (or just ``trailing`` for one row); a ``.bin`` file
-is raw data of the input's dtype, a whole number of rows.
+is raw data of the input's dtype, a whole number of rows.  An input whose
+sizes change per request (-1 after the first dimension, a pipeline with
+dynamic shapes) takes ``.npy`` files only: a raw file carries no shape.
 
 Outputs are written, and references looked up, as ``<stem>_<output>.npy``
 (or ``.bin``), where ``<stem>`` is the name of the request's first input file
@@ -39,6 +41,12 @@ def _shape_text(trailing):
     return "(rows, " + ", ".join(str(d) for d in trailing) + ")" if trailing else "(rows,)"
 
 
+def _fits(shape, trailing) -> bool:
+    """``shape`` is (rows, *trailing), with any positive size where ``trailing`` has -1."""
+    return (len(shape) == len(trailing) + 1 and shape[0] >= 1
+            and all(d >= 1 if w == -1 else d == w for d, w in zip(shape[1:], trailing, strict=True)))
+
+
 def _files_of(entry, name):
     if os.path.isdir(entry):
         files = sorted(os.path.join(entry, f) for f in os.listdir(entry) if f.lower().endswith(SUFFIXES))
@@ -57,7 +65,6 @@ def read_array(path, dtype, trailing, what) -> np.ndarray:
 
     A DataError names the file, what the input expects and what the file holds.
     """
-    row_items = math.prod(trailing)
     if path.lower().endswith(".npy"):
         try:
             a = np.load(path, allow_pickle=False)
@@ -65,12 +72,17 @@ def read_array(path, dtype, trailing, what) -> np.ndarray:
             raise DataError(f"{path}: not a readable .npy file: {exc}") from None
         if a.dtype != dtype:
             raise DataError(f"{path}: {what} expects dtype {dtype}, the file holds {a.dtype}")
-        if a.shape == trailing:
-            a = a.reshape((1,) + trailing)
-        if a.ndim != len(trailing) + 1 or a.shape[1:] != trailing or a.shape[0] < 1:
-            raise DataError(f"{path}: {what} expects shape {_shape_text(trailing)}, the file holds "
+        if a.ndim == len(trailing) and _fits((1, *a.shape), trailing):
+            a = a.reshape((1, *a.shape))
+        if not _fits(a.shape, trailing):
+            dynamic = " (-1: any size)" if -1 in trailing else ""
+            raise DataError(f"{path}: {what} expects shape {_shape_text(trailing)}{dynamic}, the file holds "
                             f"{tuple(a.shape)}")
         return a
+    if -1 in trailing:
+        raise DataError(f"{path}: {what} has sizes that change per request {_shape_text(trailing)}, and a "
+                        ".bin file carries no shape: give .npy files")
+    row_items = math.prod(trailing)
     size = os.path.getsize(path)
     row_bytes = row_items * dtype.itemsize
     if size == 0 or row_bytes == 0 or size % row_bytes:

@@ -30,7 +30,7 @@ from .measure import report_passes
 
 DEFAULT_DEPTH = 4   # requests in flight, as for a compiled pipeline
 
-HOW = ("the model alone, outside a pipeline (pipelines take static and dynamic-batch models): "
+HOW = ("the model alone, outside a pipeline (a spec runs image-size and dims-gear models in one): "
        "Model.execute_async at the chosen shapes on {depth} stream(s), one request in flight on each, "
        "executions in request order")
 

@@ -46,6 +46,23 @@ def _table(fig, nodes, title, out, with_end_to_end):
         print(f"  {name:<{width}} {cells}", file=out)
 
 
+SHAPES_CHOSEN = {"given": "chosen with --shapes", "default": "the largest gear; choose one with --shapes",
+                 "bench_shape": "the spec's bench_shape", "files": "those of the --input files"}
+
+
+def _shapes_lines(fig, p):
+    """The request shapes of a run (when chosen), and the gear each model node ran at them."""
+    cfg = fig["config"]
+    if fig.get("how") or cfg.get("shapes_chosen") in ("given", "bench_shape", "files"):
+        outs = (fig.get("outputs") or {}).get("shapes")
+        made = f"; outputs {shapes_text(outs)}" if outs else ""
+        p("shapes", f"{shapes_text(cfg['shapes'])} ({SHAPES_CHOSEN.get(cfg.get('shapes_chosen'), '')}){made}")
+    if fig.get("node_gears"):
+        from .shaped import gears_line
+
+        p("gears", gears_line(fig["node_gears"]))
+
+
 def print_bench(fig, out=None):
     """Print bench figures as text."""
     out = out or sys.stdout
@@ -64,11 +81,7 @@ def print_bench(fig, out=None):
     else:
         p("pipeline", f"{len(nodes)} model(s) ({', '.join(nodes)}) on {fig['streams_used']} stream(s), "
                       f"depth {cfg['depth']}, batch {cfg['batch']}")
-    if fig.get("how") or cfg.get("shapes_chosen") == "given":
-        chosen = {"given": "chosen with --shapes", "default": "the largest gear; choose one with --shapes"}
-        outs = (fig.get("outputs") or {}).get("shapes")
-        made = f"; outputs {shapes_text(outs)}" if outs else ""
-        p("shapes", f"{shapes_text(cfg['shapes'])} ({chosen.get(cfg.get('shapes_chosen'), '')}){made}")
+    _shapes_lines(fig, p)
     p("inputs", fig["inputs"]["description"])
     rep = fig["repeat"]
     if rep["count"] > 1:
@@ -150,6 +163,7 @@ def print_load(fig, out=None):
     p("pipeline", f"{len(nodes)} model(s) ({', '.join(nodes)}) on {fig['streams_used']} stream(s), "
                   f"depth {cfg['depth']}, batch {cfg['batch']}, admission queue {cfg['max_queue']}, "
                   f"{batching}")
+    _shapes_lines(fig, p)
     p("inputs", fig["inputs"]["description"])
     each = f"{cfg['requests']} timed requests" if cfg["requests"] else f"{cfg['duration']:g} s"
     if load["mode"] == "closed":

@@ -7,6 +7,7 @@ import os
 import numpy as np
 import pytest
 import yaml
+from helpers import shaped
 
 import ascend_engine as ae
 from ascend_engine import sim, spec
@@ -130,6 +131,8 @@ def _set(doc, path, value):
 
 
 DELETE = object()
+SHAPE_DIM = ("expected a positive dimension, -1 or null (the batch as the first dimension, a size that "
+             "changes per request after it; 'batch' as the first one), ")
 
 SCHEMA_ERRORS = [
     (("modles",), [], "modles", "unknown key (did you mean 'models'?); allowed keys: device, inputs, models, "
@@ -141,10 +144,10 @@ SCHEMA_ERRORS = [
     (("inputs", "x", "dtype"), "float33", "inputs.x.dtype", "expected a dtype name such as 'float32' or "
                                                             "'int8', got 'float33'"),
     (("inputs", "x", "dtype"), 32, "inputs.x.dtype", "expected a dtype name such as 'float32', got int 32"),
-    (("inputs", "x", "shape"), [64, -1], "inputs.x.shape[1]", "expected a positive dimension (or -1 / null / "
-                                                              "'batch' as the first one), got int -1"),
-    (("inputs", "x", "shape"), [64, None], "inputs.x.shape[1]", "expected a positive dimension (or -1 / null "
-                                                                "/ 'batch' as the first one), got null"),
+    (("inputs", "x", "shape"), [64, -2], "inputs.x.shape[1]", SHAPE_DIM + "got int -2"),
+    (("inputs", "x", "shape"), [64, 0], "inputs.x.shape[1]", SHAPE_DIM + "got int 0"),
+    (("inputs", "x", "shape"), [64, "batch"], "inputs.x.shape[1]", SHAPE_DIM + "got str 'batch'"),
+    (("inputs", "x", "shape"), [-1, 2.5], "inputs.x.shape[1]", SHAPE_DIM + "got float 2.5"),
     (("inputs", "x", "shape"), "64", "inputs.x.shape", "expected a list of dimensions such as [-1, 64], "
                                                        "got str '64'"),
     (("inputs", "x", "shap"), [1], "inputs.x.shap", "unknown key (did you mean 'shape'?); allowed keys: "
@@ -265,3 +268,54 @@ def test_yaml_text_round_trips_through_to_dict(demo_dir):
     assert doc["models"][0] == {"name": "encoder", "path": str(demo_dir / "encoder.om"), "inputs": ["x"]}
     again = spec.parse(json.loads(json.dumps(doc)))
     assert spec.to_dict(again) == doc
+
+
+@pytest.fixture(scope="module")
+def shaped_dir(tmp_path_factory):
+    """An image-size detector feeding a dims-gear recognizer, with its spec (helpers.shaped)."""
+    folder = tmp_path_factory.mktemp("spec_shaped")
+    shaped.build(folder)
+    return folder
+
+
+def shaped_doc(shape, bench_shape=None):
+    doc = yaml.safe_load(shaped.SPEC.format(bench=""))
+    doc["inputs"]["image"]["shape"] = shape
+    if bench_shape is not None:
+        doc["inputs"]["image"]["bench_shape"] = bench_shape
+    return doc
+
+
+@pytest.mark.parametrize("shape", [[1, 3, -1, -1], [1, 3, None, None], [1, 3, -1, None]])
+def test_inputs_with_sizes_that_change_per_request(shaped_dir, shape):
+    parsed = spec.parse(shaped_doc(shape, [1, 3, 10, 12]), base_dir=str(shaped_dir))
+    assert parsed.inputs[0].shape == (1, 3, -1, -1)
+    assert parsed.inputs[0].bench_shape == (1, 3, 10, 12)
+    pipe = spec.build(parsed)
+    plan = pipe.plan()
+    assert plan.shaped and plan.tensors[plan.inputs[0][1]].shape == (1, 3, -1, -1)
+    assert {n.name: n.shape_kind for n in plan.nodes} == {"det": "hw", "rec": "dims"}
+
+
+def test_a_bench_shape_with_several_sizes_round_trips(shaped_dir):
+    parsed = spec.parse(shaped_doc([-1, 3, -1, -1], [1, 3, 10, 12]), base_dir=str(shaped_dir))
+    doc = spec.to_dict(parsed)
+    assert doc["inputs"] == {"image": {"dtype": "float32", "shape": [-1, 3, -1, -1],
+                                       "bench_shape": [1, 3, 10, 12]}}
+    again = spec.parse(json.loads(json.dumps(doc)))
+    assert again.inputs[0].shape == (-1, 3, -1, -1) and again.inputs[0].bench_shape == (1, 3, 10, 12)
+    assert spec.to_dict(again) == doc
+
+
+@pytest.mark.parametrize("bench_shape", [[1, 3, 10], [2, 3, 10, 12], [1, 4, 10, 12], [1, 3, 0, 12],
+                                         [1, 3, -1, 12]])
+def test_a_bench_shape_must_fill_every_size(shaped_dir, bench_shape):
+    with pytest.raises(spec.SpecError) as info:
+        spec.parse(shaped_doc([1, 3, -1, -1], bench_shape), base_dir=str(shaped_dir))
+    assert info.value.key == "inputs.image.bench_shape"
+    if min(bench_shape) < 1:
+        assert info.value.detail == ("expected a list of positive dimensions such as [4, 64], got "
+                                     f"list {bench_shape}")
+    else:
+        assert info.value.detail == ("expected the input's shape [1, 3, -1, -1] with a size in place of each "
+                                     f"-1, got {bench_shape}")

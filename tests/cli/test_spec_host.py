@@ -220,6 +220,37 @@ def test_build_errors_name_the_key_path(folder):
                                "nms.image")
 
 
+def test_host_outputs_whose_sizes_change_per_request_pass_through(folder, monkeypatch):
+    """-1 (or null) after the rows in a host step's output shape: the spec hands the shape to
+    Pipeline.host as written (the pipeline decides what it takes), and writes it back the same."""
+    doc = base_doc()
+    doc["host"][0]["outputs"]["crops"]["shape"] = [-1, 8, None]
+    parsed = spec.parse(doc, base_dir=str(folder))
+    step = parsed.host[0]
+    assert step.outputs[0] == ("crops", np.dtype("float32"), (-1, 8, -1))
+    assert spec.to_dict(parsed)["host"][0]["outputs"]["crops"] == {"dtype": "float32", "shape": [-1, 8, -1]}
+    given = []
+
+    class Stop(Exception):
+        pass
+
+    def host(self, fn, *inputs, outputs, **kw):
+        given.append(outputs)
+        raise Stop
+
+    monkeypatch.setattr(ae.Pipeline, "host", host)
+    with pytest.raises(Stop):
+        spec.build(parsed)
+    assert given == [step.outputs]
+    doc["host"][0]["outputs"]["crops"]["shape"] = [-1, 8, -2]
+    with pytest.raises(spec.SpecError) as info:
+        spec.parse(doc, base_dir=str(folder))
+    assert (info.value.key, info.value.detail) == (
+        "host[0].outputs.crops.shape[2]",
+        "expected a positive dimension, -1 or null (the batch as the first dimension, a size that changes "
+        "per request after it; 'batch' as the first one), got int -2")
+
+
 def test_a_cycle_through_a_host_step(folder):
     doc = base_doc()
     doc["host"][0]["inputs"] = ["classifier.label"]

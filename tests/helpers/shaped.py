@@ -1,0 +1,86 @@
+"""A pipeline with dynamic shapes for the CLI and spec tests: an image-size
+("hw") text detector feeding a dims-gear recognizer, saved as simulator
+model files next to a spec that wires them.
+
+The detector takes images (1, 3, H, W) at the image sizes ``DETECTOR_HW``
+and gives a per-pixel map (1, H, W, 2) and its channel sum (1, H, W); the
+recognizer reads that map at the dims gears ``RECOGNIZER_DIMS`` (one for
+every detector gear, so every detector output is one of its gear inputs)
+and gives per-pixel class scores.  ``build(folder)`` writes both models and
+``pipeline.yaml``; ``reference(image)`` is what the pipeline must return,
+computed with ``sim.reference`` on the graphs at the request's own size (the
+graphs work per pixel, so the padding a gear adds never reaches the kept
+values).
+"""
+
+import numpy as np
+
+from ascend_engine import sim
+
+DETECTOR_HW = [(8, 16), (16, 16), (24, 32)]
+RECOGNIZER_DIMS = [[8, 16], [16, 16], [24, 32]]
+DETECTOR_US = 300          # device time per execution, so per-node figures are not all zero
+RECOGNIZER_US = 200
+
+
+def detector_graph():
+    """Scale each channel, relu, project 3 -> 2 channels per pixel (NHWC), and sum them."""
+    rng = np.random.default_rng(31)
+    g = sim.Graph("textdet")
+    x = g.input("image", "float32", (1, 3, "h", "w"), format="NCHW")
+    y = g.relu(g.mul(x, rng.standard_normal((1, 3, 1, 1)).astype(np.float32)))
+    feat = g.matmul(g.transpose(y, (0, 2, 3, 1)), g.const(rng.standard_normal((3, 2)).astype(np.float32)))
+    g.output("map", feat, format="NHWC")
+    g.output("energy", g.sum(feat, axes=3))
+    return g
+
+
+def recognizer_graph():
+    """Per pixel: a 2 -> 3 projection and the softmax over the three classes."""
+    rng = np.random.default_rng(32)
+    g = sim.Graph("textrec")
+    f = g.input("map", "float32", (1, "h", "w", 2))
+    g.output("classes", g.softmax(g.matmul(f, g.const(rng.standard_normal((2, 3)).astype(np.float32))),
+                                  axis=-1))
+    return g
+
+
+SPEC = """\
+device: 0
+inputs:
+  image: {{dtype: float32, shape: [1, 3, -1, -1]{bench}}}
+models:
+  - {{name: det, path: det.om, inputs: [image]}}
+  - {{name: rec, path: rec.om, inputs: [det.map]}}
+outputs:
+  energy: det.energy
+  classes: rec.classes
+compile: {{depth: 3}}
+"""
+
+
+def write_spec(path, bench_shape=None):
+    """Write the spec (``bench_shape``: the image's ``inputs.image.bench_shape``, or none)."""
+    bench = "" if bench_shape is None else f", bench_shape: {list(bench_shape)}"
+    path.write_text(SPEC.format(bench=bench))
+    return path
+
+
+def build(folder, bench_shape=None):
+    """Save det.om, rec.om and pipeline.yaml in ``folder``; returns the spec's path."""
+    detector_graph().save(str(folder / "det.om"), hw_sizes=DETECTOR_HW, latency_us=DETECTOR_US)
+    recognizer_graph().save(str(folder / "rec.om"), dims=RECOGNIZER_DIMS, latency_us=RECOGNIZER_US)
+    return write_spec(folder / "pipeline.yaml", bench_shape)
+
+
+def gear_of(height, width):
+    """The detector gear a request of this image size runs (the smallest holding it), None if none does."""
+    fits = [(h, w) for h, w in DETECTOR_HW if h >= height and w >= width]
+    return min(fits, key=lambda hw: hw[0] * hw[1]) if fits else None
+
+
+def reference(image):
+    """The pipeline's outputs for one (1, 3, H, W) image, from the graphs at its own size."""
+    det = sim.reference(detector_graph(), {"image": image})
+    rec = sim.reference(recognizer_graph(), {"map": det["map"]})
+    return {"energy": det["energy"], "classes": rec["classes"]}

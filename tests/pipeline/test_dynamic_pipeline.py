@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from helpers import simlib
 from helpers.scale import scaled
-from helpers.shaped_models import DET_GEARS, REC_GEARS, detector, image, recognizer
+from helpers.shaped import DET_GEARS, REC_GEARS, detector, image, recognizer
 
 import ascend_engine as ae
 from ascend_engine import sim

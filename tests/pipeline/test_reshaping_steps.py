@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from helpers import simlib
 from helpers.scale import scaled
-from helpers.shaped_models import DET_GEARS, LINE_WIDTHS, detector, image, line_reader
+from helpers.shaped import DET_GEARS, LINE_WIDTHS, detector, image, line_reader
 
 import ascend_engine as ae
 from ascend_engine.errors import HostStepError

@@ -1310,8 +1310,10 @@ cdef class Engine:
         copy, wait and model execution is a span timed by device timing
         events.  Needs an engine compiled with ``profile=True``.  ``feeds``
         (whole arrays, split like run_batch) default to random inputs of
-        ``batch_size`` rows per request (default: max_batch).  Returns a
-        summary dict.
+        ``batch_size`` rows per request (default: max_batch).  A pipeline
+        with dynamic shapes takes ``feeds`` as one feeds dict per request
+        (a list, cycled) or one dict for every request.  Returns a summary
+        dict.
         """
         cdef ae_error err
         cdef int rc
@@ -1326,7 +1328,9 @@ cdef class Engine:
         batch = min(batch, self.plan.max_batch)
         if self.plan.fixed_batch:
             batch = self.plan.fixed_batch
-        if feeds is None and self._shapes is None:
+        if self._shapes is not None:
+            return self._trace_shaped(path, int(requests), feeds)
+        if feeds is None:
             feeds = random_feeds(self._input_specs, int(requests) * batch)[0]
         arrays, total = self._prepare(feeds)
         total = min(total, int(requests) * batch)
@@ -1356,13 +1360,35 @@ cdef class Engine:
                 failure = self._settle(rc, &err)
                 if rc != 0:
                     raise failure
+        return self._write_trace(path, request_ids, table, {"batch": batch})
+
+    def _write_trace(self, path, request_ids, table, other):
         events = self._trace_events(table, request_ids)
         with open(path, "w") as f:
             json.dump({"traceEvents": events, "displayTimeUnit": "ms",
-                       "otherData": {"engine": repr(self), "batch": batch}}, f)
+                       "otherData": {"engine": repr(self), **other}}, f)
         spans = [e for e in events if e["ph"] == "X"]
         return {"path": str(path), "requests": len(table), "events": len(spans),
                 "lanes": sorted({e["tid"] for e in spans})}
+
+    def _trace_shaped(self, path, requests, feeds):
+        """trace() of a pipeline with dynamic shapes: each feeds dict is a
+        request of its own shape, run by run_many while every request's
+        steps are recorded."""
+        if feeds is None:
+            raise ValueError("trace() of a pipeline with dynamic shapes needs feeds: one feeds dict per request "
+                             "(a list, cycled) or one dict for every request, at the shapes to trace")
+        pool = [feeds] if isinstance(feeds, dict) else list(feeds)
+        if not pool or not all(isinstance(f, dict) for f in pool):
+            raise ValueError("trace() of a pipeline with dynamic shapes takes feeds dicts, one per request; "
+                             f"got {type(feeds).__name__}")
+        self._timeline_begin(requests)
+        try:
+            for _ in self.run_many(pool[k % len(pool)] for k in range(requests)):
+                pass
+        finally:
+            request_ids, table = self._timeline_end()
+        return self._write_trace(path, request_ids, table, {})
 
     cdef tuple _take_timeline(self):
         """Stop recording timeline rows; returns (request numbers, rows) (lock held by the caller)."""

@@ -127,29 +127,23 @@ def random_pool(plan, shapes, count, seed=0) -> list:
 def trace(engine, path, pool, requests, shapes, node_gears_figure, extra=None) -> dict:
     """Run ``requests`` requests from ``pool`` (``depth`` in flight) and write their timeline.
 
-    ``Engine.trace`` splits whole arrays into rows, which a pipeline whose
-    requests each have a shape cannot take; here each feeds dict is one
-    request, run by ``Engine.run_many`` while the engine records every
-    request's steps, written as the same Chrome trace events.  Every span
-    carries the request's ``shapes`` (``--shapes`` syntax) in its args, and
-    a model node's execution the gear it ran (from :func:`node_gears`).
-    Returns ``{"path", "requests", "events"}``.
+    :meth:`Engine.trace` runs them (one feeds dict per request) and writes
+    the Chrome trace events; here every span also gets the request's
+    ``shapes`` (``--shapes`` syntax) in its args, and a model node's
+    execution the gear it ran (from :func:`node_gears`).  Returns
+    ``{"path", "requests", "events"}``.
     """
-    engine._timeline_begin(requests)
-    try:
-        for _ in engine.run_many(pool[k % len(pool)] for k in range(requests)):
-            pass
-    finally:
-        ids, table = engine._timeline_end()
-    events = engine._trace_events(table, ids)
+    summary = engine.trace(path, requests=requests, feeds=pool)
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
     at = text(shapes)
     gear_of = {name: gears_line({name: g}).removeprefix(f"{name} ") for name, g in node_gears_figure.items()}
-    for e in events:
+    for e in doc["traceEvents"]:
         if e["ph"] == "X":
             e["args"]["shapes"] = at
             if e["cat"] == "execute" and e["name"] in gear_of:
                 e["args"]["gear"] = gear_of[e["name"]]
+    doc["otherData"].update(extra or {})
     with open(path, "w", encoding="utf-8") as f:
-        json.dump({"traceEvents": events, "displayTimeUnit": "ms",
-                   "otherData": {"engine": repr(engine), **(extra or {})}}, f)
-    return {"path": str(path), "requests": len(table), "events": sum(1 for e in events if e["ph"] == "X")}
+        json.dump(doc, f)
+    return {"path": summary["path"], "requests": summary["requests"], "events": summary["events"]}

@@ -322,3 +322,21 @@ def test_the_executor_refuses_sizes_beyond_the_plan(paths):
         finally:
             RequestWalk.after_step = real
         assert engine.run({"image": image(rng, 4, 4)})["probs"].shape == (3, 8, 4, 5)
+
+
+def test_trace_of_requests_of_several_shapes(tmp_path, paths):
+    rng = np.random.default_rng(14)
+    pool = [{"image": image(rng, h, w)} for h, w in [(5, 7), (16, 17), (3, 30)]]
+    with ocr(paths).compile(depth=2, profile=True) as engine:
+        summary = engine.trace(tmp_path / "t.json", requests=6, feeds=pool)
+        with pytest.raises(ValueError, match="needs feeds: one feeds dict per request"):
+            engine.trace(tmp_path / "u.json", requests=2)
+    assert summary["requests"] == 6
+    events = json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+    runs = [e for e in events if e["ph"] == "X" and e["cat"] == "execute"]
+    per_node = {name: sorted(e["args"]["request"] for e in runs if e["name"] == name)
+                for name in ("det", "line")}
+    assert per_node["det"] == list(range(6))
+    # the line reader's span covers all of a request's crops; a request without crops has none to show
+    crops = [(p["image"].shape[2] + p["image"].shape[3]) % 5 for p in pool]
+    assert per_node["line"] == [r for r in range(6) if crops[r % 3]]

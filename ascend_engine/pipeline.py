@@ -1281,10 +1281,10 @@ class ShapedRequests:
     """Per-request gears of a plan with image-size or dims-gear models.
 
     Each shaped model runs the smallest gear (fewest input elements) holding
-    its inputs' shapes, with exactly the request's rows (rows are never
-    padded; a model after a host step with rows="any" runs them in chunks of
-    its fixed first dimension and only the trailing dimensions choose the
-    gear).  A tensor that comes from outside the device -- a pipeline input,
+    its inputs' shapes, rows included (a gear with more rows runs the
+    request's padded, as a batch gear does; a model after a host step with
+    rows="any" runs them in chunks of its fixed first dimension and only the
+    trailing dimensions choose the gear).  A tensor that comes from outside the device -- a pipeline input,
     or the output of a host step that chooses its shape per request -- is
     padded on the host up to the gear of the first model reading it; a
     tensor one model passes to another arrives unpadded, so it must be
@@ -1543,11 +1543,13 @@ def _gear_values(node, gear_io_entry) -> list:
 
 def _choose(node, ins, have, rows, chunked=False):
     """(gear, input shapes, output shapes) of the smallest gear holding
-    ``have``, with exactly ``rows`` rows (or, ``chunked``, the trailing
-    dimensions only: the rows run in chunks of the gear's)."""
+    ``have`` (or, ``chunked``, its trailing dimensions only: the rows run in
+    chunks of the gear's).  A gear with more rows than the request's runs
+    them padded, as a batch gear does: the executor moves the request's rows
+    only and the extra ones are never read back."""
     best = None
     for gear, g_in, g_out in node.gear_io:
-        if all(len(h) == len(g) and (chunked or h[0] == g[0])
+        if all(len(h) == len(g) and (chunked or h[0] <= g[0])
                and all(a <= b for a, b in zip(h[1:], g[1:], strict=True))
                for h, g in zip(have, g_in, strict=True)):
             key = (sum(int(np.prod(g)) for g in g_in), gear if node.shape_kind == "hw" else 0)
@@ -1563,8 +1565,7 @@ def _choose(node, ins, have, rows, chunked=False):
             what = "; ".join(
                 f"gear {g}: " + ", ".join(f"{n} {tuple(s)}" for n, s in zip(names, g_in, strict=True))
                 for g, g_in, _o in node.gear_io)
-        rows_rule = ("(its rows run in chunks)" if chunked
-                     else f"with exactly {rows} row(s) (rows are not padded)")
+        rows_rule = "(its rows run in chunks)" if chunked else f"with {rows} row(s)"
         raise ValueError(
             f"model node {node.name!r}: no gear holds the input shapes {got} {rows_rule}; its gears: {what}")
     return best[1]

@@ -167,7 +167,7 @@ def test_a_shape_no_gear_holds_names_the_node_and_the_gears(folder, tmp_path, co
     out = ["--out", str(tmp_path / "t.json")] if command == "trace" else []
     assert usage_error(command, folder["spec"], "--shapes", "image:1,3,40,8", *out) == (
         f"{command} {folder['spec']}: --shapes image:1,3,40,8: model node 'det': no gear holds the input "
-        "shapes {'image': (1, 3, 40, 8)} with exactly 1 row(s) (rows are not padded); its gears: image sizes "
+        "shapes {'image': (1, 3, 40, 8)} with 1 row(s); its gears: image sizes "
         "(height x width) 8x16, 16x16, 24x32")
 
 
@@ -175,7 +175,7 @@ def test_a_bench_shape_no_gear_holds_names_its_source(folder, tmp_path):
     spec = shaped.write_spec(folder["dir"] / "too_tall.yaml", bench_shape=(1, 3, 25, 4))
     assert usage_error("bench", spec) == (
         f"bench {spec}: the spec's bench_shape image:1,3,25,4: model node 'det': no gear holds the input "
-        "shapes {'image': (1, 3, 25, 4)} with exactly 1 row(s) (rows are not padded); its gears: image sizes "
+        "shapes {'image': (1, 3, 25, 4)} with 1 row(s); its gears: image sizes "
         "(height x width) 8x16, 16x16, 24x32")
 
 
@@ -266,7 +266,7 @@ def test_input_files_that_cannot_run(folder, tmp_path):
     write_images(tmp_path / "tall", [(30, 8)])
     assert usage_error("bench", folder["spec"], "--input", tmp_path / "tall") == (
         f"bench {folder['spec']}: --input request img0 image:1,3,30,8: model node 'det': no gear holds the "
-        "input shapes {'image': (1, 3, 30, 8)} with exactly 1 row(s) (rows are not padded); its gears: image "
+        "input shapes {'image': (1, 3, 30, 8)} with 1 row(s); its gears: image "
         "sizes (height x width) 8x16, 16x16, 24x32")
     raw = tmp_path / "image.bin"
     np.zeros((1, 3, 8, 8), np.float32).tofile(raw)

@@ -152,8 +152,8 @@ with pipe.compile(depth=1) as engine:
 def test_a_shape_larger_than_every_gear(paths):
     with two_stage(paths["det"], paths["rec"]).compile(depth=2) as engine:
         with pytest.raises(ValueError, match=re.escape(
-                "model node 'det': no gear holds the input shapes {'image': (1, 3, 40, 8)} with exactly 1 "
-                "row(s) (rows are not padded); its gears: image sizes (height x width) 8x8, 16x16, 16x32, "
+                "model node 'det': no gear holds the input shapes {'image': (1, 3, 40, 8)} with 1 "
+                "row(s); its gears: image sizes (height x width) 8x8, 16x16, 16x32, "
                 "32x32")):
             engine.submit({"image": np.zeros((1, 3, 40, 8), np.float32)})
         with pytest.raises(ValueError, match=r"expected shape \(1, 3, -1, -1\)"):
@@ -225,8 +225,8 @@ SEQ_GEARS = [[1, 4, 1, 4], [2, 8, 2, 8], [4, 16, 4, 16]]   # tokens' rows, seq, 
 
 
 def test_a_dims_model_on_the_pipeline_inputs_takes_its_rows_from_the_gears(tmp_path):
-    """Rows are a gear dimension here: a request's rows pick the gear (they are never
-    padded in a pipeline), its sequence length is padded up to that gear's."""
+    """Rows are a gear dimension here: a request's rows and sequence length pick
+    the gear, both padded up to it (3 rows run the 4-row gear), as Model does."""
     path = str(tmp_path / "seq.om")
     sequence_model().save(path, dims=SEQ_GEARS)
     pipe = ae.Pipeline(device=0)
@@ -236,7 +236,7 @@ def test_a_dims_model_on_the_pipeline_inputs_takes_its_rows_from_the_gears(tmp_p
     pipe.output("logits", logits)
     pipe.output("total", total)
     rng = np.random.default_rng(9)
-    cases = [(b, int(rng.integers(1, s + 1))) for b, s in [(1, 4), (2, 8), (4, 16)]
+    cases = [(b, int(rng.integers(1, s + 1))) for b, s in [(1, 4), (2, 8), (3, 16), (4, 16)]
              for _ in range(scaled(20))]
     feeds = [{"tokens": rng.standard_normal((b, s, 8)).astype(np.float32),
               "mask": (rng.random((b, s)) > 0.3).astype(np.float32)} for b, s in cases]
@@ -249,10 +249,10 @@ def test_a_dims_model_on_the_pipeline_inputs_takes_its_rows_from_the_gears(tmp_p
             for name in want:
                 np.testing.assert_array_equal(got[name], want[name], err_msg=f"{name} at {b}x{s}")
         with pytest.raises(ValueError, match=re.escape(
-                "model node 'seq': no gear holds the input shapes {'tokens': (3, 2, 8), 'mask': (3, 2)} with "
-                "exactly 3 row(s) (rows are not padded); its gears: gear 0: tokens (1, 4, 8), mask (1, 4); "
+                "model node 'seq': no gear holds the input shapes {'tokens': (3, 17, 8), 'mask': (3, 17)} with "
+                "3 row(s); its gears: gear 0: tokens (1, 4, 8), mask (1, 4); "
                 "gear 1: tokens (2, 8, 8), mask (2, 8); gear 2: tokens (4, 16, 8), mask (4, 16)")):
-            engine.submit({"tokens": np.zeros((3, 2, 8), np.float32), "mask": np.zeros((3, 2), np.float32)})
+            engine.submit({"tokens": np.zeros((3, 17, 8), np.float32), "mask": np.zeros((3, 17), np.float32)})
         with pytest.raises(ValueError, match="carries at most 4 rows"):
             engine.submit({"tokens": np.zeros((5, 2, 8), np.float32), "mask": np.zeros((5, 2), np.float32)})
         with pytest.raises(ValueError, match="input 'mask': 2 rows differ from the other inputs' 1"):

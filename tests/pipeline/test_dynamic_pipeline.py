@@ -249,8 +249,8 @@ def test_a_dims_model_on_the_pipeline_inputs_takes_its_rows_from_the_gears(tmp_p
             for name in want:
                 np.testing.assert_array_equal(got[name], want[name], err_msg=f"{name} at {b}x{s}")
         with pytest.raises(ValueError, match=re.escape(
-                "model node 'seq': no gear holds the input shapes {'tokens': (3, 17, 8), 'mask': (3, 17)} with "
-                "3 row(s); its gears: gear 0: tokens (1, 4, 8), mask (1, 4); "
+                "model node 'seq': no gear holds the input shapes {'tokens': (3, 17, 8), 'mask': (3, 17)} "
+                "with 3 row(s); its gears: gear 0: tokens (1, 4, 8), mask (1, 4); "
                 "gear 1: tokens (2, 8, 8), mask (2, 8); gear 2: tokens (4, 16, 8), mask (4, 16)")):
             engine.submit({"tokens": np.zeros((3, 17, 8), np.float32), "mask": np.zeros((3, 17), np.float32)})
         with pytest.raises(ValueError, match="carries at most 4 rows"):

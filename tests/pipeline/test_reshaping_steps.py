@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from helpers import simlib
 from helpers.scale import scaled
-from helpers.shaped import DET_GEARS, LINE_WIDTHS, detector, image, line_reader
+from helpers.shaped import DET_GEARS, LINE_WIDTHS, REC_GEARS, detector, image, line_reader, recognizer
 
 import ascend_engine as ae
 from ascend_engine.errors import HostStepError
@@ -45,8 +45,10 @@ def line_of(energy):
 @pytest.fixture(scope="module")
 def paths(tmp_path_factory):
     d = tmp_path_factory.mktemp("reshaping")
-    out = {"det": str(d / "det.om"), "line": str(d / "line.om"), "lines": str(d / "lines.om")}
+    out = {"det": str(d / "det.om"), "line": str(d / "line.om"), "lines": str(d / "lines.om"),
+           "rec": str(d / "rec.om")}
     detector().save(out["det"], hw_sizes=DET_GEARS)
+    recognizer().save(out["rec"], dims=REC_GEARS)
     line_reader(1).save(out["line"], dims=[[w] for w in LINE_WIDTHS])
     line_reader(-1).save(out["lines"], dims=[[n, w] for n in (1, 4) for w in LINE_WIDTHS])
     return out
@@ -61,7 +63,8 @@ def models(paths):
     line.close()
 
 
-def ocr(paths, fn=crops_of, max_rows=MAX_CROPS):
+def ocr(paths, fn=crops_of, max_rows=MAX_CROPS, rec=False):
+    """detector -> crop step -> line reader (``rec``: the dims-gear recognizer reads the features too)."""
     pipe = ae.Pipeline(device=0)
     x = pipe.input("image", "float32", (1, 3, -1, -1))
     feat, energy = pipe.model(paths["det"], x, name="det")
@@ -72,6 +75,8 @@ def ocr(paths, fn=crops_of, max_rows=MAX_CROPS):
     pipe.output("crops", crops)
     pipe.output("probs", probs)
     pipe.output("score", score)
+    if rec:
+        pipe.output("rec_score", pipe.model(paths["rec"], feat, name="rec")[1])
     return pipe
 
 
@@ -340,3 +345,31 @@ def test_trace_of_requests_of_several_shapes(tmp_path, paths):
     # the line reader's span covers all of a request's crops; a request without crops has none to show
     crops = [(p["image"].shape[2] + p["image"].shape[3]) % 5 for p in pool]
     assert per_node["line"] == [r for r in range(6) if crops[r % 3]]
+
+
+@pytest.mark.stress
+def test_thousands_of_random_shapes_through_both_kinds_of_gear(paths, models):
+    """One pipeline with every kind of per-request gear: the detector's image
+    size, the recognizer's dims (from the detector's output), and the line
+    reader's width (from a host step's crops), 2000 requests of random sizes
+    from four threads, every result exact."""
+    import concurrent.futures
+
+    det, line = models
+    rec = ae.Model.load(paths["rec"], device=0)
+    pipe = ocr(paths, rec=True)
+    rng = np.random.default_rng(15)
+    sizes = [(int(rng.integers(1, 33)), int(rng.integers(1, 33))) for _ in range(scaled(2000))]
+    seeds = rng.integers(0, 2**31, len(sizes))
+
+    def one(engine, k):
+        x = image(np.random.default_rng(seeds[k]), *sizes[k])
+        return x, engine.run({"image": x}, timeout=120)
+
+    with pipe.compile(depth=8, host_workers=2) as engine, rec:
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            results = list(pool.map(lambda k: one(engine, k), range(len(sizes))))
+        for (h, w), (x, got) in zip(sizes, results, strict=True):
+            want = ocr_by_hand((det, line), x)
+            want["rec_score"] = rec(feat=det(image=x)["feat"])["score"]
+            check(got, want, f"{h}x{w}")

@@ -19,6 +19,7 @@ from helpers.scale import scaled
 from helpers.shaped import DET_GEARS, LINE_WIDTHS, REC_GEARS, detector, image, line_reader, recognizer
 
 import ascend_engine as ae
+from ascend_engine import sim
 from ascend_engine.errors import HostStepError
 from ascend_engine.pipeline import PipelineError
 
@@ -373,3 +374,40 @@ def test_thousands_of_random_shapes_through_both_kinds_of_gear(paths, models):
             want = ocr_by_hand((det, line), x)
             want["rec_score"] = rec(feat=det(image=x)["feat"])["score"]
             check(got, want, f"{h}x{w}")
+
+
+def test_a_step_output_copied_before_its_model_is_known_is_not_padded_twice(tmp_path, paths, models):
+    """The crops reach the device when their step has run; a model that reads
+    them together with a later shape-setting step's output is resolved only
+    after that step, too late to pad the crops to its gear: that request
+    fails with a message (never a silently wrong result), and a width that is
+    already a gear runs exactly."""
+    det, _line = models
+    g = sim.Graph("pair")
+    a = g.input("a", "float32", (1, 8, "w", 4))
+    b = g.input("b", "float32", (1, 8, "w", 4))
+    g.output("sum", g.add(a, b))
+    pair_path = str(tmp_path / "pair.om")
+    g.save(pair_path, dims=[[w, w] for w in LINE_WIDTHS])
+
+    def doubled(crops):   # another step that sets a shape, between the crops and their reader
+        return crops * 2
+
+    pipe = ae.Pipeline(device=0)
+    x = pipe.input("image", "float32", (1, 3, -1, -1))
+    feat, _energy = pipe.model(paths["det"], x, name="det")
+    crops = pipe.host(crops_of, feat, outputs=[("crops", "float32", (-1, 8, -1, 4))], rows="any",
+                      max_rows=MAX_CROPS, name="crop")
+    twice = pipe.host(doubled, crops, outputs=[("twice", "float32", (-1, 8, -1, 4))], name="double")
+    pipe.output("sum", pipe.model(pair_path, crops, twice, name="pair"))
+    rng = np.random.default_rng(16)
+    with pipe.compile(depth=2) as engine:
+        with pytest.raises(HostStepError, match=re.escape(
+                "'crop.crops' of shape (2, 8, 5, 4) feeds model nodes 'its copy to the device' and 'pair', "
+                "whose gears take it as (2, 8, 5, 4) and (2, 8, 8, 4); one tensor padded to two shapes is "
+                "not supported")):
+            engine.run({"image": image(rng, 2, 5)})
+        img = image(rng, 4, 8)   # 12 % 5 = 2 crops of width 8, a gear of the reader
+        got = engine.run({"image": img})
+    c = crops_of(det(image=img)["feat"])
+    np.testing.assert_array_equal(got["sum"], c * 3)

@@ -899,6 +899,8 @@ cdef class Engine:
             record.done = True
             record.error = EngineError(f"request {ticket}: {why}")
         self._pending.clear()
+        if self._shapes is not None:
+            self._shapes.live.clear()
 
     cdef _submit(self, record, _Arrays ins, uint64_t n_rows, shape=None):
         """Enqueue one request for ``record`` (lock held).

@@ -443,7 +443,7 @@ cdef class Engine:
     cdef object _output_specs
     cdef list _owned_models    # models loaded for this engine, unloaded by close()
     cdef dict _py_steps        # name -> _PyStep: the Python host steps (their ctx pointers live here)
-    cdef list _keep            # what native host steps need alive
+    cdef list _keep            # what native host steps need alive, and plan arrays until create copies them
     cdef list _variable        # indices of outputs whose rows a host step sets
     cdef dict _var_rows        # output index -> rows its array must hold
     cdef object _shapes        # ShapedRequests of a plan with dynamic shapes, else None
@@ -526,6 +526,7 @@ cdef class Engine:
             self._tensors[i].domain = tp.domain
             self._tensors[i].device = tp.device
         cdef int k = 0, g = 0
+        cdef cnp.ndarray table, places
         p.input_tensors = &self._ints[k]
         k = _put_ints(self._ints, k, [t_ for _, t_ in plan.inputs])
         p.output_tensors = &self._ints[k]
@@ -577,6 +578,15 @@ cdef class Engine:
                 self._gears[g] = v
                 g += 1
             self._nodes[i].static_batch = node.static_batch
+            if node.dims_table:   # dims gears over a host step's rows
+                table = np.ascontiguousarray(node.dims_table, dtype=np.int64)
+                places = np.ascontiguousarray(node.row_dims, dtype=np.intc)
+                self._keep += [table, places]
+                self._nodes[i].n_dims_gears = table.shape[0]
+                self._nodes[i].dims_count = table.shape[1]
+                self._nodes[i].dims_gears = <const int64_t *>cnp.PyArray_DATA(table)
+                self._nodes[i].n_row_dims = places.shape[0]
+                self._nodes[i].row_dims = <const int *>cnp.PyArray_DATA(places)
             self._nodes[i].dyn_kind = {"hw": AE_DYN_HW, "dims": AE_DYN_DIMS}.get(node.shape_kind, AE_DYN_BATCH)
         p.context = (<Resource>self._device)._ctx
         p.device_id = plan.device

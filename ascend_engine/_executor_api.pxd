@@ -94,6 +94,11 @@ cdef extern from "ascend_engine/executor.h" nogil:
         int bridge_stream
         int dyn_kind                # AE_DYN_*: HW and DIMS nodes take their gear per request
         ae_host_reshape_fn host_reshape_fn   # a Python step: may change the request's shapes
+        int n_dims_gears            # dims gears over a host step's rows: the model's gear table
+        int dims_count
+        const int64_t *dims_gears
+        int n_row_dims
+        const int *row_dims         # where the inputs' rows sit among a gear's values
 
     ctypedef struct ae_request_shape:
         const size_t *row_bytes     # per tensor, this request

@@ -177,6 +177,8 @@ class PlanNode:
     shape_kind: str = ""              # "hw" or "dims": the gear is chosen per request from shapes
     gear_io: tuple = ()               # shaped nodes: (gear, input shapes, output shapes) per gear
     follow: tuple = ()                # shaped nodes: Model.output_follow
+    dims_table: tuple = ()            # dims gears over a host step's rows: every gear's values
+    row_dims: tuple = ()              # ... and where the inputs' rows sit among them
 
 
 @dataclass
@@ -857,14 +859,7 @@ class Pipeline:
             if kind in ("hw", "dims"):
                 rows_dim = specs[0].shape[0] if specs else 1
                 if domain >= 0:
-                    if rows_dim == -1:
-                        raise PipelineError(
-                            f"model node {node.name!r}: it runs the rows host step "
-                            f"{self._nodes[order[domain]].name!r} (rows='any') produced, in chunks of the "
-                            "model's first dimension, but that dimension is one of its dims gears (-1); "
-                            "build the model with a fixed first dimension (e.g. 1) for rows a host step sets"
-                        )
-                    continue   # chunks of rows_dim rows: no bound on the request's
+                    continue   # in chunks (rows_dim rows, or its gears' rows): no bound on the request's
                 if rows_dim == -1:   # the rows are a gear dimension: bounded by the largest gear's
                     limits.append(max(ins[0][0] for _gear, ins, _outs in _gear_io(node.model)))
                 else:
@@ -937,23 +932,30 @@ class Pipeline:
             domain = self._domains[i]
             kind = getattr(model, "dynamic_kind", "static")
             shape_kind = kind if kind in ("hw", "dims") else ""
-            # a shaped model on a host step's rows runs chunks of its fixed first dimension
+            # a shaped model on a host step's rows runs chunks of its fixed first
+            # dimension, or (dims gears over the rows: chunk_rows -1) of its gears' rows
             chunk_rows = model.inputs[0].shape[0] if shape_kind and domain >= 0 else 0
+            row_table = _row_table(model, node.name) if chunk_rows == -1 else None
             if domain >= 0:
                 # rows from a host step run in chunks at this model's gears:
                 # its tensors hold the rows the padding of any chunk reaches
-                span = chunk_span(gears or (chunk_rows or _static_batch(model),), gear_policy,
-                                  nodes[domain].max_rows)
+                if row_table:
+                    span = max(chunk_span(rows, gear_policy, nodes[domain].max_rows) for rows in row_table[2])
+                else:
+                    span = chunk_span(gears or (chunk_rows or _static_batch(model),), gear_policy,
+                                      nodes[domain].max_rows)
                 for h in list(node.inputs) + list(node.outputs):
                     tensors[h.index].max_rows = max(tensors[h.index].max_rows, span)
             nodes.append(PlanNode(
                 name=node.name, model=model, stream=stream, inputs=inputs, outputs=outputs,
                 dyn_index=model.dynamic_index, dyn_offset=0,
                 dyn_size=model.dynamic_nbytes if model.dynamic_index >= 0 else 0,
-                gears=gears, static_batch=chunk_rows if shape_kind else 0 if gears else _static_batch(model),
+                gears=gears,
+                static_batch=max(chunk_rows, 0) if shape_kind else 0 if gears else _static_batch(model),
                 instances=node.instances, streams=streams, domain=domain,
                 shape_kind=shape_kind, gear_io=_gear_io(model) if shape_kind else (),
                 follow=_follow(model) if shape_kind else (),
+                dims_table=row_table[0] if row_table else (), row_dims=row_table[1] if row_table else (),
             ))
         for t in tensors:
             rows = max_batch if t.domain < 0 else nodes[t.domain].max_rows
@@ -1534,6 +1536,26 @@ class RequestWalk:
             a = a.reshape(-1)[:math.prod(shape)].reshape(shape)
             result.append(np.ascontiguousarray(a[tuple(slice(0, n) for n in want)]) if want != shape else a)
         return result
+
+
+def _row_table(model, name) -> tuple:
+    """A dims model whose rows are a gear dimension, running a host step's
+    rows in chunks: (every gear's flattened dims, where each input's rows sit
+    among them, the ascending rows of each group of gears that differ in
+    the rows only)."""
+    if getattr(model, "dynamic_kind", "") != "dims":
+        raise PipelineError(f"model node {name!r}: its first dimension is -1 but it has no dims gears; "
+                            "a model running a host step's rows takes a fixed or a dims-gear first dimension")
+    table, groups = [], {}
+    for _gear, g_in, _g_out in _gear_io(model):
+        table.append(tuple(d for s in g_in for d in s))
+        groups.setdefault(tuple(tuple(s[1:]) for s in g_in), set()).add(g_in[0][0])
+    places, at = [], 0
+    for spec in model.inputs:
+        if spec.shape[0] == -1:
+            places.append(at)
+        at += len(spec.shape)
+    return tuple(table), tuple(places), [sorted(rows) for rows in groups.values()]
 
 
 def _gear_values(node, gear_io_entry) -> list:

@@ -213,10 +213,20 @@ static int check_plan(const ae_plan *p, ae_error *err)
         if (np->dyn_kind != AE_DYN_BATCH && np->dyn_kind != AE_DYN_HW && np->dyn_kind != AE_DYN_DIMS)
             BAD("node '%s' has dynamic kind %d", np->name, np->dyn_kind);
         int shaped = np->dyn_kind != AE_DYN_BATCH;
+        int row_gears = shaped && np->domain != AE_ROWS_REQUEST && np->static_batch < 1;
         if (shaped && (np->kind != AE_NODE_MODEL || np->dyn_index < 0 ||
-                       (np->domain != AE_ROWS_REQUEST && np->static_batch < 1)))
+                       (row_gears && np->dyn_kind != AE_DYN_DIMS)))
             BAD("node '%s': a dynamic-shape node must be a model with a dynamic input, on the request's rows "
-                "or, with static_batch rows per execution, on a host step's", np->name);
+                "or, with static_batch rows per execution (or dims gears over its rows), on a host step's",
+                np->name);
+        if (row_gears) {
+            if (np->n_dims_gears < 1 || !np->dims_gears || np->dims_count < 1 ||
+                np->dims_count > AE_MAX_GEAR_DIMS || np->n_row_dims < 1 || !np->row_dims)
+                BAD("node '%s': dims gears over its rows need the gear table and the rows' places", np->name);
+            for (int k = 0; k < np->n_row_dims; k++)
+                if (np->row_dims[k] < 0 || np->row_dims[k] >= np->dims_count)
+                    BAD("node '%s': rows at value %d of %d", np->name, np->row_dims[k], np->dims_count);
+        }
         size_t node_region = np->device > 0 ? p->device_slot_bytes[np->device] : p->slot_bytes;
         if (np->dyn_index >= 0 && ((!shaped && np->n_gears < 1) || np->dyn_offset > node_region ||
                                    np->dyn_size > node_region - np->dyn_offset))
@@ -329,11 +339,14 @@ static int copy_plan(ae_engine *e, const ae_plan *p, ae_error *err)
     e->node_inputs = aex_calloc((size_t)p->n_nodes, sizeof(int *));
     e->node_outputs = aex_calloc((size_t)p->n_nodes, sizeof(int *));
     e->node_gears = aex_calloc((size_t)p->n_nodes, sizeof(uint64_t *));
+    e->node_dims_gears = aex_calloc((size_t)p->n_nodes, sizeof(int64_t *));
+    e->node_row_dims = aex_calloc((size_t)p->n_nodes, sizeof(int *));
     e->node_ms = aex_calloc((size_t)p->n_nodes, sizeof(double));
     e->node_model_ids = aex_calloc((size_t)p->n_nodes, sizeof(uint32_t *));
     e->node_streams = aex_calloc((size_t)p->n_nodes, sizeof(int *));
     if (!e->tensors || !e->nodes || !e->input_tensors || !e->output_tensors || !e->node_inputs ||
-        !e->node_outputs || !e->node_gears || !e->node_ms || !e->node_model_ids || !e->node_streams)
+        !e->node_outputs || !e->node_gears || !e->node_ms || !e->node_model_ids || !e->node_streams ||
+        !e->node_dims_gears || !e->node_row_dims)
         return aex_fail(e, err, 0, "ae_engine_create", NULL, "out of host memory");
     memcpy(e->tensors, p->tensors, (size_t)p->n_tensors * sizeof *e->tensors);
     memcpy(e->input_tensors, p->input_tensors, (size_t)p->n_inputs * sizeof(int));
@@ -355,6 +368,17 @@ static int copy_plan(ae_engine *e, const ae_plan *p, ae_error *err)
         e->nodes[n].inputs = e->node_inputs[n];
         e->nodes[n].outputs = e->node_outputs[n];
         e->nodes[n].gears = e->node_gears[n];
+        if (src->n_dims_gears > 0 && src->dims_count > 0 && src->n_row_dims > 0) {
+            size_t values = (size_t)src->n_dims_gears * (size_t)src->dims_count;
+            e->node_dims_gears[n] = aex_calloc(values, sizeof(int64_t));
+            e->node_row_dims[n] = aex_calloc((size_t)src->n_row_dims, sizeof(int));
+            if (!e->node_dims_gears[n] || !e->node_row_dims[n])
+                return aex_fail(e, err, 0, "ae_engine_create", src->name, "out of host memory");
+            memcpy(e->node_dims_gears[n], src->dims_gears, values * sizeof(int64_t));
+            memcpy(e->node_row_dims[n], src->row_dims, (size_t)src->n_row_dims * sizeof(int));
+        }
+        e->nodes[n].dims_gears = e->node_dims_gears[n];
+        e->nodes[n].row_dims = e->node_row_dims[n];
         if (src->instances > 1) {
             e->node_model_ids[n] = aex_calloc((size_t)src->instances, sizeof(uint32_t));
             e->node_streams[n] = aex_calloc((size_t)src->instances, sizeof(int));
@@ -824,6 +848,10 @@ static void free_engine(ae_engine *e)
             free(e->node_outputs[n]);
         if (e->node_gears)
             free(e->node_gears[n]);
+        if (e->node_dims_gears)
+            free(e->node_dims_gears[n]);
+        if (e->node_row_dims)
+            free(e->node_row_dims[n]);
         if (e->node_waits)
             free(e->node_waits[n]);
         if (e->node_model_ids)
@@ -836,6 +864,8 @@ static void free_engine(ae_engine *e)
     free(e->node_inputs);
     free(e->node_outputs);
     free(e->node_gears);
+    free(e->node_dims_gears);
+    free(e->node_row_dims);
     free(e->node_waits);
     free(e->node_n_waits);
     free(e->node_reads_input);
@@ -1086,8 +1116,9 @@ static int point_chunk(ae_engine *e, slot *sl, int n, uint64_t start, uint64_t g
 }
 
 /* The gear of a dynamic-shape node for the slot's request: its image size
- * or its dims, as the request's shape gave them. */
-static int set_shape_gear(ae_engine *e, slot *sl, int n, uint32_t model_id, ae_error *err)
+ * or its dims, as the request's shape gave them (with `rows`, when not 0,
+ * in place of the inputs' rows: a chunk of a dims gear over the rows). */
+static int set_shape_gear(ae_engine *e, slot *sl, int n, uint32_t model_id, uint64_t rows, ae_error *err)
 {
     const ae_node_plan *np = &e->nodes[n];
     const int64_t *v = sl->gear_dims + (size_t)n * AE_MAX_GEAR_DIMS;
@@ -1108,8 +1139,45 @@ static int set_shape_gear(ae_engine *e, slot *sl, int n, uint32_t model_id, ae_e
     dims.dimCount = (size_t)count;
     for (int k = 0; k < count; k++)
         dims.dims[k] = v[k];
+    for (int k = 0; rows && k < np->n_row_dims; k++)
+        if (np->row_dims[k] < count)
+            dims.dims[np->row_dims[k]] = (int64_t)rows;
     ACL_CALL(e, err, np->name, aclmdlSetInputDynamicDims, model_id, sl->in_sets[n], (size_t)np->dyn_index, &dims);
     return 0;
+}
+
+/* The rows of node n's dims gears that agree with `want` (count values)
+ * everywhere but at the rows, ascending and unique, into out (at most
+ * AE_MAX_GEAR_DIMS); returns how many. */
+static int rows_of_like_gears(const ae_node_plan *np, const int64_t *want, int count, uint64_t *out)
+{
+    int n_out = 0;
+    if (count != np->dims_count)
+        return 0;
+    for (int g = 0; g < np->n_dims_gears; g++) {
+        const int64_t *v = np->dims_gears + (size_t)g * (size_t)np->dims_count;
+        int like = 1;
+        for (int k = 0; k < count && like; k++) {
+            int is_row = 0;
+            for (int r = 0; r < np->n_row_dims; r++)
+                is_row |= np->row_dims[r] == k;
+            like = is_row || v[k] == want[k];
+        }
+        uint64_t rows = (uint64_t)v[np->row_dims[0]];
+        if (!like || rows < 1)
+            continue;
+        int at = 0;   /* insertion sort: a model has a handful of gears */
+        while (at < n_out && out[at] < rows)
+            at++;
+        if (at < n_out && out[at] == rows)
+            continue;
+        if (n_out == AE_MAX_GEAR_DIMS)
+            break;
+        memmove(out + at + 1, out + at, (size_t)(n_out - at) * sizeof *out);
+        out[at] = rows;
+        n_out++;
+    }
+    return n_out;
 }
 
 /* One model node of a request: its waits, then its executions (one, or one
@@ -1133,7 +1201,7 @@ static int enqueue_model(ae_engine *e, slot *sl, uint64_t request, int n, int sk
                             "model '%s' was built for a batch of %llu, the request has %llu rows",
                             np->name, (unsigned long long)np->static_batch, (unsigned long long)rows);
         if (np->dyn_kind != AE_DYN_BATCH) {
-            if (set_shape_gear(e, sl, n, model_id, err))
+            if (set_shape_gear(e, sl, n, model_id, 0, err))
                 return -1;
         } else if (np->dyn_index >= 0) {
             uint64_t gear = pick_gear(np, rows);
@@ -1147,16 +1215,28 @@ static int enqueue_model(ae_engine *e, slot *sl, uint64_t request, int n, int sk
         ACL_CALL(e, err, np->name, aclmdlExecuteAsync, model_id, sl->in_sets[n], sl->out_sets[n], st);
     } else {
         /* rows from a host step: as many executions as the gears need (a
-         * dynamic-shape node: static_batch rows each, all at its gear) */
+         * dynamic-shape node: static_batch rows each, all at its gear; or,
+         * dims gears over its rows, the rows of the gears like the request's) */
         int shaped = np->dyn_kind != AE_DYN_BATCH;
+        int row_gears = shaped && np->static_batch == 0;
+        uint64_t like[AE_MAX_GEAR_DIMS];
         const uint64_t *gears = np->dyn_index >= 0 && !shaped ? np->gears : &np->static_batch;
         int n_gears = np->dyn_index >= 0 && !shaped ? np->n_gears : 1;
-        if (shaped && set_shape_gear(e, sl, n, model_id, err))
+        if (row_gears) {
+            n_gears = rows_of_like_gears(np, sl->gear_dims + (size_t)n * AE_MAX_GEAR_DIMS, sl->gear_count[n], like);
+            gears = like;
+            if (n_gears == 0)
+                return aex_fail(e, err, 0, "aclmdlSetInputDynamicDims", np->name,
+                                "model '%s' has no dims gear like the request's at any rows", np->name);
+        } else if (shaped && set_shape_gear(e, sl, n, model_id, 0, err)) {
             return -1;
+        }
         for (uint64_t start = 0; start < rows;) {
             uint64_t gear, take;
             ae_chunk_next(gears, n_gears, p->gear_policy, rows - start, &gear, &take);
             if (point_chunk(e, sl, n, start, gear, err))
+                return -1;
+            if (row_gears && set_shape_gear(e, sl, n, model_id, gear, err))
                 return -1;
             if (np->dyn_index >= 0 && !shaped)
                 ACL_CALL(e, err, np->name, aclmdlSetDynamicBatchSize, model_id, sl->in_sets[n],

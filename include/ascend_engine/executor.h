@@ -182,6 +182,18 @@ typedef struct ae_node_plan {
     int dyn_kind;
     /* AE_NODE_HOST: set instead of host_fn for a step that changes shapes */
     ae_host_reshape_fn host_reshape_fn;
+    /* An AE_DYN_DIMS node running a host step's rows whose first dimension
+     * is itself a dims gear dimension (static_batch 0): every gear of the
+     * model, dims_count values each (the flattened dims of its inputs, as
+     * the request's gear gives them), and where the inputs' rows sit among
+     * those values.  Each chunk runs a gear that agrees with the request's
+     * gear everywhere but the rows, at the rows ae_chunk_next picks from
+     * those gears' rows (under gear_policy). */
+    int n_dims_gears;
+    int dims_count;
+    const int64_t *dims_gears;  /* n_dims_gears x dims_count */
+    int n_row_dims;
+    const int *row_dims;
 } ae_node_plan;
 
 typedef struct ae_plan {

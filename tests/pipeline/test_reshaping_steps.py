@@ -24,6 +24,8 @@ from ascend_engine.errors import HostStepError
 from ascend_engine.pipeline import PipelineError
 
 MAX_CROPS = 6
+# a line reader taking 1, 2 or 4 crops per execution at each width, and 3 at the widest
+LINES_GEARS = [[n, w] for n in (1, 2, 4) for w in LINE_WIDTHS] + [[3, 32]]
 
 
 def crops_of(feat):
@@ -47,11 +49,14 @@ def line_of(energy):
 def paths(tmp_path_factory):
     d = tmp_path_factory.mktemp("reshaping")
     out = {"det": str(d / "det.om"), "line": str(d / "line.om"), "lines": str(d / "lines.om"),
-           "rec": str(d / "rec.om")}
+           "rec": str(d / "rec.om"), "plain": str(d / "plain.om")}
+    g = sim.Graph("plain")
+    g.output("y", g.relu(g.input("crop", "float32", (-1, 8, 8, 4))))
+    g.save(out["plain"], batch_sizes=[1, 4])
     detector().save(out["det"], hw_sizes=DET_GEARS)
     recognizer().save(out["rec"], dims=REC_GEARS)
     line_reader(1).save(out["line"], dims=[[w] for w in LINE_WIDTHS])
-    line_reader(-1).save(out["lines"], dims=[[n, w] for n in (1, 4) for w in LINE_WIDTHS])
+    line_reader(-1).save(out["lines"], dims=LINES_GEARS)
     return out
 
 
@@ -154,48 +159,76 @@ def test_run_batch_gives_one_array_per_request_after_the_step(paths, models):
             np.testing.assert_array_equal(got, w[name])
 
 
+CASE = """\
+import numpy as np
+
+import ascend_engine as ae
+
+
+def crops_of(feat):
+    _, h, w, _ = feat.shape
+    n = (h + w) % 5
+    out = np.zeros((n, 8, w, 4), np.float32)
+    for i in range(n):
+        out[i] = np.resize(feat[0], (8, w, 4)) * (i + 1)
+    return out
+
+
+def pipeline(det, reader):
+    pipe = ae.Pipeline(device=0)
+    x = pipe.input("image", "float32", (1, 3, -1, -1))
+    feat, _energy = pipe.model(det, x, name="det")
+    crops = pipe.host(crops_of, feat, outputs=[("crops", "float32", (-1, 8, -1, 4))], rows="any",
+                      max_rows={max_rows}, name="crop")
+    pipe.output("score", pipe.model(reader, crops, name="reader")[1])
+    return pipe
+
+
+def run(det, reader, images, out, **compile_kwargs):
+    with np.load(images) as d:
+        feeds = [{{"image": d[f"arr_{{k}}"]}} for k in range(len(d.files))]
+    with pipeline(det, reader).compile(depth=2, **compile_kwargs) as engine:
+        np.savez(out, *[engine.run(f)["score"] for f in feeds])
+        return next(n.model.model_id for n in engine.plan.nodes if n.name == "reader")
+"""
+
+
+def run_logged(tmp_path, paths, reader, images, **compile_kwargs):
+    """Run the crop pipeline (``reader`` reads the crops) over ``images`` in a
+    process of its own with the simulator's call log on; returns (the
+    reader's model id, its outputs, the log's text)."""
+    (tmp_path / "reshaping_case.py").write_text(CASE.format(max_rows=MAX_CROPS))
+    np.savez(tmp_path / "images.npz", *images)
+    code = (f"import sys\nsys.path.insert(0, {str(tmp_path)!r})\nimport reshaping_case\n"
+            f"print(reshaping_case.run({paths['det']!r}, {reader!r}, {str(tmp_path / 'images.npz')!r}, "
+            f"{str(tmp_path / 'outs.npz')!r}, **{compile_kwargs!r}))\n")
+    log = tmp_path / "calls.log"
+    proc = simlib.run_python(code, env={"ASCEND_SIM_LOG": str(log)})
+    assert proc.returncode == 0, proc.stderr
+    with np.load(tmp_path / "outs.npz") as d:
+        outs = [d[f"arr_{k}"] for k in range(len(d.files))]
+    return int(proc.stdout.strip().splitlines()[-1]), outs, log.read_text()
+
+
+def dims_calls(text, model_id):
+    """The dims of every aclmdlSetInputDynamicDims call on ``model_id`` in a call log."""
+    calls = re.findall(r"aclmdlSetInputDynamicDims\(id (\d+)[^\n]*dims \[([\d,]+)\]", text)
+    return [[int(v) for v in d.split(",")] for i, d in calls if int(i) == model_id]
+
+
 def test_the_gear_and_bytes_of_every_crop_in_the_call_log(tmp_path, paths):
     """The simulator's call log: the line reader runs each crop at the
     smallest width gear holding it, and the crops go to the device padded to
     exactly that gear (not the widest)."""
     sizes = [(5, 7), (9, 3), (16, 17), (3, 30), (2, 3), (12, 12)]
-    code = f"""
-import json
-import sys
-import numpy as np
-sys.path.insert(0, {str(tmp_path)!r})
-import ascend_engine as ae
-from reshaping_case import crops_of
-pipe = ae.Pipeline(device=0)
-x = pipe.input("image", "float32", (1, 3, -1, -1))
-feat, energy = pipe.model({paths["det"]!r}, x, name="det")
-crops = pipe.host(crops_of, feat, outputs=[("crops", "float32", (-1, 8, -1, 4))], rows="any", max_rows=6,
-                  name="crop")
-pipe.output("score", pipe.model({paths["line"]!r}, crops, name="line")[1])
-with pipe.compile(depth=1) as engine:
-    print(json.dumps({{n.name: n.model.model_id for n in engine.plan.nodes if n.kind == "model"}}))
-    for h, w in {sizes}:
-        out = engine.run({{"image": np.ones((1, 3, h, w), np.float32)}})
-        assert out["score"].shape == ((h + w) % 5, 8, w), out["score"].shape
-"""
-    (tmp_path / "reshaping_case.py").write_text(
-        "import numpy as np\n\n\n" + "def crops_of(feat):\n" + "".join(
-            "    " + line + "\n" for line in [
-                "_, h, w, _ = feat.shape", "n = (h + w) % 5", "out = np.zeros((n, 8, w, 4), np.float32)",
-                "for i in range(n):", "    out[i] = np.resize(feat[0], (8, w, 4)) * (i + 1)", "return out"]))
-    log = tmp_path / "calls.log"
-    proc = simlib.run_python(code, env={"ASCEND_SIM_LOG": str(log)})
-    assert proc.returncode == 0, proc.stderr
-    ids = json.loads(proc.stdout.strip().splitlines()[-1])
-    text = log.read_text()
+    images = [np.ones((1, 3, h, w), np.float32) for h, w in sizes]
+    line_id, outs, text = run_logged(tmp_path, paths, paths["line"], images)
+    assert [o.shape for o in outs] == [((h + w) % 5, 8, w) for h, w in sizes]
     crops = [(h + w) % 5 for h, w in sizes]
     gears = [next(g for g in LINE_WIDTHS if g >= w) for _h, w in sizes]
     executes = [int(i) for i in re.findall(r"aclmdlExecuteAsync\(id (\d+)", text)]
-    assert executes.count(ids["line"]) == sum(crops)   # one execution per crop, none for no crops
-    dims = [(int(i), [int(v) for v in d.split(",")]) for i, d in
-            re.findall(r"aclmdlSetInputDynamicDims\(id (\d+)[^\n]*dims \[([\d,]+)\]", text)]
-    line_dims = [d for i, d in dims if i == ids["line"]]
-    assert line_dims == [[1, 8, g, 4] for g, n in zip(gears, crops, strict=True) if n]
+    assert executes.count(line_id) == sum(crops)   # one execution per crop, none for no crops
+    assert dims_calls(text, line_id) == [[1, 8, g, 4] for g, n in zip(gears, crops, strict=True) if n]
     h2d = [int(n) for n, kind in re.findall(r"aclrtMemcpyAsync\([^\n]*count=(\d+), kind=(\w+)", text)
            if "HOST_TO_DEVICE" in kind]
     det_gears = [next(g for g in DET_GEARS if g[0] >= h and g[1] >= w) for h, w in sizes]
@@ -300,11 +333,49 @@ def test_plans_that_cannot_hold_a_steps_shapes_are_refused(paths):
     feat, _energy = pipe.model(paths["det"], x, name="det")
     c = pipe.host(crops_of, feat, outputs=[("c", "float32", (-1, 8, -1, 4))], rows="any", max_rows=4,
                   name="crop")
-    pipe.output("s", pipe.model(paths["lines"], c, name="lines")[1])
+    pipe.output("s", pipe.model(paths["plain"], c, name="plain"))
     with pytest.raises(PipelineError, match=re.escape(
-            "model node 'lines': it runs the rows host step 'crop' (rows='any') produced, in chunks of the "
-            "model's first dimension, but that dimension is one of its dims gears (-1)")):
+            "model node 'plain' input 'crop' (fed by 'crop.c'): 'crop.c' has the shape (-1, 8, -1, 4), "
+            "whose -1 dimensions change per request")):
         pipe.plan()
+
+
+@pytest.mark.parametrize("policy", ["upper", "lower", "nearest"])
+def test_dims_gears_over_the_rows_run_the_crops_in_chunks_of_their_width(tmp_path, paths, models, policy):
+    """A line reader whose crops per execution are a dims gear too: each
+    request's crops run in chunks of the rows its gears at the crops' width
+    offer, chosen under gear_policy (the 3-crop gear exists at width 32 only),
+    every chunk as chunk_plan says, every result exact."""
+    from ascend_engine._executor import chunk_plan
+
+    det, line = models
+    sizes = [(5, 7), (2, 3), (16, 17), (3, 30), (1, 1), (9, 20), (30, 28), (4, 31), (1, 32)]
+    rng = np.random.default_rng(17)
+    images = [image(rng, h, w) for h, w in sizes]
+    lines_id, outs, text = run_logged(tmp_path, paths, paths["lines"], images, gear_policy=policy)
+    want_chunks = []
+    for (_h, w), x, got in zip(sizes, images, outs, strict=True):
+        c = crops_of(det(image=x)["feat"])
+        reads = [line(crop=c[i:i + 1])["score"] for i in range(len(c))]
+        want = np.concatenate(reads) if reads else np.zeros((0, 8, w), np.float32)
+        np.testing.assert_array_equal(got, want)
+        width = next(g for g in LINE_WIDTHS if g >= w)
+        offered = sorted({n for n, gear_width in LINES_GEARS if gear_width == width})
+        plan = chunk_plan(offered, policy, len(c)) if len(c) else []
+        want_chunks += [[gear, 8, width, 4] for gear, _take in plan]
+    assert dims_calls(text, lines_id) == want_chunks
+    assert any(d[0] == 3 for d in want_chunks)   # the gear only the widest crops have is used
+
+    pipe = ae.Pipeline(device=0)   # in this process too, requests in flight together
+    x = pipe.input("image", "float32", (1, 3, -1, -1))
+    feat, _energy = pipe.model(paths["det"], x, name="det")
+    crops = pipe.host(crops_of, feat, outputs=[("crops", "float32", (-1, 8, -1, 4))], rows="any",
+                      max_rows=MAX_CROPS, name="crop")
+    pipe.output("score", pipe.model(paths["lines"], crops, name="lines")[1])
+    with pipe.compile(depth=3, gear_policy=policy) as engine:
+        results = [f.result(timeout=60) for f in [engine.submit({"image": x}) for x in images]]
+    for got, want in zip(results, outs, strict=True):
+        np.testing.assert_array_equal(got["score"], want)
 
 
 def test_the_executor_refuses_sizes_beyond_the_plan(paths):

@@ -1308,10 +1308,10 @@ class ShapedRequests:
         self._by_raw = {}
         self._by_padded = {}
         self._inputs = {t: k for k, (_name, t) in enumerate(plan.inputs)}
-        # requests whose host steps read or set shapes: request number -> RequestWalk
+        # requests of a plan with host steps (they may read or set shapes, and
+        # the outputs after them are known once they ran): number -> RequestWalk
         self.live = {}
-        self.walked = any(n.kind == "host" and any(plan.tensors[t].shaped for t in [*n.inputs, *n.outputs])
-                          for n in plan.nodes)
+        self.walked = any(n.kind == "host" for n in plan.nodes)
 
     def resolve(self, shapes) -> RequestShape:
         """The request shape for pipeline inputs of these ``shapes``; ValueError

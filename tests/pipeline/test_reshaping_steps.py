@@ -482,3 +482,31 @@ def test_a_step_output_copied_before_its_model_is_known_is_not_padded_twice(tmp_
         got = engine.run({"image": img})
     c = crops_of(det(image=img)["feat"])
     np.testing.assert_array_equal(got["sum"], c * 3)
+
+
+def test_a_step_of_fixed_shapes_feeding_a_width_gear_reader(paths, models):
+    """A rows='any' step that reads no shaped tensor and returns crops of one
+    width gear: the reader's outputs still come back per request, cut to the
+    step's rows."""
+    _det, line = models
+
+    def stamps(meta):   # as many crops as meta[0, 0] says, of a fixed width the reader has a gear for
+        n = int(meta[0, 0])
+        return np.ones((n, 8, 16, 4), np.float32) * meta[0, 1]
+
+    pipe = ae.Pipeline(device=0)
+    x = pipe.input("image", "float32", (1, 3, -1, -1))
+    meta = pipe.input("meta", "float32", (1, 2))
+    pipe.output("energy", pipe.model(paths["det"], x, name="det")[1])
+    crops = pipe.host(stamps, meta, outputs=[("crops", "float32", (-1, 8, 16, 4))], rows="any",
+                      max_rows=MAX_CROPS, name="stamps")
+    pipe.output("score", pipe.model(paths["line"], crops, name="line")[1])
+    rng = np.random.default_rng(18)
+    with pipe.compile(depth=2) as engine:
+        for n, h, w in [(3, 5, 7), (0, 9, 2), (6, 32, 32), (1, 1, 1)]:
+            m = np.array([[n, 0.5 + n]], np.float32)
+            got = engine.run({"image": image(rng, h, w), "meta": m})
+            c = stamps(m)
+            reads = [line(crop=c[i:i + 1])["score"] for i in range(n)]
+            assert got["energy"].shape == (1, h, w)
+            np.testing.assert_array_equal(got["score"], np.concatenate(reads) if n else np.zeros((0, 8, 16)))

@@ -10,20 +10,24 @@ models, so a result can be checked exactly against the models run by hand.
   requests of random image sizes (1..32 x 1..32) put in with
   ``engine.submit`` at depth 8.  Throughput against the bound 1 / 2 ms (the
   slowest model), and against the two ``Model`` objects called one after the
-  other from Python.  Targets: >= 0.9 of the bound; the sequential calls pay
-  2 + 1 ms per request, so the ratio to them cannot pass 1.5 plus what the
-  calls cost on the host.
+  other from Python.  Target: >= 0.9 of the bound.  The sequential calls
+  take 2 + 1 ms of device time per request plus their host time h, the
+  engine at best 2 ms, so engine / sequential is at most (3 ms + h) / 2 ms:
+  1.5 on a device with no host cost, not 2.
 * (b) reshaping OCR: the same detector -> a Python step (rows="any") cutting
   0..5 text-line crops as wide as the image -> a line reader with width
   gears 8, 16, 32 (0.3 ms per execution, one crop per execution).  Against
   the bound (see ``ocr_bound``) and against the sequential calls (detector
   Model, the step, the line reader Model per crop).
-* (c) host CPU per request (every thread of the process) of ``submit`` with
-  zero device latency: the shaped two-stage pipeline against the same chain
-  saved with static shapes at 16x16; shaped requests of one size (16x16, a
-  gear: no padding), of a pool of four sizes, of 1024 sizes never seen
-  before (the per-shape cache misses on every request) and the same 1024
-  again (it hits).
+* (c) host CPU per request of ``submit`` with zero device latency: the
+  shaped two-stage pipeline against the same chain saved with static shapes
+  at 16x16, every request at the 16x16 gears (so the simulator's kernels,
+  whose CPU time counts, do the same work in each case): shaped requests of
+  16x16 (a gear: no padding), of a pool of four smaller sizes (padded; the
+  per-shape cache hits), of each of the 192 sizes that run the 16x16 gear
+  given to a fresh engine (the cache misses on every request), and the same
+  sizes again (it hits).  Two views: the CPU time of every thread of the
+  process, and the calling thread's time in the ``submit`` calls alone.
 
 Ratios go to the benchmark's extra_info and are printed; none is asserted.
 Results of the pipelines are checked exactly against the by-hand calls.
@@ -299,26 +303,50 @@ def zero_latency_paths(tmp_path_factory):
 
 
 def cpu_per_request(engine, feeds):
-    """Process CPU seconds (every thread: the caller, the completer) per request through submit."""
+    """(process CPU seconds per request -- every thread: the caller, the
+    completer, the simulator's streams --, the calling thread's CPU seconds
+    per request spent in the submit calls alone) through ``submit``."""
     c0 = time.process_time()
+    t0 = time.thread_time()
     futures = [engine.submit(f) for f in feeds]
+    caller = time.thread_time() - t0
     for f in futures:
         f.result(timeout=300)
-    return (time.process_time() - c0) / len(feeds)
+    return (time.process_time() - c0) / len(feeds), caller / len(feeds)
+
+
+def gear_sizes(gear):
+    """Every (h, w) whose smallest holding detector gear is ``gear``."""
+    return [(h, w) for h in range(1, 33) for w in range(1, 33)
+            if min((g for g in DET_GEARS if g[0] >= h and g[1] >= w), key=lambda g: g[0] * g[1]) == gear]
 
 
 def test_host_cpu_shaped_against_static(benchmark, zero_latency_paths):
+    """Every shaped request here runs the 16x16 gears, as the static chain
+    does, so the simulator's kernels (which run on its stream threads and
+    count in the process's CPU time) do the same work in every case and the
+    differences are the host's: resolving the gears, padding, cutting."""
     shaped, static = zero_latency_paths["shaped"], zero_latency_paths["static"]
     rng = np.random.default_rng(3)
-    n = 2048
+    n, fresh_engines = 2048, 4
     one_size = [{"image": image(rng, *STATIC_HW)} for _ in range(64)]
     same = [one_size[k % len(one_size)] for k in range(n)]
-    pool_sizes = [(7, 5), (12, 15), (16, 20), (30, 31)]        # one per detector gear, each padded
+    pool_sizes = [(9, 10), (12, 15), (16, 13), (5, 16)]        # padded to the 16x16 gear
     pool_images = [image(rng, h, w) for h, w in pool_sizes for _ in range(16)]
     pool = [{"image": pool_images[k % len(pool_images)]} for k in range(n)]
-    every = [(h, w) for h in range(1, 33) for w in range(1, 33)]   # all 1024 sizes the gears hold
-    rng.shuffle(every)
-    distinct = [{"image": image(rng, h, w)} for h, w in every]
+    sizes = gear_sizes(STATIC_HW)                              # the 192 sizes that run the 16x16 gear
+    distinct = [[{"image": image(rng, int(h), int(w))} for h, w in rng.permutation(sizes)]
+                for _ in range(fresh_engines)]
+
+    def misses_then_hits():
+        """Each size new to a fresh engine (its per-shape cache empty), then the same sizes again."""
+        miss, hit = [], []
+        for feeds in distinct:
+            with two_stage(*shaped) as fresh:
+                fresh.run(same[0])
+                miss.append(cpu_per_request(fresh, feeds))
+                hit.append(cpu_per_request(fresh, feeds))
+        return tuple(tuple(statistics.mean(v) for v in zip(*m, strict=True)) for m in (miss, hit))
 
     with two_stage(*static, shape=(1, 3, *STATIC_HW)) as static_engine, two_stage(*shaped) as shaped_engine:
         want = static_engine.run(same[0])
@@ -326,27 +354,32 @@ def test_host_cpu_shaped_against_static(benchmark, zero_latency_paths):
         for e in (static_engine, shaped_engine):   # warm-up (and the shaped cache holds the pool)
             cpu_per_request(e, same[:256])
         cpu_per_request(shaped_engine, pool[:256])
+        misses_then_hits()
         figures = {k: [] for k in ("static", "same", "pool", "miss", "hit")}
         for _ in range(ROUNDS):   # interleaved, so a noisy moment hits all
             figures["static"].append(cpu_per_request(static_engine, same))
             figures["same"].append(cpu_per_request(shaped_engine, same))
             figures["pool"].append(cpu_per_request(shaped_engine, pool))
-            # a fresh engine: its per-shape cache is empty, so each of the 1024 sizes misses once
-            with two_stage(*shaped) as fresh:
-                fresh.run(same[0])
-                figures["miss"].append(cpu_per_request(fresh, distinct))
-                figures["hit"].append(cpu_per_request(fresh, distinct))   # the same sizes again: all hit
+            miss, hit = misses_then_hits()
+            figures["miss"].append(miss)
+            figures["hit"].append(hit)
         benchmark.pedantic(cpu_per_request, args=(shaped_engine, pool[:512]), rounds=2, iterations=1)
-    us = {k: statistics.median(v) * 1e6 for k, v in figures.items()}
-    static_us = us["static"]
-    report(benchmark, "host CPU per request through submit, every thread (zero device latency, depth 8)", {
-        "static_us": static_us,
-        "shaped_one_size_us": us["same"], "shaped_one_size_over_static": us["same"] / static_us,
-        "shaped_one_size_over_static_rounds": spread([a / b for a, b in zip(figures["same"],
-                                                                            figures["static"], strict=True)]),
-        "shaped_pool4_us": us["pool"], "shaped_pool4_over_static": us["pool"] / static_us,
-        "shaped_1024_new_sizes_us": us["miss"], "shaped_1024_new_sizes_over_static": us["miss"] / static_us,
-        "shaped_1024_again_us": us["hit"], "shaped_1024_again_over_static": us["hit"] / static_us,
-        "miss_over_hit": us["miss"] / us["hit"],
-        "miss_over_hit_rounds": spread([a / b for a, b in zip(figures["miss"], figures["hit"], strict=True)]),
-    })
+    # [k][0]: every thread, [k][1]: the caller's submit calls
+    us = {k: [statistics.median(r[j] for r in v) * 1e6 for j in (0, 1)] for k, v in figures.items()}
+
+    def ratio_rounds(a, b, j=0):
+        return spread([x[j] / y[j] for x, y in zip(figures[a], figures[b], strict=True)])
+
+    out = {"static_us": us["static"][0], "static_caller_us": us["static"][1]}
+    for key, label in (("same", "shaped_16x16"), ("pool", "shaped_pool4"), ("miss", "shaped_new_size"),
+                       ("hit", "shaped_same_sizes_again")):
+        out[f"{label}_us"] = us[key][0]
+        out[f"{label}_over_static"] = us[key][0] / us["static"][0]
+        out[f"{label}_over_static_rounds"] = ratio_rounds(key, "static")
+        out[f"{label}_caller_us"] = us[key][1]
+        out[f"{label}_caller_over_static"] = us[key][1] / us["static"][1]
+    out["miss_over_hit"] = us["miss"][0] / us["hit"][0]
+    out["miss_over_hit_rounds"] = ratio_rounds("miss", "hit")
+    out["miss_over_hit_caller"] = us["miss"][1] / us["hit"][1]
+    report(benchmark, "host CPU per request through submit (zero device latency, depth 8, all at the "
+                      "16x16 gears): every thread, and the caller's submit calls alone", out)

@@ -54,7 +54,7 @@ from ascend_engine import sim  # noqa: E402
 DEPTH = 8
 DETECTOR_US, RECOGNIZER_US, LINE_US = 2000, 1000, 300
 MAX_CROPS = 5
-ROUNDS = 3            # interleaved rounds per figure; the median is reported, the range beside it
+ROUNDS = 5            # interleaved rounds per figure; the median is reported, the range beside it
 STATIC_HW = (16, 16)  # the one size of the static chain in (c), a detector gear
 
 
@@ -328,7 +328,7 @@ def test_host_cpu_shaped_against_static(benchmark, zero_latency_paths):
     differences are the host's: resolving the gears, padding, cutting."""
     shaped, static = zero_latency_paths["shaped"], zero_latency_paths["static"]
     rng = np.random.default_rng(3)
-    n, fresh_engines = 2048, 4
+    n, fresh_engines = 2048, 6
     one_size = [{"image": image(rng, *STATIC_HW)} for _ in range(64)]
     same = [one_size[k % len(one_size)] for k in range(n)]
     pool_sizes = [(9, 10), (12, 15), (16, 13), (5, 16)]        # padded to the 16x16 gear

@@ -36,7 +36,9 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "tests"))
+sys.path.insert(0, HERE)
 
+from _report import report  # noqa: E402
 from helpers import simlib  # noqa: E402
 
 import ascend_engine as ae  # noqa: E402
@@ -65,13 +67,6 @@ def chain_engine(paths, depth, instances=None, devices=None, **kw):
                        device=devices[i] if devices else None)
     pipe.output("y", h)
     return pipe.compile(depth=depth, **kw)
-
-
-def report(benchmark, title, figures):
-    benchmark.extra_info.update(figures)
-    print(f"\n{title}")
-    for k, v in figures.items():
-        print(f"  {k}: {v:.4g}" if isinstance(v, float) else f"  {k}: {v}")
 
 
 # ---- host overhead ------------------------------------------------------------

@@ -30,8 +30,10 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "examples"))
+sys.path.insert(0, HERE)
 
 import _models  # noqa: E402
+from _report import report  # noqa: E402
 
 import ascend_engine as ae  # noqa: E402
 
@@ -120,13 +122,6 @@ def classifier_ms(crop_counts):
     gear = [next((g for g in _models.GEARS if g >= n), 0) if n else 0 for n in crop_counts]
     times = [(CLASSIFIER_US + CLASSIFIER_PER_ITEM_US * g) / 1000 if g else 0.0 for g in gear]
     return statistics.mean(times)
-
-
-def report(benchmark, title, figures):
-    benchmark.extra_info.update(figures)
-    print(f"\n{title}")
-    for k, v in figures.items():
-        print(f"  {k}: {v:.4g}" if isinstance(v, float) else f"  {k}: {v}")
 
 
 def test_host_step_pipeline_throughput(benchmark, setup):

@@ -36,7 +36,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from bench_executor import BATCH, WIDTH, chain_engine, dense_model, report  # noqa: E402
+from _report import report  # noqa: E402
+from bench_executor import BATCH, WIDTH, chain_engine, dense_model  # noqa: E402
 
 import ascend_engine as ae  # noqa: E402
 from ascend_engine import sim  # noqa: E402

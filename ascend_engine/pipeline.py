@@ -1111,7 +1111,7 @@ def _follow(model) -> tuple:
 
 
 def _row_bytes(shape, dtype) -> int:
-    return int(np.prod(shape[1:], dtype=np.int64)) * np.dtype(dtype).itemsize if len(shape) > 1 else \
+    return math.prod(shape[1:]) * np.dtype(dtype).itemsize if len(shape) > 1 else \
         np.dtype(dtype).itemsize
 
 
@@ -1574,7 +1574,7 @@ def _choose(node, ins, have, rows, chunked=False):
         if all(len(h) == len(g) and (chunked or h[0] <= g[0])
                and all(a <= b for a, b in zip(h[1:], g[1:], strict=True))
                for h, g in zip(have, g_in, strict=True)):
-            key = (sum(int(np.prod(g)) for g in g_in), gear if node.shape_kind == "hw" else 0)
+            key = (sum(math.prod(g) for g in g_in), gear if node.shape_kind == "hw" else 0)
             if best is None or key < best[0]:
                 best = (key, (gear, g_in, g_out))
     if best is None:

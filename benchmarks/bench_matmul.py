@@ -30,10 +30,9 @@ import numpy as np
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(HERE, "..", "tests"), os.path.join(HERE, "..", "tests", "model")]
+sys.path[:0] = [os.path.join(HERE, "..", "tests")]
 
-import mdl  # noqa: E402
-from helpers import simlib  # noqa: E402
+from helpers import mdl, simlib  # noqa: E402
 
 from ascend_engine import sim  # noqa: E402
 

@@ -387,8 +387,7 @@ def _verify(engine, requests, args):
 
 
 def cmd_bench(args) -> int:
-    from ascend_engine.bench import compare as cmp
-    from ascend_engine.bench import data, measure
+    from ascend_engine.bench import data
 
     _existing_file(args.target, "spec or model file")
     baseline = _read_baseline(args.compare) if args.compare else None
@@ -440,15 +439,28 @@ def cmd_bench(args) -> int:
     if load is not None:
         return _bench_load(args, load, pipe, kw, kind, pool, batch, requests, requests_in, soc, progress)
 
+    config = ({"shapes": {name: [batch, *plan.tensors[t].shape[1:]] for name, t in plan.inputs},
+               "shapes_chosen": "given"} if given_shapes else {})
+    return _run_pipeline_bench(args, pipe, kw, kind, plan, baseline, pool, batch, requests, requests_in, soc,
+                               progress, config=config, extra={"gears": facts["gears"]} if facts else {})
+
+
+def _run_pipeline_bench(args, pipe, kw, kind, plan, baseline, pool, batch, requests, requests_in, soc,
+                        progress, config, extra, identity_extra=None) -> int:
+    """Compile, run the closed-loop bench over ``pool`` and report it: the figures of a pipeline's bench,
+    ``config`` and ``extra`` added to the JSON's ``config`` and top level."""
+    import ascend_engine as ae
+    from ascend_engine.bench import compare as cmp
+    from ascend_engine.bench import measure
+
     with pipe.compile(**kw) as engine:
         cold_ms = measure.run_cold(engine, pool[0])
         verified = _verify(engine, requests_in, args) if (args.output or args.check) else None
         fig = measure.run_bench(engine, pool, batch, cold_ms, requests=requests, duration=args.duration,
                                 warmup=args.warmup, repeat=args.repeat, progress=progress)
         memory = engine.memory()
-        identity = cmp.pipeline_identity(engine.plan)
+        identity = {**cmp.pipeline_identity(engine.plan), **(identity_extra or {})}
     samples = fig.pop("samples")
-    inputs = _inputs_figure(args, requests_in, pool)
     figures = {
         "tool": f"{PROG} bench",
         "version": ae.__version__,
@@ -460,14 +472,12 @@ def cmd_bench(args) -> int:
         "nodes": identity["nodes"],
         "pipeline": identity,
         "streams_used": plan.n_streams,
-        **({"gears": facts["gears"]} if facts else {}),
+        **extra,
         "config": {"batch": batch, "depth": plan.depth,
                    "streams": "single" if plan.single_stream else "per-model",
                    "requests": requests, "duration": args.duration, "warmup": args.warmup,
-                   "repeat": args.repeat,
-                   **({"shapes": {name: [batch, *plan.tensors[t].shape[1:]] for name, t in plan.inputs},
-                       "shapes_chosen": "given"} if given_shapes else {})},
-        "inputs": inputs,
+                   "repeat": args.repeat, **config},
+        "inputs": _inputs_figure(args, requests_in, pool),
         **fig,
         "memory": memory,
     }
@@ -612,7 +622,7 @@ def _bench_shaped_pipeline(args, pipe, kw, kind, plan, baseline, load) -> int:
     one shape (--shapes or the spec's bench_shape), ``depth`` in flight."""
     import ascend_engine as ae
     from ascend_engine.bench import compare as cmp
-    from ascend_engine.bench import data, measure, shaped
+    from ascend_engine.bench import data, shaped
 
     requests_in = None
     if args.input:
@@ -638,35 +648,10 @@ def _bench_shaped_pipeline(args, pipe, kw, kind, plan, baseline, load) -> int:
         return _bench_load(args, load, pipe, kw, kind, pool, rows, requests, requests_in, soc, progress,
                            shaped_config={"shapes": listed, "shapes_chosen": chosen,
                                           "node_gears": shaped.node_gears(plan, gears)})
-    with pipe.compile(**kw) as engine:
-        cold_ms = measure.run_cold(engine, pool[0])
-        verified = _verify(engine, requests_in, args) if (args.output or args.check) else None
-        fig = measure.run_bench(engine, pool, rows, cold_ms, requests=requests, duration=args.duration,
-                                warmup=args.warmup, repeat=args.repeat, progress=progress)
-        memory = engine.memory()
-        identity = {**cmp.pipeline_identity(engine.plan), "shapes": listed}
-    samples = fig.pop("samples")
-    figures = {
-        "tool": f"{PROG} bench",
-        "version": ae.__version__,
-        "target": args.target,
-        "kind": kind,
-        "backend": ae.backend().name,
-        "device": plan.device,
-        "soc": soc,
-        "nodes": identity["nodes"],
-        "pipeline": identity,
-        "streams_used": plan.n_streams,
-        "node_gears": shaped.node_gears(plan, gears),
-        "config": {"batch": rows, "depth": plan.depth,
-                   "streams": "single" if plan.single_stream else "per-model",
-                   "requests": requests, "duration": args.duration, "warmup": args.warmup,
-                   "repeat": args.repeat, "shapes": listed, "shapes_chosen": chosen},
-        "inputs": _inputs_figure(args, requests_in, pool),
-        **fig,
-        "memory": memory,
-    }
-    return _finish_bench(args, figures, samples, baseline, verified)
+    return _run_pipeline_bench(args, pipe, kw, kind, plan, baseline, pool, rows, requests, requests_in, soc,
+                               progress, config={"shapes": listed, "shapes_chosen": chosen},
+                               extra={"node_gears": shaped.node_gears(plan, gears)},
+                               identity_extra={"shapes": listed})
 
 
 def _inputs_figure(args, requests_in, pool) -> dict:

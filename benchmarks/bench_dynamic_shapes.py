@@ -49,7 +49,6 @@ from _report import report  # noqa: E402
 from helpers.shaped import DET_GEARS, LINE_WIDTHS, REC_GEARS, detector, image, line_reader, recognizer  # noqa: E402
 
 import ascend_engine as ae  # noqa: E402
-from ascend_engine import sim  # noqa: E402
 
 DEPTH = 8
 DETECTOR_US, RECOGNIZER_US, LINE_US = 2000, 1000, 300
@@ -267,38 +266,14 @@ def test_reshaping_ocr_throughput(benchmark, ocr_paths):
 # ---- (c) host CPU per request: shaped against static --------------------------------------
 
 
-def static_detector(h, w):
-    """helpers.shaped.detector's graph (same seed, same weights) at one fixed size."""
-    rng = np.random.default_rng(21)
-    g = sim.Graph("det_static")
-    x = g.input("image", "float32", (1, 3, h, w), format="NCHW")
-    y = g.relu(g.add(g.mul(x, rng.standard_normal((1, 3, 1, 1)).astype(np.float32)),
-                     rng.standard_normal((1, 3, 1, 1)).astype(np.float32)))
-    feat = g.matmul(g.transpose(y, (0, 2, 3, 1)), g.const(rng.standard_normal((3, 4)).astype(np.float32)))
-    g.output("feat", feat, format="NHWC")
-    g.output("energy", g.sum(feat, axes=3))
-    return g
-
-
-def static_recognizer(h, w):
-    """helpers.shaped.recognizer's graph (same seed, same weights) at one fixed size."""
-    rng = np.random.default_rng(22)
-    g = sim.Graph("rec_static")
-    f = g.input("feat", "float32", (1, h, w, 4))
-    logits = g.matmul(f, g.const(rng.standard_normal((4, 5)).astype(np.float32)))
-    g.output("probs", g.softmax(logits, axis=-1))
-    g.output("score", g.sum(logits, axes=3))
-    return g
-
-
 @pytest.fixture(scope="module")
 def zero_latency_paths(tmp_path_factory):
     d = tmp_path_factory.mktemp("hostcpu")
     return {
         "shaped": (detector().save(str(d / "det.om"), hw_sizes=DET_GEARS),
                    recognizer().save(str(d / "rec.om"), dims=REC_GEARS)),
-        "static": (static_detector(*STATIC_HW).save(str(d / "det_static.om")),
-                   static_recognizer(*STATIC_HW).save(str(d / "rec_static.om"))),
+        "static": (detector(*STATIC_HW, name="det_static").save(str(d / "det_static.om")),
+                   recognizer("rec_static", *STATIC_HW).save(str(d / "rec_static.om"))),
     }
 
 

@@ -102,11 +102,12 @@ REC_GEARS = [[8, 8], [8, 16], [16, 16], [16, 32], [32, 32]]   # every detector o
 LINE_WIDTHS = [8, 16, 32]                                      # the line reader's width gears
 
 
-def detector():
-    """Per-channel scale and shift, relu, then a 3 -> 4 projection per pixel (NHWC) and its channel sum."""
+def detector(h="h", w="w", name="det"):
+    """Per-channel scale and shift, relu, then a 3 -> 4 projection per pixel (NHWC) and its channel sum
+    (``h``, ``w``: sizes for the same graph at one fixed size)."""
     rng = np.random.default_rng(21)
-    g = sim.Graph("det")
-    x = g.input("image", "float32", (1, 3, "h", "w"), format="NCHW")
+    g = sim.Graph(name)
+    x = g.input("image", "float32", (1, 3, h, w), format="NCHW")
     y = g.relu(g.add(g.mul(x, rng.standard_normal((1, 3, 1, 1)).astype(np.float32)),
                      rng.standard_normal((1, 3, 1, 1)).astype(np.float32)))
     feat = g.matmul(g.transpose(y, (0, 2, 3, 1)), g.const(rng.standard_normal((3, 4)).astype(np.float32)))
@@ -115,11 +116,11 @@ def detector():
     return g
 
 
-def recognizer(name="rec"):
+def recognizer(name="rec", h="h", w="w"):
     """Per pixel: a 4 -> 5 projection, softmax over the classes, and the logits' sum."""
     rng = np.random.default_rng(22)
     g = sim.Graph(name)
-    f = g.input("feat", "float32", (1, "h", "w", 4))
+    f = g.input("feat", "float32", (1, h, w, 4))
     logits = g.matmul(f, g.const(rng.standard_normal((4, 5)).astype(np.float32)))
     g.output("probs", g.softmax(logits, axis=-1))
     g.output("score", g.sum(logits, axes=3))

@@ -1508,8 +1508,8 @@ class RequestWalk:
         gear of a model after it holds what it returned."""
         plan, tensors = self.plan, self.plan.tensors
         node = plan.nodes[k]
-        if node.rows_any:
-            self.rows[k] = rows
+        # the rows of its outputs' domain: its own (rows='any') or those it was given
+        self.rows[k if node.rows_any else node.domain] = rows
         for t, shape in zip(node.outputs, shapes, strict=True):
             if tensors[t].shaped:
                 self.source[t] = self.logical[t] = tuple(shape)

@@ -108,11 +108,13 @@ def classifier_model(folder, name, crop_hw, classes, seed, latency_us=0, latency
 
 
 def recognizer_model(folder, name, crop_hw, alphabet, seed, latency_us=0, latency_per_item_us=0,
-                     gears=GEARS) -> SimModel:
+                     gears=GEARS, widths=None) -> SimModel:
     """A text recognizer: a crop (rows, h, w) read column by column.
 
     ``chars`` (rows, w) int32 is the best symbol per column, 0 meaning blank
-    (the input of a greedy CTC decode).
+    (the input of a greedy CTC decode).  With ``widths`` the crops' width
+    changes per request: dims gears over (rows, width), every batch gear at
+    every width (what ATC's ``--dynamic_dims`` builds for a text recognizer).
     """
     h, w = crop_hw
     rng = np.random.default_rng(seed)
@@ -120,12 +122,13 @@ def recognizer_model(folder, name, crop_hw, alphabet, seed, latency_us=0, latenc
     w2 = weights(rng, 24, alphabet, scale=2.0)
 
     g = sim.Graph(name)
-    crops = g.input("crops", "float32", (-1, h, w))
+    crops = g.input("crops", "float32", (-1, h, "w" if widths else w))
     columns = g.transpose(crops, (0, 2, 1))                      # (rows, w, h)
     logits = g.matmul(g.tanh(g.matmul(columns, g.const(w1))), g.const(w2))
     g.output("chars", g.argmax(logits))
-    path = g.save(os.path.join(folder, f"{name}.om"), batch_sizes=gears, latency_us=latency_us,
-                  latency_per_item_us=latency_per_item_us)
+    shapes = {"dims": [[n, width] for n in gears for width in widths]} if widths else {"batch_sizes": gears}
+    path = g.save(os.path.join(folder, f"{name}.om"), latency_us=latency_us,
+                  latency_per_item_us=latency_per_item_us, **shapes)
 
     def forward(x):
         logits = np.tanh(x.transpose(0, 2, 1) @ w1).astype(np.float32) @ w2

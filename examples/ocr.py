@@ -1,13 +1,20 @@
 """OCR-shaped pipeline with two host steps, checked against plain numpy.
 
-    text detector -> host: threshold, NMS, crop every text box (rows="any")
+    text detector -> host: threshold, NMS, crop every text box (rows="any"),
+                     and the width its line takes at the recognizer's height
                   -> angle classifier (upright or upside down)
-                  -> host: rotate the upside-down crops, normalize (rows="same")
-                  -> recognizer (gears 1 ... 16) -> one symbol per column
+                  -> host: rotate the upside-down crops, stretch each to its
+                     line's width, normalize (rows="same"; each request's
+                     lines as wide as its widest, zero-padded)
+                  -> recognizer, dims gears over (lines 1 ... 16, width 16, 32, 64)
+                     -> one symbol per column
 
-The symbols are decoded on the host (greedy CTC: repeats merged, blanks
-dropped).  The script asserts that every request equals the numpy
-implementation of the whole pipeline and prints the throughput:
+The recognizer runs each request's lines at the smallest width gear that
+holds them (the engine pads them; the host steps choose the width per
+request), in chunks of its line gears.  The symbols are decoded on the host
+(greedy CTC: repeats merged, blanks dropped), each line up to its own width.
+The script asserts that every request equals the numpy implementation of the
+whole pipeline and prints the throughput:
 
     python examples/ocr.py [--images 300] [--per-request 2]
 """
@@ -29,12 +36,14 @@ import _models  # noqa: E402
 import ascend_engine as ae  # noqa: E402
 
 IMAGE_HW = (32, 64)
-CROP_HW = (8, 32)
+CROP_HW = (8, 32)                 # the angle classifier's input
+LINE_HEIGHT = CROP_HW[0]          # the recognizer's; its width follows each box
+LINE_WIDTHS = (16, 32, 64)        # the recognizer's width gears
 CANDIDATES = 16
 ALPHABET = "-abcdefghijklmnopqrstuvwxyz0123456789"   # index 0: the CTC blank
 THRESHOLD = 0.5
 IOU = 0.3
-OUTPUTS = ("boxes", "image", "angle", "chars")
+OUTPUTS = ("boxes", "image", "angle", "chars", "widths")
 
 
 def build_models(folder, detector_us=300, angle_us=80, angle_per_item_us=5, recognizer_us=150,
@@ -47,21 +56,42 @@ def build_models(folder, detector_us=300, angle_us=80, angle_per_item_us=5, reco
                                           latency_per_item_us=angle_per_item_us),
         "recognizer": _models.recognizer_model(folder, "recognizer", CROP_HW, len(ALPHABET), seed=13,
                                                latency_us=recognizer_us,
-                                               latency_per_item_us=recognizer_per_item_us),
+                                               latency_per_item_us=recognizer_per_item_us,
+                                               widths=LINE_WIDTHS),
     }
 
 
-# Host step 1: text boxes above the threshold, NMS, one crop per box.
-find_text = functools.partial(_models.detections, threshold=THRESHOLD, iou_threshold=IOU, crop_hw=CROP_HW)
+boxes_and_crops = functools.partial(_models.detections, threshold=THRESHOLD, iou_threshold=IOU,
+                                    crop_hw=CROP_HW)
 
 
-def upright(crops, angle):
-    """Host step 2: turn crops classified upside down (angle 1) by 180 degrees, then
-    scale each crop to zero mean and unit variance."""
-    turned = np.where((angle == 1)[:, None, None], crops[:, ::-1, ::-1], crops)
-    mean = turned.mean(axis=(1, 2), keepdims=True)
-    std = turned.std(axis=(1, 2), keepdims=True)
-    return ((turned - mean) / (std + np.float32(1e-3))).astype(np.float32)
+def line_width(box):
+    """A text line's width at LINE_HEIGHT, its box's aspect ratio kept (at most the widest gear)."""
+    height, width = box[2] - box[0], box[3] - box[1]
+    return int(np.clip(np.rint(width * LINE_HEIGHT / height), 1, LINE_WIDTHS[-1]))
+
+
+def find_text(images, scores, boxes):
+    """Host step 1: text boxes above the threshold, NMS, a CROP_HW crop per box,
+    and the width of its line (``line_width``).  Returns crops, widths, boxes,
+    scores, image."""
+    crops, kept, scores, which = boxes_and_crops(images, scores, boxes)
+    widths = np.array([line_width(b) for b in kept], np.int32)
+    return crops, widths, kept, scores, which
+
+
+def upright(crops, widths, angle):
+    """Host step 2: turn crops classified upside down (angle 1) by 180 degrees,
+    stretch each to its line's width (nearest column), and scale it to zero
+    mean and unit variance.  The lines of a request are as wide as its widest
+    (the others zero-padded after their width): the engine pads that width
+    to the recognizer's gear."""
+    lines = np.zeros((len(crops), LINE_HEIGHT, max(widths, default=1)), np.float32)
+    for i, (crop, w, a) in enumerate(zip(crops, widths, angle, strict=True)):
+        turned = crop[::-1, ::-1] if a == 1 else crop
+        line = turned[:, (np.arange(w) * crop.shape[1]) // w]
+        lines[i, :, :w] = (line - line.mean()) / (line.std() + np.float32(1e-3))
+    return lines
 
 
 def decode(chars):
@@ -80,16 +110,17 @@ def build_pipeline(models, images_per_request=1, steps=None) -> ae.Pipeline:
     pipe = ae.Pipeline(device=0)
     image = pipe.input("image", "float32", (-1, *IMAGE_HW))
     scores, boxes = pipe.model(models["detector"].path, image, name="detector")
-    crops, kept_boxes, _scores, which = pipe.host(
+    crops, widths, kept_boxes, _scores, which = pipe.host(
         steps.get("crop", find_text), image, scores, boxes, name="crop",
-        outputs=[("crops", "float32", (-1, *CROP_HW)), ("boxes", "float32", (-1, 4)),
-                 ("scores", "float32", (-1,)), ("image", "int32", (-1,))],
+        outputs=[("crops", "float32", (-1, *CROP_HW)), ("widths", "int32", (-1,)),
+                 ("boxes", "float32", (-1, 4)), ("scores", "float32", (-1,)), ("image", "int32", (-1,))],
         rows="any", max_rows=CANDIDATES * images_per_request)
     _probs, angle = pipe.model(models["angle"].path, crops, name="angle")
-    fixed = pipe.host(steps.get("upright", upright), crops, angle, name="upright",
-                      outputs=[("crops", "float32", (-1, *CROP_HW))])
+    # the lines' width is chosen per request: the recognizer's gear follows it
+    fixed = pipe.host(steps.get("upright", upright), crops, widths, angle, name="upright",
+                      outputs=[("lines", "float32", (-1, LINE_HEIGHT, -1))])
     chars = pipe.model(models["recognizer"].path, fixed, name="recognizer")
-    for name, handle in zip(OUTPUTS, (kept_boxes, which, angle, chars), strict=True):
+    for name, handle in zip(OUTPUTS, (kept_boxes, which, angle, chars, widths), strict=True):
         pipe.output(name, handle)
     return pipe
 
@@ -97,14 +128,14 @@ def build_pipeline(models, images_per_request=1, steps=None) -> ae.Pipeline:
 def reference(models, images):
     """The whole pipeline for one request in plain numpy."""
     det = models["detector"].forward(images)
-    crops, boxes, _scores, which = find_text(images, det["scores"], det["boxes"])
+    crops, widths, boxes, _scores, which = find_text(images, det["scores"], det["boxes"])
     angle = models["angle"].forward(crops)["label"]
-    chars = models["recognizer"].forward(upright(crops, angle))["chars"]
-    return {"boxes": boxes, "image": which, "angle": angle, "chars": chars}
+    chars = models["recognizer"].forward(upright(crops, widths, angle))["chars"]
+    return {"boxes": boxes, "image": which, "angle": angle, "chars": chars, "widths": widths}
 
 
 def assert_same(got, want, where):
-    for name in ("image", "angle", "chars"):
+    for name in ("image", "angle", "chars", "widths"):
         assert got[name].dtype == want[name].dtype, (where, name, got[name].dtype)
         np.testing.assert_array_equal(got[name], want[name], err_msg=f"{where}: {name}")
     np.testing.assert_allclose(got["boxes"], want["boxes"], rtol=0, atol=1e-3,
@@ -123,11 +154,13 @@ def check(n_images=300, images_per_request=2, seed=0, depth=8, gear_policy="uppe
                                                   lambda x: reference(models, x),
                                                   assert_same, OUTPUTS, depth, gear_policy)
         counts = [len(want["chars"]) for want in wants]
-        texts = [decode(row) for chars in out["chars"] for row in chars]
+        texts = [decode(row[:w]) for chars, widths in zip(out["chars"], out["widths"], strict=True)
+                 for row, w in zip(chars, widths, strict=True)]
+        line_widths = [int(w) for widths in out["widths"] for w in widths]
         turned = sum(int(want["angle"].sum()) for want in wants)
         return {"images": n_images, "requests": len(counts), "images_per_s": n_images / seconds,
                 "lines": int(sum(counts)), "max_per_request": max(counts), "turned": turned,
-                "texts": texts}
+                "texts": texts, "line_widths": line_widths}
 
 
 def main(argv=None):
@@ -141,7 +174,8 @@ def main(argv=None):
     f = check(args.images, args.per_request, seed=args.seed, depth=args.depth, gear_policy=args.gear_policy)
     print(f"{f['images']} images in {f['requests']} requests: every result equals numpy")
     print(f"{f['lines']} text lines ({f['turned']} turned upright), "
-          f"up to {f['max_per_request']} in one request")
+          f"up to {f['max_per_request']} in one request, {min(f['line_widths'])} to "
+          f"{max(f['line_widths'])} columns wide")
     print(f"first lines read: {', '.join(repr(t) for t in f['texts'][:4])}")
     print(f"throughput: {f['images_per_s']:.0f} images/s")
 

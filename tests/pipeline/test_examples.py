@@ -46,6 +46,10 @@ def test_ocr_matches_numpy(ocr_models, policy, per_request, depth):
     f = ocr.check(64, per_request, seed=depth, depth=depth, gear_policy=policy, models=ocr_models)
     assert f["lines"] > 0 and 0 < f["turned"] < f["lines"]   # both angles occur
     assert len(f["texts"]) == f["lines"]
+    # lines of every width gear of the recognizer (16, 32, 64), each read up to its own width
+    assert {ocr.LINE_WIDTHS[int(np.searchsorted(ocr.LINE_WIDTHS, w))] for w in f["line_widths"]} == \
+        set(ocr.LINE_WIDTHS)
+    assert all(len(t) <= w for t, w in zip(f["texts"], f["line_widths"], strict=True))
 
 
 def test_nms_keeps_the_best_of_overlapping_boxes():
@@ -55,6 +59,16 @@ def test_nms_keeps_the_best_of_overlapping_boxes():
     assert detector_classifier._models.nms(boxes, scores, 0.45).tolist() == [1, 3, 2]
     assert detector_classifier._models.nms(boxes, scores, 0.25).tolist() == [1, 2]
     assert detector_classifier._models.nms(boxes[:0], scores[:0], 0.5).tolist() == []
+
+
+def test_ocr_lines_of_other_widths_break_the_check(ocr_models):
+    """The widths the crop step gives decide the recognizer's gear and what is
+    decoded: lines all stretched to the widest gear are caught."""
+    def widest(images, scores, boxes):
+        crops, widths, *rest = ocr.find_text(images, scores, boxes)
+        return (crops, np.full_like(widths, ocr.LINE_WIDTHS[-1]), *rest)
+    with pytest.raises(AssertionError, match=r"request \d+: (chars|widths)"):
+        ocr.check(32, 2, models=ocr_models, steps={"crop": widest})
 
 
 def test_ctc_decode():
@@ -76,8 +90,8 @@ def test_detector_classifier_check_catches_dropped_crops(dc_models):
 
 
 def test_ocr_check_catches_a_missing_rotation(ocr_models):
-    def no_turn(crops, angle):
-        return ocr.upright(crops, np.zeros_like(angle))
+    def no_turn(crops, widths, angle):
+        return ocr.upright(crops, widths, np.zeros_like(angle))
     with pytest.raises(AssertionError, match=r"request \d+: chars"):
         ocr.check(32, 2, models=ocr_models, steps={"upright": no_turn})
 

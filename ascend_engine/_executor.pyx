@@ -1113,8 +1113,11 @@ cdef class Engine:
             rc = ae_engine_complete_waited(self._engine, ticket, wait_rc, &err)
         failure = self._settle(rc, &err)
         if rc in (0, AE_REQUEST_FAILED) and ae_engine_in_flight(self._engine) > 0:
-            # more may be over already: deliver them in the same turn
-            rc = ae_engine_complete_ready(self._engine, &err)
+            # more may be over already: deliver them in the same turn.  Without
+            # the GIL: delivering a failed one drains the engine, which waits
+            # for the host-step workers, and a Python step needs the GIL
+            with nogil:
+                rc = ae_engine_complete_ready(self._engine, &err)
             failure = self._settle(rc if rc < 0 else 0, &err)
         if rc < 0 and err.request == AE_NO_REQUEST:
             _log.warning("ascend_engine: completing requests failed: %s", failure)

@@ -612,3 +612,35 @@ def test_the_trace_shows_the_step_on_its_own_lane(detector, tmp_path):
     spans = [e for e in events if e["ph"] == "X" and e["tid"] == step_lane[0] and e["name"] == "keep"]
     assert len(spans) == summary["requests"] == 8
     assert all(e["dur"] >= 0 for e in spans)
+
+
+def test_a_device_error_while_python_steps_run_does_not_stall_the_completer(detector, sim_faults):
+    """The completer delivers a request that failed on the device while other
+    requests' Python steps are running: cancelling waits for those steps, so
+    it must not hold the GIL they need.  Holding it, the cancel would wait
+    out the plan's whole timeout (no Python thread can even notice meanwhile);
+    not holding it, every request has its outcome at once, and the engine
+    takes requests again."""
+    det, cls = detector.save(detector.folder, det_latency_us=300)
+
+    def slow_keep(scores, feats):
+        time.sleep(0.002)
+        return keep_boxes(scores, feats, 0.5)
+
+    timeout_s = 10
+    rng = np.random.default_rng(31)
+    with detector_pipeline(det, cls, slow_keep).compile(depth=8, timeout=timeout_s, host_workers=2) as engine:
+        engine.run({"x": rng.standard_normal((4, 8)).astype(np.float32)})
+        for n in range(5, 25):   # the failed request delivered at many points of the steps' work
+            sim_faults(f"task:execute@{n}=507011")
+            started = time.monotonic()
+            feeds = [{"x": rng.standard_normal((4, 8)).astype(np.float32)} for _ in range(24)]
+            futures = [engine.submit(f) for f in feeds]
+            errors = [f.exception() for f in futures]
+            # not a speed figure: a cancel that waits for the GIL lasts the plan's whole timeout
+            assert time.monotonic() - started < timeout_s, "the cancel ran into the plan's timeout"
+            assert sum(isinstance(e, ae.AclError) and e.code == 507011 for e in errors) == 1
+            assert all(e is None or isinstance(e, (ae.AclError, ae.EngineError)) for e in errors)
+            sim_faults(None)
+        x = rng.standard_normal((4, 8)).astype(np.float32)
+        np.testing.assert_array_equal(engine.run({"x": x})["scores"], engine.run({"x": x})["scores"])

@@ -349,7 +349,8 @@ def test_dims_gears_over_the_rows_run_the_crops_in_chunks_of_their_width(tmp_pat
     from ascend_engine._executor import chunk_plan
 
     det, line = models
-    sizes = [(5, 7), (2, 3), (16, 17), (3, 30), (1, 1), (9, 20), (30, 28), (4, 31), (1, 32)]
+    # 3 crops at widths 8 and 16 too, where no gear runs 3 (they take 4, or 2 and 1)
+    sizes = [(5, 7), (2, 3), (16, 17), (3, 30), (1, 1), (9, 20), (30, 28), (4, 31), (1, 32), (8, 5), (3, 10)]
     rng = np.random.default_rng(17)
     images = [image(rng, h, w) for h, w in sizes]
     lines_id, outs, text = run_logged(tmp_path, paths, paths["lines"], images, gear_policy=policy)

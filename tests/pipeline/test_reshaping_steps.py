@@ -11,6 +11,7 @@ request.  Every result must equal running the ``Model`` objects by hand.
 
 import json
 import re
+import uuid
 
 import numpy as np
 import pytest
@@ -511,3 +512,29 @@ def test_a_step_of_fixed_shapes_feeding_a_width_gear_reader(paths, models):
             reads = [line(crop=c[i:i + 1])["score"] for i in range(n)]
             assert got["energy"].shape == (1, h, w)
             np.testing.assert_array_equal(got["score"], np.concatenate(reads) if n else np.zeros((0, 8, 16)))
+
+
+def test_a_spec_file_with_a_step_that_sets_shapes(tmp_path, paths, models):
+    """The crop pipeline written as a spec file (an input and a host output
+    with -1 after the rows) runs like the one built in Python."""
+    module = f"crops_{uuid.uuid4().hex[:8]}"   # imported in this process: a name of its own
+    (tmp_path / f"{module}.py").write_text(CASE.format(max_rows=MAX_CROPS))
+    doc = {
+        "inputs": {"image": {"dtype": "float32", "shape": [1, 3, -1, -1]}},
+        "models": [{"name": "det", "path": paths["det"], "inputs": ["image"]},
+                   {"name": "line", "path": paths["line"], "inputs": ["crop.crops"]}],
+        "host": [{"name": "crop", "function": f"{module}:crops_of", "inputs": ["det.feat"],
+                  "rows": "any", "max_rows": MAX_CROPS,
+                  "outputs": {"crops": {"dtype": "float32", "shape": [-1, 8, None, 4]}}}],
+        "outputs": {"crops": "crop.crops", "probs": "line.probs", "score": "line.score",
+                    "energy": "det.energy"},
+        "compile": {"depth": 3},
+    }
+    (tmp_path / "ocr.yaml").write_text(json.dumps(doc))     # JSON is YAML
+    pipe = ae.Pipeline.from_spec(tmp_path / "ocr.yaml")
+    rng = np.random.default_rng(19)
+    images = [image(rng, h, w) for h, w in [(5, 7), (2, 3), (16, 17), (3, 30), (12, 12)]]
+    with pipe.compile(depth=3) as engine:
+        results = [f.result(timeout=60) for f in [engine.submit({"image": x}) for x in images]]
+    for x, got in zip(images, results, strict=True):
+        check(got, ocr_by_hand(models, x), x.shape)

@@ -250,6 +250,8 @@ SIGINT_SCRIPT = """
 import os, signal, sys, threading, time
 import numpy as np
 import ascend_engine as ae
+# Python leaves SIGINT ignored when its parent started it so (a background job): take it back
+signal.signal(signal.SIGINT, signal.default_int_handler)
 pipe = ae.Pipeline(0)
 x = pipe.input("x", "float32", (-1, 16))
 pipe.output("y", pipe.model({path!r}, x, name="m"))

@@ -75,6 +75,27 @@ def submit_rate(engine, feeds):
     return len(feeds) / (time.perf_counter() - t0), results
 
 
+def against_sequential(engine, feeds, images, n_seq, by_hand, benchmark):
+    """ROUNDS of the engine's submit rate over ``feeds`` and the rate of
+    ``by_hand`` (the models called in sequence) over the first ``n_seq``
+    images, interleaved so a noisy moment hits both; the last round's results
+    are checked exactly against by_hand's.  Returns (rates, sequential rates,
+    the engine's results)."""
+    submit_rate(engine, feeds[:32])                    # warm-up: slots, gears, caches
+    by_hand(images[:8])
+    rates, seq_rates = [], []
+    for _ in range(ROUNDS):
+        rate, results = submit_rate(engine, feeds)
+        rates.append(rate)
+        t0 = time.perf_counter()
+        want = by_hand(images[:n_seq])
+        seq_rates.append(n_seq / (time.perf_counter() - t0))
+    for k, (got, w) in enumerate(zip(results, want, strict=False)):
+        check_exact(got, w, f"request {k} {images[k].shape}")
+    benchmark.pedantic(submit_rate, args=(engine, feeds[:100]), rounds=2, iterations=1)
+    return rates, seq_rates, results
+
+
 def check_exact(got, want, what):
     for name, w in want.items():
         assert got[name].shape == w.shape, f"{name} at {what}: {got[name].shape} != {w.shape}"
@@ -118,18 +139,8 @@ def test_two_stage_shaped_throughput(benchmark, two_stage_paths):
     feeds = [{"image": x} for x in images]
     det, rec = ae.Model.load(det_path, device=0), ae.Model.load(rec_path, device=0)
     with two_stage(det_path, rec_path) as engine:
-        submit_rate(engine, feeds[:32])                    # warm-up: slots, gears, caches
-        two_stage_by_hand(det, rec, images[:8])
-        rates, seq_rates = [], []
-        for _ in range(ROUNDS):   # interleaved, so a noisy moment hits both
-            rate, results = submit_rate(engine, feeds)
-            rates.append(rate)
-            t0 = time.perf_counter()
-            want = two_stage_by_hand(det, rec, images[:n_seq])
-            seq_rates.append(n_seq / (time.perf_counter() - t0))
-        for k, (got, w) in enumerate(zip(results, want, strict=False)):
-            check_exact(got, w, f"request {k} {images[k].shape}")
-        benchmark.pedantic(submit_rate, args=(engine, feeds[:100]), rounds=2, iterations=1)
+        rates, seq_rates, results = against_sequential(
+            engine, feeds, images, n_seq, lambda x: two_stage_by_hand(det, rec, x), benchmark)
     det.close()
     rec.close()
     bound = 1e6 / max(DETECTOR_US, RECOGNIZER_US)
@@ -234,18 +245,8 @@ def test_reshaping_ocr_throughput(benchmark, ocr_paths):
     det, line = ae.Model.load(det_path, device=0), ae.Model.load(line_path, device=0)
     host_ms = step_ms(det, images[:64])
     with ocr(det_path, line_path) as engine:
-        submit_rate(engine, feeds[:32])                    # warm-up
-        ocr_by_hand(det, line, images[:8])
-        rates, seq_rates = [], []
-        for _ in range(ROUNDS):   # interleaved, so a noisy moment hits both
-            rate, results = submit_rate(engine, feeds)
-            rates.append(rate)
-            t0 = time.perf_counter()
-            want = ocr_by_hand(det, line, images[:n_seq])
-            seq_rates.append(n_seq / (time.perf_counter() - t0))
-        for k, (got, w) in enumerate(zip(results, want, strict=False)):
-            check_exact(got, w, f"request {k} {images[k].shape}")
-        benchmark.pedantic(submit_rate, args=(engine, feeds[:100]), rounds=2, iterations=1)
+        rates, seq_rates, results = against_sequential(
+            engine, feeds, images, n_seq, lambda x: ocr_by_hand(det, line, x), benchmark)
     det.close()
     line.close()
     counts = [len(r["probs"]) for r in results]

@@ -10,6 +10,7 @@ request.  Every result must equal running the ``Model`` objects by hand.
 """
 
 import json
+import os
 import re
 import uuid
 
@@ -17,7 +18,16 @@ import numpy as np
 import pytest
 from helpers import simlib
 from helpers.scale import scaled
-from helpers.shaped import DET_GEARS, LINE_WIDTHS, REC_GEARS, detector, image, line_reader, recognizer
+from helpers.shaped import (
+    DET_GEARS,
+    LINE_WIDTHS,
+    REC_GEARS,
+    crops_of,
+    detector,
+    image,
+    line_reader,
+    recognizer,
+)
 
 import ascend_engine as ae
 from ascend_engine import sim
@@ -25,18 +35,9 @@ from ascend_engine.errors import HostStepError
 from ascend_engine.pipeline import PipelineError
 
 MAX_CROPS = 6
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # a line reader taking 1, 2 or 4 crops per execution at each width, and 3 at the widest
 LINES_GEARS = [[n, w] for n in (1, 2, 4) for w in LINE_WIDTHS] + [[3, 32]]
-
-
-def crops_of(feat):
-    """(h + w) % 5 crops of 8 x w x 4 from the detector's features (none for some sizes)."""
-    _, h, w, _ = feat.shape
-    n = (h + w) % 5
-    out = np.zeros((n, 8, w, 4), np.float32)
-    for i in range(n):
-        out[i] = np.resize(feat[0], (8, w, 4)) * (i + 1)
-    return out
 
 
 def line_of(energy):
@@ -161,18 +162,14 @@ def test_run_batch_gives_one_array_per_request_after_the_step(paths, models):
 
 
 CASE = """\
+import sys
+
 import numpy as np
 
+sys.path.insert(0, {tests!r})
+
 import ascend_engine as ae
-
-
-def crops_of(feat):
-    _, h, w, _ = feat.shape
-    n = (h + w) % 5
-    out = np.zeros((n, 8, w, 4), np.float32)
-    for i in range(n):
-        out[i] = np.resize(feat[0], (8, w, 4)) * (i + 1)
-    return out
+from helpers.shaped import crops_of
 
 
 def pipeline(det, reader):
@@ -198,7 +195,7 @@ def run_logged(tmp_path, paths, reader, images, **compile_kwargs):
     """Run the crop pipeline (``reader`` reads the crops) over ``images`` in a
     process of its own with the simulator's call log on; returns (the
     reader's model id, its outputs, the log's text)."""
-    (tmp_path / "reshaping_case.py").write_text(CASE.format(max_rows=MAX_CROPS))
+    (tmp_path / "reshaping_case.py").write_text(CASE.format(max_rows=MAX_CROPS, tests=TESTS))
     np.savez(tmp_path / "images.npz", *images)
     code = (f"import sys\nsys.path.insert(0, {str(tmp_path)!r})\nimport reshaping_case\n"
             f"print(reshaping_case.run({paths['det']!r}, {reader!r}, {str(tmp_path / 'images.npz')!r}, "
@@ -518,7 +515,7 @@ def test_a_spec_file_with_a_step_that_sets_shapes(tmp_path, paths, models):
     """The crop pipeline written as a spec file (an input and a host output
     with -1 after the rows) runs like the one built in Python."""
     module = f"crops_{uuid.uuid4().hex[:8]}"   # imported in this process: a name of its own
-    (tmp_path / f"{module}.py").write_text(CASE.format(max_rows=MAX_CROPS))
+    (tmp_path / f"{module}.py").write_text(CASE.format(max_rows=MAX_CROPS, tests=TESTS))
     doc = {
         "inputs": {"image": {"dtype": "float32", "shape": [1, 3, -1, -1]}},
         "models": [{"name": "det", "path": paths["det"], "inputs": ["image"]},

@@ -328,7 +328,7 @@ class _ShapedCall(Call):
     """A request of a pipeline with dynamic shapes: its outputs arrive at the
     gears' shapes and are cut back to the request's size when it is done."""
 
-    __slots__ = ("cuts", "shape")
+    __slots__ = ("cuts",)
 
     def __init__(self, future, inputs, outputs, rows, deadline, names, shape):
         super().__init__(future, inputs, outputs, rows, deadline, names)

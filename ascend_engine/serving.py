@@ -39,7 +39,7 @@ class Call:
     """One caller's request: its future, inputs, outputs and progress."""
 
     __slots__ = ("future", "inputs", "outputs", "rows", "deadline", "submitted", "dispatched",
-                 "pieces_left", "failed", "names", "parts")
+                 "pieces_left", "failed", "names", "parts", "shape")
 
     def __init__(self, future, inputs, outputs, rows, deadline, names):
         self.future = future
@@ -54,6 +54,8 @@ class Call:
         self.names = names
         # outputs whose rows a host step sets (None in outputs): (row, array) per piece
         self.parts = {}
+        # a request of a pipeline with dynamic shapes: its RequestShape (never merged with others)
+        self.shape = None
 
     def fail(self, exc):
         if not self.failed:
@@ -379,8 +381,7 @@ class Server:
                 at += p.rows
 
         try:
-            # a request of a pipeline with dynamic shapes is never merged: its shapes go along
-            engine._enqueue_device(inputs, outputs, rows, done, getattr(pieces[0].call, "shape", None))
+            engine._enqueue_device(inputs, outputs, rows, done, pieces[0].call.shape)
         except BaseException as exc:   # this device request could not be enqueued
             for p in pieces:
                 p.call.fail(exc)

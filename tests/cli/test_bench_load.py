@@ -166,7 +166,8 @@ def test_an_open_loop_below_capacity_waits_for_the_device_and_one_above_is_not_k
     device = below["device_ms"]["p50"]
     lat, lag = below["latency_ms"], below["lag_ms"]
     # from the scheduled arrival: the device time, plus the generator's own lag (reported apart)
-    assert device <= lat["p50"] <= 1.10 * device + lag["p50"], (lat, device, lag)
+    # (a quarter over the device time on a loaded machine; waiting behind one request is 2x)
+    assert device <= lat["p50"] <= 1.25 * device + lag["p50"], (lat, device, lag)
     assert below["kept_up"] is True and below["verdict"] == "kept up"
     assert below["achieved_per_s"] >= 0.95 * below["offered_drawn_per_s"]
     # above capacity: answers at the device's pace, arrivals far faster, the backlog grows

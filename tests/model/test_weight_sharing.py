@@ -7,6 +7,7 @@ import ctypes
 import numpy as np
 import pytest
 from helpers import acl, mdl, simlib
+from helpers.numerics import assert_matches_reference
 
 import ascend_engine as ae
 from ascend_engine import sim
@@ -74,7 +75,7 @@ def test_k_loads_on_one_weight_allocation_count_the_weights_once(lib, model_file
     x = np.random.default_rng(1).standard_normal((3, WIDTH)).astype(np.float32)
     want = sim.reference(g, {"x": x})["y"]
     for m in models:
-        np.testing.assert_array_equal(mdl.run_loaded(m, {"x": x})["y"], want)
+        assert_matches_reference(mdl.run_loaded(m, {"x": x})["y"], want)
     for m in models:
         m.close()
     assert free0 - mem_free(lib) == malloc_bytes(weight)   # unloading leaves the caller's memory alone
@@ -104,7 +105,7 @@ def test_load_from_mem_with_mem(lib, model_file):
     assert mem_free(lib) == free0   # both regions are the caller's: nothing more is reserved
     m = mdl.Loaded(lib, mid.value)
     x = np.random.default_rng(2).standard_normal((4, WIDTH)).astype(np.float32)
-    np.testing.assert_array_equal(mdl.run_loaded(m, {"x": x})["y"], sim.reference(g, {"x": x})["y"])
+    assert_matches_reference(mdl.run_loaded(m, {"x": x})["y"], sim.reference(g, {"x": x})["y"])
     m.close()
     # the same checks as the file variant
     rc = lib.aclmdlLoadFromMemWithMem(blob, len(blob), ctypes.byref(mid), None, 0, wptr, weight - 1)
@@ -147,8 +148,8 @@ def test_ids_sharing_weights_run_at_once_one_id_may_not(lib, model_file, stream)
         b.execute(s2)
         mdl.check(lib, lib.aclrtSynchronizeStream(stream), "sync")
         mdl.check(lib, lib.aclrtSynchronizeStream(s2), "sync")
-        np.testing.assert_array_equal(a.fetch(8)["y"], want)
-        np.testing.assert_array_equal(b.fetch(8)["y"], want)
+        assert_matches_reference(a.fetch(8)["y"], want)
+        assert_matches_reference(b.fetch(8)["y"], want)
         # one id on two streams the same way: whichever starts second fails on the device
         a.execute(stream)
         same.execute(s2)
@@ -197,9 +198,9 @@ def test_load_instances_shares_one_weight_buffer(model_file):
         x = np.random.default_rng(4).standard_normal((5, WIDTH)).astype(np.float32)
         want = sim.reference(g, {"x": x})["y"]
         for m in models:
-            np.testing.assert_array_equal(m(x=x)["y"], want)
+            assert_matches_reference(m(x=x)["y"], want)
         models[0].close()
-        np.testing.assert_array_equal(models[1](x=x)["y"], want)
+        assert_matches_reference(models[1](x=x)["y"], want)
     assert models[1].closed   # closing the device unloads the instance, then frees the weights
 
 
@@ -210,7 +211,7 @@ def test_load_with_weights_of_another_instance(model_file, tmp_path):
     try:
         assert second.weights is first.weights and first.weight_sharers == 2
         x = np.ones((1, WIDTH), np.float32)
-        np.testing.assert_array_equal(second(x=x)["y"], sim.reference(g, {"x": x})["y"])
+        assert_matches_reference(second(x=x)["y"], sim.reference(g, {"x": x})["y"])
     finally:
         buf = first.weights
         first.close()
@@ -252,8 +253,8 @@ def test_load_with_a_caller_buffer(model_file):
         b = ae.Model.load(path, device=dev, weights=buf)
         x = np.full((2, WIDTH), 0.5, np.float32)
         want = sim.reference(g, {"x": x})["y"]
-        np.testing.assert_array_equal(a(x=x)["y"], want)
-        np.testing.assert_array_equal(b(x=x)["y"], want)
+        assert_matches_reference(a(x=x)["y"], want)
+        assert_matches_reference(b(x=x)["y"], want)
         a.close()
         b.close()
         assert not buf.closed   # the caller's buffer stays the caller's

@@ -4,6 +4,7 @@ import time
 
 import numpy as np
 import pytest
+from helpers.numerics import assert_matches_reference
 from helpers.raycluster import PHYSICAL_NPUS
 
 from ascend_engine import Pipeline, sim
@@ -45,7 +46,7 @@ def test_run_batch_shares_rows_exactly(replicas, model):
     feeds = rows(1003, seed=1)  # 1003 rows: 126 requests of up to 8, shared over two replicas
     out = replicas.run_batch(feeds, batch_size=8)
     want = sim.reference(g, feeds)
-    np.testing.assert_array_equal(out["y"], want["y"])
+    assert_matches_reference(out["y"], want["y"])
     after = replicas.stats()
     served = {k: after[k]["requests"] - before[k]["requests"] for k in after}
     assert sorted(served.values()) == [63, 63], served  # 63 requests each (the last one 3 rows)
@@ -56,7 +57,7 @@ def test_submit_returns_futures_with_exact_results(replicas, model):
     requests = [rows(1 + k % 8, seed=100 + k) for k in range(40)]
     futures = [replicas.submit(f) for f in requests]
     for f, feeds in zip(futures, requests, strict=True):
-        np.testing.assert_array_equal(f.result(timeout=60)["y"], sim.reference(g, feeds)["y"])
+        assert_matches_reference(f.result(timeout=60)["y"], sim.reference(g, feeds)["y"])
     # an engine's own error comes back as itself
     with pytest.raises(ValueError, match=r"input 'x': expected dtype float32, got float64"):
         replicas.run({"x": np.zeros((2, 16))}, timeout=60)
@@ -70,7 +71,7 @@ def test_several_npus_per_replica(cluster, model):
         assert info["ASCEND_RT_VISIBLE_DEVICES"] == ",".join(info["npu_ids"])
         assert info["physical_devices"] == [int(i) for i in info["npu_ids"]]
         feeds = rows(100, seed=3)
-        np.testing.assert_array_equal(two.run_batch(feeds, batch_size=4)["y"], sim.reference(g, feeds)["y"])
+        assert_matches_reference(two.run_batch(feeds, batch_size=4)["y"], sim.reference(g, feeds)["y"])
         stats = two.stats()[0]  # one engine per NPU inside the replica: both served
         assert sorted(stats) == [0, 1] and all(s["requests"] > 0 for s in stats.values()), stats
 
@@ -86,7 +87,7 @@ def test_pipeline_factory(cluster, model):
 
     with deploy(build, replicas=1, depth=2) as one:
         feeds = rows(20, seed=4)
-        np.testing.assert_array_equal(one.run(feeds, timeout=60)["y"], sim.reference(g, feeds)["y"])
+        assert_matches_reference(one.run(feeds, timeout=60)["y"], sim.reference(g, feeds)["y"])
 
 
 def test_bad_arguments(cluster, model, tmp_path):
@@ -143,14 +144,14 @@ def test_a_dead_replica_fails_its_requests_and_the_others_keep_serving(replicas,
     # the handle keeps serving: every new request goes to the live replica meanwhile
     for k in range(5):
         feeds = rows(9, seed=300 + k)
-        np.testing.assert_array_equal(replicas.run(feeds, timeout=60)["y"], sim.reference(g, feeds)["y"])
+        assert_matches_reference(replicas.run(feeds, timeout=60)["y"], sim.reference(g, feeds)["y"])
     # Ray restarts the replica (a new process, the same NPU) and the handle uses it again
     deadline = time.monotonic() + 120
     while not replicas.replicas[victim]["alive"]:
         assert time.monotonic() < deadline, "the replica was not restarted"
         time.sleep(0.2)
     feeds = rows(400, seed=5)
-    np.testing.assert_array_equal(replicas.run_batch(feeds, batch_size=8)["y"], sim.reference(g, feeds)["y"])
+    assert_matches_reference(replicas.run_batch(feeds, batch_size=8)["y"], sim.reference(g, feeds)["y"])
     stats = replicas.stats()
     assert stats[victim]["requests"] == 25  # the new engine served only its share of that batch
 
@@ -166,7 +167,7 @@ def test_without_restarts_the_handle_serves_with_the_replicas_left(cluster, mode
         # replica 0 never comes back: every request from now on must go to replica 1
         for k in range(20):
             feeds = rows(1 + k % 8, seed=400 + k)
-            np.testing.assert_array_equal(two.run(feeds, timeout=60)["y"], sim.reference(g, feeds)["y"])
+            assert_matches_reference(two.run(feeds, timeout=60)["y"], sim.reference(g, feeds)["y"])
         feeds = rows(64, seed=6)
-        np.testing.assert_array_equal(two.run_batch(feeds)["y"], sim.reference(g, feeds)["y"])
+        assert_matches_reference(two.run_batch(feeds)["y"], sim.reference(g, feeds)["y"])
         assert [r["alive"] for r in two.replicas] == [False, True]

@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+from helpers.numerics import assert_matches_reference
 
 from ascend_engine import sim
 from ascend_engine.ray import serve_app
@@ -54,7 +55,7 @@ def test_concurrent_requests_are_exact(url, model):
     for x, (status, body) in zip(requests, answers, strict=True):
         assert status == 200, body
         y = np.asarray(body["outputs"]["y"], dtype=np.float32)
-        np.testing.assert_array_equal(y, sim.reference(g, {"x": x})["y"])
+        assert_matches_reference(y, sim.reference(g, {"x": x})["y"])
 
 
 def test_bad_requests_get_400_with_the_reason(url):

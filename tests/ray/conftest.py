@@ -31,7 +31,7 @@ def cluster():
 
 
 def affine_graph():
-    """y = relu(x @ W + b), exact against sim.reference."""
+    """y = relu(x @ W + b), equal to sim.reference to float32 rounding (docs/sim-graph.md)."""
     rng = np.random.default_rng(7)
     g = sim.Graph("affine")
     x = g.input("x", "float32", (None, 16))

@@ -26,6 +26,7 @@ import traceback
 
 from ascend_engine.bench.compare import DEFAULT_TOLERANCE
 from ascend_engine.bench.report import human_bytes
+from ascend_engine.options import GEAR_POLICIES, OPTIONS, STREAM_MODES
 
 PROG = "ascend-engine"
 DEFAULT_REQUESTS = 200
@@ -78,6 +79,21 @@ def _non_negative_float(text):
     if not value >= 0:
         raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
     return value
+
+
+def _option_arg(name):
+    """An argparse type for compile option ``name``: the limits of options.py, as a usage error."""
+    option = OPTIONS[name]
+    base = {"int": _positive_int, "ms": _non_negative_float}[option.kind]
+
+    def convert(text):
+        value = base(text)
+        if value > option.maximum:
+            raise argparse.ArgumentTypeError(f"expected at most {option.maximum}, got {text!r}")
+        return value
+
+    convert.__name__ = base.__name__   # argparse names the type in its message
+    return convert
 
 
 def _value_list(text, convert, what):
@@ -967,7 +983,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the input shapes to run at, as ais_bench's --dymShape (x:1,3,640,480;y:1,16): "
                         "one of the gears of a dynamic image size or dims model, shapes inside the ranges "
                         "of a shape-range model; for other models and specs the first dimension is the batch")
-    p.add_argument("--depth", type=_positive_int, help="requests in flight (default: the spec's, else 4)")
+    p.add_argument("--depth", type=_option_arg("depth"),
+                   help="requests in flight (default: the spec's, else 4)")
     how_long = p.add_mutually_exclusive_group()
     how_long.add_argument("--requests", type=_positive_int,
                           help=f"timed requests (default {DEFAULT_REQUESTS})")
@@ -976,7 +993,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--warmup", type=_non_negative_int, default=DEFAULT_WARMUP,
                    help=f"untimed requests after the cold one (default {DEFAULT_WARMUP})")
     p.add_argument("--device", type=_non_negative_int, help="device id (overrides the spec)")
-    p.add_argument("--streams", choices=("per-model", "single"), help="one stream per model, or one in all")
+    p.add_argument("--streams", choices=STREAM_MODES, help="one stream per model, or one in all")
     p.add_argument("--repeat", type=_positive_int, default=1, metavar="N",
                    help="timed passes (default 1); throughput is the median pass, the spread goes in "
                         "the JSON")
@@ -1008,12 +1025,12 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("--rate", type=_rate_list, metavar="R[,R...]",
                       help="open loop: Poisson arrivals at R requests/s, answered or not; says when the "
                            "engine cannot keep up; a list sweeps")
-    p.add_argument("--max-delay-ms", type=_non_negative_float, metavar="MS",
+    p.add_argument("--max-delay-ms", type=_option_arg("max_delay_ms"), metavar="MS",
                    help="with --concurrency/--rate: the dynamic batcher's longest wait for more rows "
                         "(compile(max_delay_ms=); 0 turns it off)")
-    p.add_argument("--gear-policy", choices=("upper", "nearest", "lower"),
+    p.add_argument("--gear-policy", choices=GEAR_POLICIES,
                    help="with --concurrency/--rate: the gear merged rows run at when they fall between gears")
-    p.add_argument("--max-queue", type=_positive_int, metavar="N",
+    p.add_argument("--max-queue", type=_option_arg("max_queue"), metavar="N",
                    help="with --concurrency/--rate: requests that may wait for a free slot "
                         "(default 4 x depth)")
     p.set_defaults(func=cmd_bench)
@@ -1029,7 +1046,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--shapes", type=_shapes_arg, metavar="NAME:D,D,...[;NAME:...]",
                    help="the input shapes to run at (as for bench): a gear or shapes inside the ranges of a "
                         "dynamic-shape model; the batch as the first dimension otherwise")
-    p.add_argument("--depth", type=_positive_int, help="requests in flight (default: the spec's)")
+    p.add_argument("--depth", type=_option_arg("depth"), help="requests in flight (default: the spec's)")
     p.add_argument("--device", type=_non_negative_int, help="device id (overrides the spec)")
     p.set_defaults(func=cmd_trace)
 

@@ -43,9 +43,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ascend_engine._checks import GEAR_POLICIES, MAX_DEPTH, MAX_QUEUE, MAX_TIMEOUT_MS, delay_ms, timeout_ms
 from ascend_engine._checks import shape as check_shape
 from ascend_engine.errors import SpecError  # noqa: F401  (spec.SpecError stays importable)
+from ascend_engine.options import MAX_HOST_WORKERS, OPTIONS, SPEC_KEYS
 from ascend_engine.pipeline import MAX_STEP_ROWS, ROWS_CHOICES, NativeStep, Pipeline, PipelineError
 from ascend_engine.toposort import CycleError, topological_order
 
@@ -54,10 +54,7 @@ INPUT_KEYS = ("dtype", "shape", "bench_shape")
 MODEL_KEYS = ("name", "path", "inputs", "device", "stream")
 HOST_KEYS = ("name", "function", "inputs", "outputs", "rows", "max_rows")
 HOST_OUTPUT_KEYS = ("dtype", "shape")
-COMPILE_KEYS = ("depth", "streams", "profile", "timeout", "max_queue", "max_delay_ms", "gear_policy",
-                "host_workers")
-MAX_HOST_WORKERS = 64
-STREAM_MODES = ("per-model", "single")
+COMPILE_KEYS = SPEC_KEYS
 SPEC_SUFFIXES = (".yaml", ".yml", ".json")
 
 
@@ -489,47 +486,38 @@ def _bench_shape(c, key, value, shape) -> tuple:
 
 
 def _compile_options(c, value, host_names=()) -> dict:
+    """The ``compile:`` mapping, each key checked by its kind in the table of options.py."""
     if value is None:
         return {}
     c.mapping("compile", value, COMPILE_KEYS)
     out = {}
-    if "depth" in value:
-        out["depth"] = c.integer("compile.depth", value["depth"], "a depth", minimum=1, maximum=MAX_DEPTH)
-    if "streams" in value:
-        if value["streams"] not in STREAM_MODES:
-            c.fail("compile.streams",
-                   f"expected one of {', '.join(STREAM_MODES)}, got {_kind(value['streams'])}")
-        out["streams"] = value["streams"]
-    if "profile" in value:
-        if not isinstance(value["profile"], bool):
-            c.fail("compile.profile", f"expected true or false, got {_kind(value['profile'])}")
-        out["profile"] = value["profile"]
-    if "timeout" in value:
-        t = value["timeout"]
-        try:
-            timeout_ms(t)
-        except ValueError:
-            c.fail("compile.timeout", f"expected seconds (a finite number from 0.001 to "
-                                      f"{MAX_TIMEOUT_MS // 1000}) or null, got {_kind(t)}")
-        out["timeout"] = None if t is None else float(t)
-    # serving: the admission queue and the dynamic batcher (docs/executor.md, "Serving")
-    if "max_queue" in value:
-        out["max_queue"] = c.integer("compile.max_queue", value["max_queue"], "a queue length", minimum=1,
-                                     maximum=MAX_QUEUE)
-    if "max_delay_ms" in value:
-        d = value["max_delay_ms"]
-        try:
-            out["max_delay_ms"] = delay_ms(d, "max_delay_ms")
-        except ValueError:
-            c.fail("compile.max_delay_ms", f"expected milliseconds (a finite number from 0 to 60000), "
-                                           f"got {_kind(d)}")
-    if "gear_policy" in value:
-        if value["gear_policy"] not in GEAR_POLICIES:
-            c.fail("compile.gear_policy",
-                   f"expected one of {', '.join(GEAR_POLICIES)}, got {_kind(value['gear_policy'])}")
-        out["gear_policy"] = value["gear_policy"]
-    if "host_workers" in value:
-        out["host_workers"] = _host_workers(c, value["host_workers"], host_names)
+    for name, v in value.items():
+        option, key = OPTIONS[name], _join("compile", name)
+        if option.kind == "int":
+            out[name] = c.integer(key, v, option.what, minimum=option.minimum, maximum=option.maximum)
+        elif option.kind == "choice":
+            if v not in option.choices:
+                c.fail(key, f"expected one of {', '.join(option.choices)}, got {_kind(v)}")
+            out[name] = v
+        elif option.kind == "bool":
+            if not isinstance(v, bool):
+                c.fail(key, f"expected true or false, got {_kind(v)}")
+            out[name] = v
+        elif option.kind == "seconds":
+            try:
+                option.check(v)
+            except ValueError:
+                c.fail(key, f"expected seconds (a finite number from {option.minimum} to "
+                            f"{option.maximum}) or null, got {_kind(v)}")
+            out[name] = None if v is None else float(v)
+        elif option.kind == "ms":
+            try:
+                out[name] = option.check(v)
+            except ValueError:
+                c.fail(key, f"expected milliseconds (a finite number from {option.minimum} to "
+                            f"{option.maximum}), got {_kind(v)}")
+        else:   # workers (docs/executor.md, "Host steps")
+            out[name] = _host_workers(c, v, host_names)
     return out
 
 

@@ -199,13 +199,30 @@ def _node_name(target, in_specs):
     return node + "_model" if node in {s.name for s in in_specs} else node
 
 
-def _pipeline_for(target, device):
+def _code_allowed(args):
+    """Refuse a spec with host steps (Python code it would import) unless --allow-code was given.
+
+    Checked before anything runs; parsing a spec imports nothing.
+    """
+    from ascend_engine import spec
+
+    if args.allow_code or not spec.is_spec_path(args.target):
+        return
+    parsed = spec.parse(spec.read(args.target), os.path.dirname(os.path.abspath(args.target)), args.target)
+    if parsed.host:
+        steps = ", ".join(f"{h.name} ({h.function})" for h in parsed.host)
+        raise UsageError(f"{args.target}: the spec's host step(s) {steps} name Python code that running it "
+                         "would import and run; pass --allow-code if you trust this spec and the modules "
+                         "beside it")
+
+
+def _pipeline_for(target, device, allow_code=False):
     """(pipeline, compile kwargs, description) for a spec file or a single model file."""
     import ascend_engine as ae
     from ascend_engine import spec
 
     if spec.is_spec_path(target):
-        pipe, kw = spec.load(target, device=device)
+        pipe, kw = spec.load(target, device=device, allow_code=allow_code)
         return pipe, kw, "spec"
     dev = 0 if device is None else device
     with ae.Model.load(target, device=dev) as m:
@@ -406,6 +423,7 @@ def cmd_bench(args) -> int:
     from ascend_engine.bench import data
 
     _existing_file(args.target, "spec or model file")
+    _code_allowed(args)
     baseline = _read_baseline(args.compare) if args.compare else None
     for option, path in (("--json", args.json), ("--export-times", args.export_times)):
         if path:
@@ -419,7 +437,7 @@ def cmd_bench(args) -> int:
     facts = _model_facts(args.target, args.device, args.shapes)
     if facts is not None and facts["resolved"] is not None:
         return _bench_shaped(args, facts, baseline)
-    pipe, kw, kind = _pipeline_for(args.target, args.device)
+    pipe, kw, kind = _pipeline_for(args.target, args.device, args.allow_code)
     if args.depth is not None:
         kw["depth"] = args.depth
     if args.streams is not None:
@@ -790,6 +808,7 @@ def summarize_trace(path) -> dict:
 
 def cmd_trace(args) -> int:
     _existing_file(args.target, "spec or model file")
+    _code_allowed(args)
     _writable(args.out, "--out")
     from ascend_engine import Engine
 
@@ -799,7 +818,7 @@ def cmd_trace(args) -> int:
     facts = _model_facts(args.target, args.device, args.shapes)
     if facts is not None and facts["resolved"] is not None:
         return _trace_shaped(args, facts)
-    pipe, kw, _kind = _pipeline_for(args.target, args.device)
+    pipe, kw, _kind = _pipeline_for(args.target, args.device, args.allow_code)
     if args.depth is not None:
         kw["depth"] = args.depth
     kw["profile"] = True   # timelines come from the per-node timing events
@@ -978,6 +997,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "inputs and report throughput, latency, host vs device time and memory; "
                                    "with --concurrency or --rate, under the load of many callers.")
     p.add_argument("target", metavar="SPEC_OR_MODEL", help="a pipeline spec file or a model file")
+    p.add_argument("--allow-code", action="store_true",
+                   help="run a spec whose host steps name Python functions: they are imported and run "
+                        "with your rights, so only for a spec you trust")
     p.add_argument("--batch", type=_positive_int, help="rows per request (default: 1, or the fixed batch)")
     p.add_argument("--shapes", type=_shapes_arg, metavar="NAME:D,D,...[;NAME:...]",
                    help="the input shapes to run at, as ais_bench's --dymShape (x:1,3,640,480;y:1,16): "
@@ -1039,6 +1061,9 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Run requests through a pipeline spec or a model file and write every "
                                    "stream's copies, executions and waits as Chrome trace events (Perfetto, chrome://tracing).")
     p.add_argument("target", metavar="SPEC_OR_MODEL", help="a pipeline spec file or a model file")
+    p.add_argument("--allow-code", action="store_true",
+                   help="run a spec whose host steps name Python functions: they are imported and run "
+                        "with your rights, so only for a spec you trust")
     p.add_argument("--out", required=True, metavar="TRACE.json", help="the trace file to write")
     p.add_argument("--requests", type=_positive_int, default=16, help="requests to record (default 16)")
     p.add_argument("--batch", type=_positive_int,

@@ -55,12 +55,13 @@ VISIBLE_DEVICES = "ASCEND_RT_VISIBLE_DEVICES"
 # ---- what a replica builds ---------------------------------------------------------------
 
 
-def _source_for_actors(source, compile_kwargs):
+def _source_for_actors(source, compile_kwargs, allow_code=False):
     """Check the pipeline source on the driver; returns (picklable source, compile kwargs).
 
     A spec (file path or dict) is parsed here, so schema errors show up at
     deploy() and not in every actor; it travels as a plain document with
     absolute model paths (every host must have the model files at those paths).
+    A spec with host steps is code: refused here unless ``allow_code``.
     """
     from ascend_engine import spec as spec_mod
     from ascend_engine.pipeline import Pipeline
@@ -74,6 +75,7 @@ def _source_for_actors(source, compile_kwargs):
         return ("factory", source), dict(compile_kwargs)
     if isinstance(source, (str, os.PathLike, dict)):
         parsed = spec_mod._parse_any(source)
+        spec_mod.require_code_allowed(parsed, allow_code)
         return ("spec", spec_mod.to_dict(parsed)), {**parsed.compile, **compile_kwargs}
     raise TypeError(
         f"deploy() needs a spec file path, a spec dict or a function returning a Pipeline, "
@@ -90,7 +92,8 @@ def _build(source):
     if kind == "spec":
         # device 0 is the first NPU Ray gave this process (ids are renumbered
         # from 0); models without a device of their own follow the pipeline
-        return spec_mod.from_spec({**value, "device": 0})
+        # allowed on the driver (_source_for_actors) when it has host steps
+        return spec_mod.from_spec({**value, "device": 0}, allow_code=True)
     pipe = value()
     if not isinstance(pipe, Pipeline):
         raise TypeError(
@@ -443,7 +446,7 @@ class RayReplicas:
 
 def deploy(spec_or_pipeline_factory, replicas: int = 1, npus_per_replica: int = 1, *,
            max_restarts: int = -1, ready_timeout: float = 300.0, actor_options: dict | None = None,
-           **compile_kwargs) -> RayReplicas:
+           allow_code: bool = False, **compile_kwargs) -> RayReplicas:
     """Start ``replicas`` Ray actors, each compiling the pipeline on its own NPUs.
 
     ``spec_or_pipeline_factory`` is a spec file, a spec dict, or a function
@@ -454,14 +457,16 @@ def deploy(spec_or_pipeline_factory, replicas: int = 1, npus_per_replica: int = 
     one engine per NPU (``Pipeline.compile_replicas``).  ``compile_kwargs``
     go to ``compile`` (they override a spec's ``compile`` section).
     ``max_restarts`` is Ray's (-1: restart a dead replica forever);
-    ``actor_options`` are extra Ray actor options.  Waits until every
-    replica has compiled (``ready_timeout`` seconds) and returns the handle.
+    ``actor_options`` are extra Ray actor options.  A spec with host steps
+    names Python code that every actor imports: it is refused unless
+    ``allow_code=True``.  Waits until every replica has compiled
+    (``ready_timeout`` seconds) and returns the handle.
     """
     replicas = positive_int(replicas, "replicas")
     npus = positive_int(npus_per_replica, "npus_per_replica")
     if not ray.is_initialized():
         raise EngineError("Ray is not initialized: call ray.init() (or ray.init(address=...)) first")
-    source, kwargs = _source_for_actors(spec_or_pipeline_factory, compile_kwargs)
+    source, kwargs = _source_for_actors(spec_or_pipeline_factory, compile_kwargs, allow_code)
     options = {"num_cpus": 0, "resources": {"NPU": npus}, "max_restarts": max_restarts,
                "max_concurrency": 4, **(actor_options or {})}
     actors = [_ReplicaActor.options(**options).remote(k, source, kwargs, npus) for k in range(replicas)]
@@ -533,7 +538,7 @@ class ServeDeployment:
 
 def serve_app(spec_or_pipeline_factory, replicas: int = 1, npus_per_replica: int = 1, *,
               max_batch_size: int = 16, batch_wait_timeout_s: float = 0.002, name: str = "ascend-engine",
-              **compile_kwargs):
+              allow_code: bool = False, **compile_kwargs):
     """A Ray Serve application serving the pipeline: ``serve.run(serve_app("pipeline.yaml"))``.
 
     ``replicas`` Serve replicas, each with ``resources={"NPU": npus_per_replica}``.
@@ -542,7 +547,7 @@ def serve_app(spec_or_pipeline_factory, replicas: int = 1, npus_per_replica: int
     """
     replicas = positive_int(replicas, "replicas")
     npus = positive_int(npus_per_replica, "npus_per_replica")
-    source, kwargs = _source_for_actors(spec_or_pipeline_factory, compile_kwargs)
+    source, kwargs = _source_for_actors(spec_or_pipeline_factory, compile_kwargs, allow_code)
     deployment = serve.deployment(ServeDeployment, name=name).options(
         num_replicas=replicas, ray_actor_options={"num_cpus": 0, "resources": {"NPU": npus}}
     )

@@ -86,12 +86,12 @@ class ModelSpec:
 
 @dataclass
 class HostSpec:
-    """A host step: its name, the function (``module:function`` and the imported
-    object), input references, declared outputs ``[(name, dtype, shape)]`` and rows."""
+    """A host step: its name, the function it names (``module:function``, not
+    imported: :func:`build` imports it when code is allowed), input references,
+    declared outputs ``[(name, dtype, shape)]`` and rows."""
 
     name: str
     function: str
-    fn: Any
     inputs: list
     outputs: list
     rows: str = "same"
@@ -115,6 +115,7 @@ class Spec:
     source: str | None = None
     host: list = field(default_factory=list)
     nodes: list = field(default_factory=list)
+    base_dir: str = ""        # the spec's folder: host-step modules are looked for there after sys.path
 
 
 class Loaded(NamedTuple):
@@ -279,7 +280,8 @@ def parse(data, base_dir: str | None = None, source: str | None = None) -> Spec:
 
     Relative model paths resolve against ``base_dir`` (the spec file's folder;
     the working directory when None).  Model files must exist; nothing is
-    loaded.  Models come back in dependency order.
+    loaded, and no code is imported: a host step's ``module:function`` is
+    checked for its form only.  Models come back in dependency order.
     """
     c = _Checker(source)
     base_dir = os.path.abspath(base_dir or os.getcwd())
@@ -322,7 +324,7 @@ def parse(data, base_dir: str | None = None, source: str | None = None) -> Spec:
             c.fail(_join(key, "stream"), f"expected a stream label (a string), got {_kind(stream)}")
         models.append(ModelSpec(name, path, list(refs), dev, None if stream is None else str(stream), i))
 
-    host = _host_steps(c, data.get("host"), base_dir)
+    host = _host_steps(c, data.get("host"))
     _check_names(c, inputs, models, host)
 
     raw_outputs = data["outputs"]
@@ -338,11 +340,11 @@ def parse(data, base_dir: str | None = None, source: str | None = None) -> Spec:
     nodes = _dependency_order(c, inputs, models + host, outputs)
     return Spec(device, inputs, [n for n in nodes if isinstance(n, ModelSpec)], outputs,
                 _compile_options(c, data.get("compile", {}), [h.name for h in host]), source,
-                host=[n for n in nodes if isinstance(n, HostSpec)], nodes=nodes)
+                host=[n for n in nodes if isinstance(n, HostSpec)], nodes=nodes, base_dir=base_dir)
 
 
-def _host_steps(c, raw, base_dir) -> list:
-    """The ``host:`` list: each step's function imported, its outputs and rows checked."""
+def _host_steps(c, raw) -> list:
+    """The ``host:`` list: each step's function name, outputs and rows checked (nothing imported)."""
     if raw is None:
         return []
     if not isinstance(raw, list):
@@ -352,8 +354,7 @@ def _host_steps(c, raw, base_dir) -> list:
         key = _join("host", i)
         c.mapping(key, value, HOST_KEYS, required=("name", "function", "inputs", "outputs"))
         name = c.name(_join(key, "name"), value["name"], "a host step name")
-        function = value["function"]
-        fn = _import_function(c, _join(key, "function"), function, base_dir)
+        function = _function_name(c, _join(key, "function"), value["function"])
         refs = _input_refs(c, _join(key, "inputs"), value["inputs"])
         outputs = _host_outputs(c, _join(key, "outputs"), value["outputs"])
         rows = value.get("rows", "same")
@@ -368,8 +369,28 @@ def _host_steps(c, raw, base_dir) -> list:
         elif max_rows is not None:
             c.fail(_join(key, "max_rows"), "max_rows applies to rows: any only (rows: same returns as many "
                                            "rows as the step is given)")
-        steps.append(HostSpec(name, function, fn, list(refs), outputs, rows, max_rows, i))
+        steps.append(HostSpec(name, function, list(refs), outputs, rows, max_rows, i))
     return steps
+
+
+def _function_name(c, key, text) -> str:
+    """``module:function`` (a dotted attribute path after the colon), checked for its form only."""
+    if not isinstance(text, str) or text.count(":") != 1 or not all(part.strip() for part in text.split(":")):
+        c.fail(key, f"expected 'module:function' (a Python function to import), got {_kind(text)}")
+    return text
+
+
+def require_code_allowed(spec: Spec, allow_code: bool) -> None:
+    """A spec whose host steps name functions is code: a :class:`SpecError` unless ``allow_code``."""
+    if not spec.host or allow_code:
+        return
+    c = _Checker(spec.source)
+    steps = ", ".join(f"{h.name!r} ({h.function})" for h in spec.host)
+    c.fail(_join(_join("host", spec.host[0].index), "function"),
+           f"the spec's host step(s) {steps} name Python code that loading it would import and run: "
+           "a spec with host functions is code. Load it with allow_code=True (on the command line: "
+           "--allow-code) only if you trust it and the modules beside it (docs/pipeline-spec.md, "
+           "\"Host steps are code\")")
 
 
 def _import_function(c, key, text, base_dir):
@@ -377,8 +398,6 @@ def _import_function(c, key, text, base_dir):
 
     The module is looked for on ``sys.path`` and then in the spec's folder.
     """
-    if not isinstance(text, str) or text.count(":") != 1 or not all(text.split(":")):
-        c.fail(key, f"expected 'module:function' (a Python function to import), got {_kind(text)}")
     module_name, attr_path = (part.strip() for part in text.split(":"))
     added = base_dir not in sys.path
     if added:
@@ -640,11 +659,14 @@ def _resolve(c, key, ref, handles, outputs_of, host_names=()):
     c.fail(key, f"{what} {model!r} has no output {wanted!r}; its outputs: {have}")
 
 
-def build(spec: Spec, device: int | None = None) -> Pipeline:
+def build(spec: Spec, device: int | None = None, allow_code: bool = False) -> Pipeline:
     """Build the :class:`Pipeline` a parsed spec describes (model files are read here).
 
     ``device`` moves the whole pipeline (and every model) to another device.
+    A spec with host steps imports and runs the modules they name, so it is
+    refused with a :class:`SpecError` unless ``allow_code`` is true.
     """
+    require_code_allowed(spec, allow_code)
     c = _Checker(spec.source)
     pipe_device = spec.device if device is None else int(device)
     pipe = Pipeline(device=pipe_device)
@@ -657,9 +679,11 @@ def build(spec: Spec, device: int | None = None) -> Pipeline:
         key = _node_key(m)
         ins = [_resolve(c, f"{key}.inputs[{j}]", ref, handles, outputs_of, host_names)
                for j, ref in enumerate(m.inputs)]
+        if isinstance(m, HostSpec):
+            fn = _import_function(c, _join(key, "function"), m.function, spec.base_dir or os.getcwd())
         try:
             if isinstance(m, HostSpec):
-                out = pipe.host(m.fn, *ins, outputs=m.outputs, name=m.name, rows=m.rows, max_rows=m.max_rows)
+                out = pipe.host(fn, *ins, outputs=m.outputs, name=m.name, rows=m.rows, max_rows=m.max_rows)
             else:
                 node_device = m.device if device is None else pipe_device
                 out = pipe.model(m.path, *ins, name=m.name, device=node_device, stream=m.stream)
@@ -679,20 +703,23 @@ def _parse_any(path_or_dict, base_dir=None) -> Spec:
     return parse(data, base_dir=os.path.dirname(os.path.abspath(path)), source=path)
 
 
-def load(path_or_dict, device: int | None = None, base_dir: str | None = None) -> Loaded:
+def load(path_or_dict, device: int | None = None, base_dir: str | None = None,
+         allow_code: bool = False) -> Loaded:
     """Read, check and build a spec; returns ``(pipeline, compile_kwargs)``.
 
     ``path_or_dict`` is a spec file (YAML, or JSON for ``.json``) or an
     already-parsed document; for a dict, relative model paths resolve against
-    ``base_dir`` (default: the working directory).
+    ``base_dir`` (default: the working directory).  ``allow_code``: see
+    :func:`build` (a spec with host steps is code).
     """
     spec = _parse_any(path_or_dict, base_dir)
-    return Loaded(build(spec, device=device), dict(spec.compile))
+    return Loaded(build(spec, device=device, allow_code=allow_code), dict(spec.compile))
 
 
-def from_spec(path_or_dict, device: int | None = None, base_dir: str | None = None) -> Pipeline:
+def from_spec(path_or_dict, device: int | None = None, base_dir: str | None = None,
+              allow_code: bool = False) -> Pipeline:
     """The pipeline a spec describes (its compile options: :func:`load`)."""
-    return load(path_or_dict, device=device, base_dir=base_dir).pipeline
+    return load(path_or_dict, device=device, base_dir=base_dir, allow_code=allow_code).pipeline
 
 
 def to_dict(spec: Spec) -> dict[str, Any]:

@@ -170,3 +170,28 @@ def test_without_restarts_the_handle_serves_with_the_replicas_left(cluster, mode
         feeds = rows(64, seed=6)
         np.testing.assert_array_equal(two.run_batch(feeds)["y"], sim.reference(g, feeds)["y"])
         assert [r["alive"] for r in two.replicas] == [False, True]
+
+
+def test_a_spec_with_host_code_is_refused_on_the_driver_unless_allowed(cluster, model, tmp_path):
+    """deploy() and serve_app() parse the spec on the driver: a host step's module is neither
+    imported there nor shipped to the actors unless the caller allows code."""
+    from ascend_engine.ray import _source_for_actors, serve_app
+
+    _, spec = model
+    marker = tmp_path / "imported"
+    (tmp_path / "rayhost_steps.py").write_text(
+        f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n\ndef same(y):\n    return (y,)\n")
+    coded = tmp_path / "coded.yaml"
+    coded.write_text(
+        "inputs: {x: {dtype: float32, shape: [-1, 16]}}\n"
+        f"models:\n  - {{name: affine, path: {spec.parent / 'affine.om'}, inputs: [x]}}\n"
+        "host:\n  - {name: same, function: 'rayhost_steps:same', inputs: [affine],\n"
+        "     outputs: {y: {dtype: float32, shape: [-1, 16]}}}\n"
+        "outputs: {y: same}\n")
+    for refused in (lambda: deploy(coded), lambda: serve_app(coded)):
+        with pytest.raises(SpecError, match=r"coded.yaml: host\[0\].function: the spec's host step\(s\) 'same' "
+                                            r"\(rayhost_steps:same\) name Python code"):
+            refused()
+    (kind, doc), _kwargs = _source_for_actors(coded, {}, allow_code=True)
+    assert kind == "spec" and doc["host"][0]["function"] == "rayhost_steps:same"
+    assert not marker.exists()      # the driver only parsed it; the actors import it

@@ -115,8 +115,20 @@ def _concurrency_list(text):
     return _value_list(text, _positive_int, "numbers of callers")
 
 
+MAX_RATE = 1e6                # requests/s: far beyond what one engine answers
+MAX_OPEN_LOOP_SECONDS = 3600  # an open loop expected to take longer is surely a typo in --rate
+
+
+def _rate(text):
+    value = _positive_float(text)
+    if not value <= MAX_RATE:       # also inf (nan is not > 0)
+        raise argparse.ArgumentTypeError(f"expected a finite rate of at most {MAX_RATE:g} requests/s, "
+                                         f"got {text!r}")
+    return value
+
+
 def _rate_list(text):
-    return _value_list(text, _positive_float, "rates in requests/s")
+    return _value_list(text, _rate, "rates in requests/s")
 
 
 def _shapes_arg(text):
@@ -365,9 +377,14 @@ def _read_baseline(path):
 
 
 def _writable(path, option):
+    """Refuse, before the run, a file the run could not write at its end."""
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise UsageError(f"{option}: cannot write {path}: no folder {folder}")
+    if os.path.isdir(path):
+        raise UsageError(f"{option}: cannot write {path}: it is a folder; name a file in it")
+    if not os.access(folder, os.W_OK | os.X_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise UsageError(f"{option}: cannot write {path}: permission denied")
 
 
 def _check_device(device):
@@ -697,6 +714,23 @@ def _inputs_figure(args, requests_in, pool) -> dict:
             "description": f"random, {len(pool)} distinct feeds used in turn"}
 
 
+def _check_open_loop_length(args):
+    """Refuse a --rate so low that its arrivals would not come in any reasonable time."""
+    for rate in args.rate:
+        if args.duration is not None:
+            if rate * args.duration < 1:
+                expected = rate * args.duration
+                raise UsageError(f"--rate {rate:g}: a {args.duration:g} s run expects {expected:.3g} "
+                                 "arrivals, fewer than one; raise the rate or the --duration")
+            continue
+        count = args.warmup + (args.requests or DEFAULT_REQUESTS)
+        seconds = count / rate
+        if seconds > MAX_OPEN_LOOP_SECONDS:
+            raise UsageError(f"--rate {rate:g}: {count} requests (warm-up included) arrive over about "
+                             f"{seconds:.3g} s at that rate, more than {MAX_OPEN_LOOP_SECONDS} s; raise the "
+                             "rate, or give fewer --requests or a --duration")
+
+
 def _load_mode(args):
     """("closed", callers) for --concurrency, ("open", rates) for --rate, else None.
 
@@ -714,6 +748,8 @@ def _load_mode(args):
                                  "requests through Engine.run_many, which neither queues nor batches")
         return None
     option = "--concurrency" if args.concurrency else "--rate"
+    if args.rate:
+        _check_open_loop_length(args)
     for other, given in (("--compare", args.compare), ("--repeat", args.repeat > 1),
                          ("--fail-on-regression", args.fail_on_regression)):
         if given:

@@ -141,6 +141,21 @@ def read(path) -> dict:
             text = f.read()
     except OSError as exc:
         raise SpecError("", f"cannot read the spec file: {exc.strerror or exc}", path) from exc
+    except UnicodeDecodeError as exc:
+        raise SpecError("", f"not UTF-8 text: byte 0x{exc.object[exc.start]:02x} at offset {exc.start} "
+                            "cannot be decoded (a spec file is YAML or JSON in UTF-8)", path) from None
+    try:
+        return _parse_text(path, text)
+    except ValueError as exc:      # e.g. an integer past Python's digit limit
+        if isinstance(exc, SpecError):
+            raise
+        detail = str(exc).split(";")[0]
+        if "integer string conversion" in detail:
+            detail = f"an integer longer than the {sys.get_int_max_str_digits()} digits Python reads"
+        raise SpecError("", f"holds a value that cannot be read: {detail}", path) from None
+
+
+def _parse_text(path, text):
     if path.lower().endswith(".json"):
         try:
             data = json.loads(text, object_pairs_hook=_unique_json_keys)

@@ -46,6 +46,7 @@ except ImportError as _exc:  # pragma: no cover - exercised only without the ext
 
 from ascend_engine._checks import positive_int
 from ascend_engine.errors import EngineError, ReplicaError
+from ascend_engine.replicas import batch_rows, join_shares, share_rows
 
 __all__ = ["ReplicaError", "RayReplicas", "ServeDeployment", "deploy", "serve_app"]
 
@@ -370,14 +371,7 @@ class RayReplicas:
         """Share the rows over the live replicas (whole requests of ``batch_size``
         rows, contiguous shares), run the shares at the same time, and return
         the outputs concatenated in order."""
-        if not isinstance(feeds, dict) or not feeds:
-            raise TypeError(f"feeds must be a non-empty dict of input name -> array, got {feeds!r:.80}")
-        rows = {len(np.asarray(a)) for a in feeds.values()}
-        if len(rows) != 1:
-            raise ValueError(f"inputs have different row counts: {sorted(rows)}")
-        total = rows.pop()
-        if total == 0:
-            raise ValueError("the inputs have no rows")
+        total = batch_rows(feeds)
         batch = self.max_batch if batch_size is None else positive_int(batch_size, "batch_size")
         with self._lock:
             live = [k for k in range(len(self.actors)) if self._alive[k]] or [
@@ -385,13 +379,9 @@ class RayReplicas:
             ]
         if not live:
             self._pick()  # raises the "no replica is left" error
-        requests = -(-total // batch)
-        per_replica = -(-requests // len(live))
-        bounds = [min(total, j * per_replica * batch) for j in range(len(live) + 1)]
         futures = [
             self._call(k, "run_batch", {n: np.asarray(a)[lo:hi] for n, a in feeds.items()}, batch)
-            for k, lo, hi in zip(live, bounds, bounds[1:], strict=False)
-            if hi > lo
+            for k, (lo, hi) in zip(live, share_rows(total, batch, len(live)), strict=False)
         ]
         parts, error = [], None
         for f in futures:  # wait for every share, so none is left running behind an error
@@ -401,7 +391,7 @@ class RayReplicas:
                 error = error or exc
         if error is not None:
             raise error
-        return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
+        return join_shares(parts)
 
     # ---- reporting and lifetime ---------------------------------------------------------------
 

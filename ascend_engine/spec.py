@@ -43,6 +43,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ascend_engine._checks import is_tensor_dtype
 from ascend_engine._checks import shape as check_shape
 from ascend_engine.errors import SpecError  # noqa: F401  (spec.SpecError stays importable)
 from ascend_engine.options import MAX_HOST_WORKERS, OPTIONS, SPEC_KEYS
@@ -473,7 +474,7 @@ def _dtype(c, key, value) -> np.dtype:
         dt = np.dtype(value)
     except (TypeError, ValueError):
         c.fail(key, f"expected a dtype name such as 'float32' or 'int8', got {_SHORT.repr(value)}")
-    if dt.kind not in "biuf":
+    if not is_tensor_dtype(dt):
         c.fail(key, f"expected a numeric or bool dtype, got {value!r}")
     return dt
 

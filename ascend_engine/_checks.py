@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 import numbers
 
+import numpy as np
+
 GEAR_POLICIES = ("upper", "nearest", "lower")
 MAX_DEPTH = 4096                 # request slots; the event budget runs out long before
 MAX_TIMEOUT_MS = 2**31 - 1       # AscendCL takes int32 milliseconds
@@ -58,6 +60,38 @@ def timeout_ms(value, what: str = "timeout", error: type[Exception] = ValueError
     if value * 1000 > MAX_TIMEOUT_MS:
         raise error(f"{what} must be at most {MAX_TIMEOUT_MS // 1000} s, got {value}")
     return int(round(value * 1000))
+
+
+# bool, signed and unsigned integers, floats: the dtypes whose bytes mean the same on the device.
+# An object array holds PyObject pointers: copied as raw bytes they would lose their references.
+TENSOR_DTYPE_KINDS = "biuf"
+
+
+def is_tensor_dtype(dt: np.dtype) -> bool:
+    """Whether a tensor of this dtype may be copied to or from a device as raw bytes."""
+    return dt.kind in TENSOR_DTYPE_KINDS and not dt.hasobject
+
+
+def tensor_dtype(value, what: str, error: type[Exception] = ValueError) -> np.dtype:
+    """A tensor's dtype: numeric or bool (the one rule for every boundary that copies bytes)."""
+    try:
+        dt = np.dtype(value)
+    except (TypeError, ValueError):
+        raise error(f"{what}: expected a dtype such as 'float32' or 'int8', got {value!r}") from None
+    if not is_tensor_dtype(dt):
+        raise error(f"{what}: expected a numeric or bool dtype, got {dt} (its bytes are copied to and from "
+                    "the device as they are)")
+    return dt
+
+
+def tensor_array(a, what: str, error: type[Exception] = TypeError):
+    """``a`` if it is a numpy array of a numeric or bool dtype (see :func:`tensor_dtype`)."""
+    if not isinstance(a, np.ndarray):
+        raise error(f"{what}: expected a numpy array, got {type(a).__name__}")
+    if not is_tensor_dtype(a.dtype):
+        raise error(f"{what}: expected an array of a numeric or bool dtype, got {a.dtype} (its bytes are "
+                    "copied to and from the device as they are)")
+    return a
 
 
 MAX_DIM = 2**31 - 1              # AscendCL dims are int64, but no device holds more per axis

@@ -26,6 +26,7 @@ import traceback
 
 from ascend_engine.bench.compare import DEFAULT_TOLERANCE
 from ascend_engine.bench.report import human_bytes
+from ascend_engine.options import GEAR_POLICIES, OPTIONS, STREAM_MODES
 
 PROG = "ascend-engine"
 DEFAULT_REQUESTS = 200
@@ -80,6 +81,21 @@ def _non_negative_float(text):
     return value
 
 
+def _option_arg(name):
+    """An argparse type for compile option ``name``: the limits of options.py, as a usage error."""
+    option = OPTIONS[name]
+    base = {"int": _positive_int, "ms": _non_negative_float}[option.kind]
+
+    def convert(text):
+        value = base(text)
+        if value > option.maximum:
+            raise argparse.ArgumentTypeError(f"expected at most {option.maximum}, got {text!r}")
+        return value
+
+    convert.__name__ = base.__name__   # argparse names the type in its message
+    return convert
+
+
 def _value_list(text, convert, what):
     """A comma-separated list of values for a sweep (``1,4,16``), each checked by ``convert``."""
     parts = [p.strip() for p in text.split(",")]
@@ -99,8 +115,20 @@ def _concurrency_list(text):
     return _value_list(text, _positive_int, "numbers of callers")
 
 
+MAX_RATE = 1e6                # requests/s: far beyond what one engine answers
+MAX_OPEN_LOOP_SECONDS = 3600  # an open loop expected to take longer is surely a typo in --rate
+
+
+def _rate(text):
+    value = _positive_float(text)
+    if not value <= MAX_RATE:       # also inf (nan is not > 0)
+        raise argparse.ArgumentTypeError(f"expected a finite rate of at most {MAX_RATE:g} requests/s, "
+                                         f"got {text!r}")
+    return value
+
+
 def _rate_list(text):
-    return _value_list(text, _positive_float, "rates in requests/s")
+    return _value_list(text, _rate, "rates in requests/s")
 
 
 def _shapes_arg(text):
@@ -183,13 +211,30 @@ def _node_name(target, in_specs):
     return node + "_model" if node in {s.name for s in in_specs} else node
 
 
-def _pipeline_for(target, device):
+def _code_allowed(args):
+    """Refuse a spec with host steps (Python code it would import) unless --allow-code was given.
+
+    Checked before anything runs; parsing a spec imports nothing.
+    """
+    from ascend_engine import spec
+
+    if args.allow_code or not spec.is_spec_path(args.target):
+        return
+    parsed = spec.parse(spec.read(args.target), os.path.dirname(os.path.abspath(args.target)), args.target)
+    if parsed.host:
+        steps = ", ".join(f"{h.name} ({h.function})" for h in parsed.host)
+        raise UsageError(f"{args.target}: the spec's host step(s) {steps} name Python code that running it "
+                         "would import and run; pass --allow-code if you trust this spec and the modules "
+                         "beside it")
+
+
+def _pipeline_for(target, device, allow_code=False):
     """(pipeline, compile kwargs, description) for a spec file or a single model file."""
     import ascend_engine as ae
     from ascend_engine import spec
 
     if spec.is_spec_path(target):
-        pipe, kw = spec.load(target, device=device)
+        pipe, kw = spec.load(target, device=device, allow_code=allow_code)
         return pipe, kw, "spec"
     dev = 0 if device is None else device
     with ae.Model.load(target, device=dev) as m:
@@ -332,9 +377,14 @@ def _read_baseline(path):
 
 
 def _writable(path, option):
+    """Refuse, before the run, a file the run could not write at its end."""
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise UsageError(f"{option}: cannot write {path}: no folder {folder}")
+    if os.path.isdir(path):
+        raise UsageError(f"{option}: cannot write {path}: it is a folder; name a file in it")
+    if not os.access(folder, os.W_OK | os.X_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise UsageError(f"{option}: cannot write {path}: permission denied")
 
 
 def _check_device(device):
@@ -390,6 +440,7 @@ def cmd_bench(args) -> int:
     from ascend_engine.bench import data
 
     _existing_file(args.target, "spec or model file")
+    _code_allowed(args)
     baseline = _read_baseline(args.compare) if args.compare else None
     for option, path in (("--json", args.json), ("--export-times", args.export_times)):
         if path:
@@ -403,7 +454,7 @@ def cmd_bench(args) -> int:
     facts = _model_facts(args.target, args.device, args.shapes)
     if facts is not None and facts["resolved"] is not None:
         return _bench_shaped(args, facts, baseline)
-    pipe, kw, kind = _pipeline_for(args.target, args.device)
+    pipe, kw, kind = _pipeline_for(args.target, args.device, args.allow_code)
     if args.depth is not None:
         kw["depth"] = args.depth
     if args.streams is not None:
@@ -663,6 +714,23 @@ def _inputs_figure(args, requests_in, pool) -> dict:
             "description": f"random, {len(pool)} distinct feeds used in turn"}
 
 
+def _check_open_loop_length(args):
+    """Refuse a --rate so low that its arrivals would not come in any reasonable time."""
+    for rate in args.rate:
+        if args.duration is not None:
+            if rate * args.duration < 1:
+                expected = rate * args.duration
+                raise UsageError(f"--rate {rate:g}: a {args.duration:g} s run expects {expected:.3g} "
+                                 "arrivals, fewer than one; raise the rate or the --duration")
+            continue
+        count = args.warmup + (args.requests or DEFAULT_REQUESTS)
+        seconds = count / rate
+        if seconds > MAX_OPEN_LOOP_SECONDS:
+            raise UsageError(f"--rate {rate:g}: {count} requests (warm-up included) arrive over about "
+                             f"{seconds:.3g} s at that rate, more than {MAX_OPEN_LOOP_SECONDS} s; raise the "
+                             "rate, or give fewer --requests or a --duration")
+
+
 def _load_mode(args):
     """("closed", callers) for --concurrency, ("open", rates) for --rate, else None.
 
@@ -680,6 +748,8 @@ def _load_mode(args):
                                  "requests through Engine.run_many, which neither queues nor batches")
         return None
     option = "--concurrency" if args.concurrency else "--rate"
+    if args.rate:
+        _check_open_loop_length(args)
     for other, given in (("--compare", args.compare), ("--repeat", args.repeat > 1),
                          ("--fail-on-regression", args.fail_on_regression)):
         if given:
@@ -774,6 +844,7 @@ def summarize_trace(path) -> dict:
 
 def cmd_trace(args) -> int:
     _existing_file(args.target, "spec or model file")
+    _code_allowed(args)
     _writable(args.out, "--out")
     from ascend_engine import Engine
 
@@ -783,7 +854,7 @@ def cmd_trace(args) -> int:
     facts = _model_facts(args.target, args.device, args.shapes)
     if facts is not None and facts["resolved"] is not None:
         return _trace_shaped(args, facts)
-    pipe, kw, _kind = _pipeline_for(args.target, args.device)
+    pipe, kw, _kind = _pipeline_for(args.target, args.device, args.allow_code)
     if args.depth is not None:
         kw["depth"] = args.depth
     kw["profile"] = True   # timelines come from the per-node timing events
@@ -962,12 +1033,16 @@ def build_parser() -> argparse.ArgumentParser:
                                    "inputs and report throughput, latency, host vs device time and memory; "
                                    "with --concurrency or --rate, under the load of many callers.")
     p.add_argument("target", metavar="SPEC_OR_MODEL", help="a pipeline spec file or a model file")
+    p.add_argument("--allow-code", action="store_true",
+                   help="run a spec whose host steps name Python functions: they are imported and run "
+                        "with your rights, so only for a spec you trust")
     p.add_argument("--batch", type=_positive_int, help="rows per request (default: 1, or the fixed batch)")
     p.add_argument("--shapes", type=_shapes_arg, metavar="NAME:D,D,...[;NAME:...]",
                    help="the input shapes to run at, as ais_bench's --dymShape (x:1,3,640,480;y:1,16): "
                         "one of the gears of a dynamic image size or dims model, shapes inside the ranges "
                         "of a shape-range model; for other models and specs the first dimension is the batch")
-    p.add_argument("--depth", type=_positive_int, help="requests in flight (default: the spec's, else 4)")
+    p.add_argument("--depth", type=_option_arg("depth"),
+                   help="requests in flight (default: the spec's, else 4)")
     how_long = p.add_mutually_exclusive_group()
     how_long.add_argument("--requests", type=_positive_int,
                           help=f"timed requests (default {DEFAULT_REQUESTS})")
@@ -976,7 +1051,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--warmup", type=_non_negative_int, default=DEFAULT_WARMUP,
                    help=f"untimed requests after the cold one (default {DEFAULT_WARMUP})")
     p.add_argument("--device", type=_non_negative_int, help="device id (overrides the spec)")
-    p.add_argument("--streams", choices=("per-model", "single"), help="one stream per model, or one in all")
+    p.add_argument("--streams", choices=STREAM_MODES, help="one stream per model, or one in all")
     p.add_argument("--repeat", type=_positive_int, default=1, metavar="N",
                    help="timed passes (default 1); throughput is the median pass, the spread goes in "
                         "the JSON")
@@ -1008,12 +1083,12 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("--rate", type=_rate_list, metavar="R[,R...]",
                       help="open loop: Poisson arrivals at R requests/s, answered or not; says when the "
                            "engine cannot keep up; a list sweeps")
-    p.add_argument("--max-delay-ms", type=_non_negative_float, metavar="MS",
+    p.add_argument("--max-delay-ms", type=_option_arg("max_delay_ms"), metavar="MS",
                    help="with --concurrency/--rate: the dynamic batcher's longest wait for more rows "
                         "(compile(max_delay_ms=); 0 turns it off)")
-    p.add_argument("--gear-policy", choices=("upper", "nearest", "lower"),
+    p.add_argument("--gear-policy", choices=GEAR_POLICIES,
                    help="with --concurrency/--rate: the gear merged rows run at when they fall between gears")
-    p.add_argument("--max-queue", type=_positive_int, metavar="N",
+    p.add_argument("--max-queue", type=_option_arg("max_queue"), metavar="N",
                    help="with --concurrency/--rate: requests that may wait for a free slot "
                         "(default 4 x depth)")
     p.set_defaults(func=cmd_bench)
@@ -1022,6 +1097,9 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Run requests through a pipeline spec or a model file and write every "
                                    "stream's copies, executions and waits as Chrome trace events (Perfetto, chrome://tracing).")
     p.add_argument("target", metavar="SPEC_OR_MODEL", help="a pipeline spec file or a model file")
+    p.add_argument("--allow-code", action="store_true",
+                   help="run a spec whose host steps name Python functions: they are imported and run "
+                        "with your rights, so only for a spec you trust")
     p.add_argument("--out", required=True, metavar="TRACE.json", help="the trace file to write")
     p.add_argument("--requests", type=_positive_int, default=16, help="requests to record (default 16)")
     p.add_argument("--batch", type=_positive_int,
@@ -1029,7 +1107,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--shapes", type=_shapes_arg, metavar="NAME:D,D,...[;NAME:...]",
                    help="the input shapes to run at (as for bench): a gear or shapes inside the ranges of a "
                         "dynamic-shape model; the batch as the first dimension otherwise")
-    p.add_argument("--depth", type=_positive_int, help="requests in flight (default: the spec's)")
+    p.add_argument("--depth", type=_option_arg("depth"), help="requests in flight (default: the spec's)")
     p.add_argument("--device", type=_non_negative_int, help="device id (overrides the spec)")
     p.set_defaults(func=cmd_trace)
 

@@ -574,10 +574,8 @@ _DRIVER_HINT = (
 
 # code -> hint.  Keep each to one line: it ends the exception's str().
 _HINTS: dict[int, str] = {
-    100000: "an argument was rejected (see the message); for copies, destMax is the destination's "
-    "capacity and must be >= count, and the copy kind must match where the pointers live",
-    107000: "an argument was rejected (see the message); for copies, destMax is the destination's "
-    "capacity and must be >= count, and the copy kind must match where the pointers live",
+    100000: "an argument was rejected (see the message)",
+    107000: "an argument was rejected (see the message)",
     100001: "AscendCL is not initialized (or already finalized): let ascend_engine initialise it on "
     "first use and do not call aclFinalize yourself",
     100002: "aclInit may run once per process; another library in this process already initialized AscendCL",
@@ -703,10 +701,23 @@ _HOST_ALLOCATORS = frozenset({"aclCreateDataBuffer", "aclmdlCreateDataset", "acl
                               "aclCreateTensorDesc"})
 
 
+# A rejected argument (100000, 107000) means different things in different calls.
+_INVALID_PARAM_CODES = (100000, 107000)
+_COPY_HINT = ("an argument was rejected (see the message): destMax is the destination's capacity and must "
+              "be >= count, and the copy kind must match where the pointers live")
+_INIT_HINT = ("aclInit rejected its configuration (see the message); the simulator reads its ASCEND_SIM_* "
+              "environment variables here: docs/simulator.md lists each one and the values it takes")
+
+
 def hint_for(code: int, function: str | None = None) -> str:
     """The troubleshooting hint for ``code`` (raised by ``function``), or ''."""
     if function in _HOST_ALLOCATORS:
         return _HOST_ALLOCATION_HINT
+    if int(code) in _INVALID_PARAM_CODES and function:
+        if function.startswith("aclrtMemcpy"):
+            return _COPY_HINT
+        if function == "aclInit":
+            return _INIT_HINT
     hint = _HINTS.get(int(code))
     if hint is None and function:
         hint = _FUNCTION_HINTS.get(function)

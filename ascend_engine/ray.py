@@ -46,6 +46,7 @@ except ImportError as _exc:  # pragma: no cover - exercised only without the ext
 
 from ascend_engine._checks import positive_int
 from ascend_engine.errors import EngineError, ReplicaError
+from ascend_engine.replicas import batch_rows, join_shares, share_rows
 
 __all__ = ["ReplicaError", "RayReplicas", "ServeDeployment", "deploy", "serve_app"]
 
@@ -55,12 +56,13 @@ VISIBLE_DEVICES = "ASCEND_RT_VISIBLE_DEVICES"
 # ---- what a replica builds ---------------------------------------------------------------
 
 
-def _source_for_actors(source, compile_kwargs):
+def _source_for_actors(source, compile_kwargs, allow_code=False):
     """Check the pipeline source on the driver; returns (picklable source, compile kwargs).
 
     A spec (file path or dict) is parsed here, so schema errors show up at
     deploy() and not in every actor; it travels as a plain document with
     absolute model paths (every host must have the model files at those paths).
+    A spec with host steps is code: refused here unless ``allow_code``.
     """
     from ascend_engine import spec as spec_mod
     from ascend_engine.pipeline import Pipeline
@@ -74,6 +76,7 @@ def _source_for_actors(source, compile_kwargs):
         return ("factory", source), dict(compile_kwargs)
     if isinstance(source, (str, os.PathLike, dict)):
         parsed = spec_mod._parse_any(source)
+        spec_mod.require_code_allowed(parsed, allow_code)
         return ("spec", spec_mod.to_dict(parsed)), {**parsed.compile, **compile_kwargs}
     raise TypeError(
         f"deploy() needs a spec file path, a spec dict or a function returning a Pipeline, "
@@ -90,7 +93,8 @@ def _build(source):
     if kind == "spec":
         # device 0 is the first NPU Ray gave this process (ids are renumbered
         # from 0); models without a device of their own follow the pipeline
-        return spec_mod.from_spec({**value, "device": 0})
+        # allowed on the driver (_source_for_actors) when it has host steps
+        return spec_mod.from_spec({**value, "device": 0}, allow_code=True)
     pipe = value()
     if not isinstance(pipe, Pipeline):
         raise TypeError(
@@ -367,14 +371,7 @@ class RayReplicas:
         """Share the rows over the live replicas (whole requests of ``batch_size``
         rows, contiguous shares), run the shares at the same time, and return
         the outputs concatenated in order."""
-        if not isinstance(feeds, dict) or not feeds:
-            raise TypeError(f"feeds must be a non-empty dict of input name -> array, got {feeds!r:.80}")
-        rows = {len(np.asarray(a)) for a in feeds.values()}
-        if len(rows) != 1:
-            raise ValueError(f"inputs have different row counts: {sorted(rows)}")
-        total = rows.pop()
-        if total == 0:
-            raise ValueError("the inputs have no rows")
+        total = batch_rows(feeds)
         batch = self.max_batch if batch_size is None else positive_int(batch_size, "batch_size")
         with self._lock:
             live = [k for k in range(len(self.actors)) if self._alive[k]] or [
@@ -382,13 +379,9 @@ class RayReplicas:
             ]
         if not live:
             self._pick()  # raises the "no replica is left" error
-        requests = -(-total // batch)
-        per_replica = -(-requests // len(live))
-        bounds = [min(total, j * per_replica * batch) for j in range(len(live) + 1)]
         futures = [
             self._call(k, "run_batch", {n: np.asarray(a)[lo:hi] for n, a in feeds.items()}, batch)
-            for k, lo, hi in zip(live, bounds, bounds[1:], strict=False)
-            if hi > lo
+            for k, (lo, hi) in zip(live, share_rows(total, batch, len(live)), strict=False)
         ]
         parts, error = [], None
         for f in futures:  # wait for every share, so none is left running behind an error
@@ -398,7 +391,7 @@ class RayReplicas:
                 error = error or exc
         if error is not None:
             raise error
-        return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
+        return join_shares(parts)
 
     # ---- reporting and lifetime ---------------------------------------------------------------
 
@@ -443,7 +436,7 @@ class RayReplicas:
 
 def deploy(spec_or_pipeline_factory, replicas: int = 1, npus_per_replica: int = 1, *,
            max_restarts: int = -1, ready_timeout: float = 300.0, actor_options: dict | None = None,
-           **compile_kwargs) -> RayReplicas:
+           allow_code: bool = False, **compile_kwargs) -> RayReplicas:
     """Start ``replicas`` Ray actors, each compiling the pipeline on its own NPUs.
 
     ``spec_or_pipeline_factory`` is a spec file, a spec dict, or a function
@@ -454,14 +447,16 @@ def deploy(spec_or_pipeline_factory, replicas: int = 1, npus_per_replica: int = 
     one engine per NPU (``Pipeline.compile_replicas``).  ``compile_kwargs``
     go to ``compile`` (they override a spec's ``compile`` section).
     ``max_restarts`` is Ray's (-1: restart a dead replica forever);
-    ``actor_options`` are extra Ray actor options.  Waits until every
-    replica has compiled (``ready_timeout`` seconds) and returns the handle.
+    ``actor_options`` are extra Ray actor options.  A spec with host steps
+    names Python code that every actor imports: it is refused unless
+    ``allow_code=True``.  Waits until every replica has compiled
+    (``ready_timeout`` seconds) and returns the handle.
     """
     replicas = positive_int(replicas, "replicas")
     npus = positive_int(npus_per_replica, "npus_per_replica")
     if not ray.is_initialized():
         raise EngineError("Ray is not initialized: call ray.init() (or ray.init(address=...)) first")
-    source, kwargs = _source_for_actors(spec_or_pipeline_factory, compile_kwargs)
+    source, kwargs = _source_for_actors(spec_or_pipeline_factory, compile_kwargs, allow_code)
     options = {"num_cpus": 0, "resources": {"NPU": npus}, "max_restarts": max_restarts,
                "max_concurrency": 4, **(actor_options or {})}
     actors = [_ReplicaActor.options(**options).remote(k, source, kwargs, npus) for k in range(replicas)]
@@ -533,7 +528,7 @@ class ServeDeployment:
 
 def serve_app(spec_or_pipeline_factory, replicas: int = 1, npus_per_replica: int = 1, *,
               max_batch_size: int = 16, batch_wait_timeout_s: float = 0.002, name: str = "ascend-engine",
-              **compile_kwargs):
+              allow_code: bool = False, **compile_kwargs):
     """A Ray Serve application serving the pipeline: ``serve.run(serve_app("pipeline.yaml"))``.
 
     ``replicas`` Serve replicas, each with ``resources={"NPU": npus_per_replica}``.
@@ -542,7 +537,7 @@ def serve_app(spec_or_pipeline_factory, replicas: int = 1, npus_per_replica: int
     """
     replicas = positive_int(replicas, "replicas")
     npus = positive_int(npus_per_replica, "npus_per_replica")
-    source, kwargs = _source_for_actors(spec_or_pipeline_factory, compile_kwargs)
+    source, kwargs = _source_for_actors(spec_or_pipeline_factory, compile_kwargs, allow_code)
     deployment = serve.deployment(ServeDeployment, name=name).options(
         num_replicas=replicas, ray_actor_options={"num_cpus": 0, "resources": {"NPU": npus}}
     )

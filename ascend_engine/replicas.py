@@ -17,6 +17,40 @@ import numpy as np
 
 from ascend_engine._checks import positive_int
 
+# ---- sharing one run_batch over several engines (Replicas here, RayReplicas in ray.py) --------
+
+
+def batch_rows(feeds) -> int:
+    """The rows every input of a ``run_batch`` call carries (the same for all of them)."""
+    if not isinstance(feeds, dict) or not feeds:
+        raise TypeError(f"feeds must be a non-empty dict of input name -> array, got {feeds!r:.80}")
+    rows = {len(np.asarray(a)) for a in feeds.values()}
+    if len(rows) != 1:
+        raise ValueError(f"inputs have different row counts: {sorted(rows)}")
+    total = rows.pop()
+    if total == 0:
+        raise ValueError("the inputs have no rows")
+    return total
+
+
+def share_rows(total, batch, shares) -> list[tuple[int, int]]:
+    """Contiguous ``(lo, hi)`` row ranges, one per share (none empty), in whole requests of ``batch``."""
+    requests = -(-total // batch)
+    per_share = -(-requests // shares)
+    bounds = [min(total, k * per_share * batch) for k in range(shares + 1)]
+    return [(lo, hi) for lo, hi in zip(bounds, bounds[1:], strict=False) if hi > lo]
+
+
+def join_shares(parts) -> dict:
+    """The outputs of several ``run_batch`` shares, in order, as ``Engine.run_batch`` returns them.
+
+    An output is an array along the rows, or, where a host step sets the rows
+    (``rows="any"``) or the shape, a list with one array per request: arrays
+    are concatenated, lists are chained (each request keeps its own array).
+    """
+    return {name: [a for p in parts for a in p[name]] if isinstance(parts[0][name], list)
+            else np.concatenate([p[name] for p in parts]) for name in parts[0]}
+
 
 class Replicas:
     """Engines compiled from one pipeline on several devices."""
@@ -44,25 +78,13 @@ class Replicas:
     def run_batch(self, feeds, batch_size=None) -> dict:
         """Split the rows across the engines (in whole requests of ``batch_size``
         rows), run the shares concurrently, and return the outputs in order."""
-        if not isinstance(feeds, dict) or not feeds:
-            raise TypeError(f"feeds must be a non-empty dict of input name -> array, got {feeds!r:.80}")
-        rows = {len(np.asarray(a)) for a in feeds.values()}
-        if len(rows) != 1:
-            raise ValueError(f"inputs have different row counts: {sorted(rows)}")
-        total = rows.pop()
-        if total == 0:
-            raise ValueError("the inputs have no rows")
+        total = batch_rows(feeds)
         batch = self.engines[0].max_batch if batch_size is None else positive_int(batch_size, "batch_size")
-        requests = -(-total // batch)
-        per_engine = -(-requests // len(self.engines))
-        bounds = [min(total, k * per_engine * batch) for k in range(len(self.engines) + 1)]
-        shares = [(e, lo, hi) for e, lo, hi in zip(self.engines, bounds, bounds[1:], strict=False) if hi > lo]
         futures = [
             self._pool.submit(e.run_batch, {n: np.asarray(a)[lo:hi] for n, a in feeds.items()}, batch)
-            for e, lo, hi in shares
+            for e, (lo, hi) in zip(self.engines, share_rows(total, batch, len(self.engines)), strict=False)
         ]
-        parts = [f.result() for f in futures]
-        return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
+        return join_shares([f.result() for f in futures])
 
     def stats(self) -> dict:
         """Each engine's stats, by device."""

@@ -43,9 +43,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ascend_engine._checks import GEAR_POLICIES, MAX_DEPTH, MAX_QUEUE, MAX_TIMEOUT_MS, delay_ms, timeout_ms
+from ascend_engine._checks import is_tensor_dtype
 from ascend_engine._checks import shape as check_shape
 from ascend_engine.errors import SpecError  # noqa: F401  (spec.SpecError stays importable)
+from ascend_engine.options import MAX_HOST_WORKERS, OPTIONS, SPEC_KEYS
 from ascend_engine.pipeline import MAX_STEP_ROWS, ROWS_CHOICES, NativeStep, Pipeline, PipelineError
 from ascend_engine.toposort import CycleError, topological_order
 
@@ -54,10 +55,7 @@ INPUT_KEYS = ("dtype", "shape", "bench_shape")
 MODEL_KEYS = ("name", "path", "inputs", "device", "stream")
 HOST_KEYS = ("name", "function", "inputs", "outputs", "rows", "max_rows")
 HOST_OUTPUT_KEYS = ("dtype", "shape")
-COMPILE_KEYS = ("depth", "streams", "profile", "timeout", "max_queue", "max_delay_ms", "gear_policy",
-                "host_workers")
-MAX_HOST_WORKERS = 64
-STREAM_MODES = ("per-model", "single")
+COMPILE_KEYS = SPEC_KEYS
 SPEC_SUFFIXES = (".yaml", ".yml", ".json")
 
 
@@ -89,12 +87,12 @@ class ModelSpec:
 
 @dataclass
 class HostSpec:
-    """A host step: its name, the function (``module:function`` and the imported
-    object), input references, declared outputs ``[(name, dtype, shape)]`` and rows."""
+    """A host step: its name, the function it names (``module:function``, not
+    imported: :func:`build` imports it when code is allowed), input references,
+    declared outputs ``[(name, dtype, shape)]`` and rows."""
 
     name: str
     function: str
-    fn: Any
     inputs: list
     outputs: list
     rows: str = "same"
@@ -118,6 +116,7 @@ class Spec:
     source: str | None = None
     host: list = field(default_factory=list)
     nodes: list = field(default_factory=list)
+    base_dir: str = ""        # the spec's folder: host-step modules are looked for there after sys.path
 
 
 class Loaded(NamedTuple):
@@ -143,6 +142,21 @@ def read(path) -> dict:
             text = f.read()
     except OSError as exc:
         raise SpecError("", f"cannot read the spec file: {exc.strerror or exc}", path) from exc
+    except UnicodeDecodeError as exc:
+        raise SpecError("", f"not UTF-8 text: byte 0x{exc.object[exc.start]:02x} at offset {exc.start} "
+                            "cannot be decoded (a spec file is YAML or JSON in UTF-8)", path) from None
+    try:
+        return _parse_text(path, text)
+    except ValueError as exc:      # e.g. an integer past Python's digit limit
+        if isinstance(exc, SpecError):
+            raise
+        detail = str(exc).split(";")[0]
+        if "integer string conversion" in detail:
+            detail = f"an integer longer than the {sys.get_int_max_str_digits()} digits Python reads"
+        raise SpecError("", f"holds a value that cannot be read: {detail}", path) from None
+
+
+def _parse_text(path, text):
     if path.lower().endswith(".json"):
         try:
             data = json.loads(text, object_pairs_hook=_unique_json_keys)
@@ -282,7 +296,8 @@ def parse(data, base_dir: str | None = None, source: str | None = None) -> Spec:
 
     Relative model paths resolve against ``base_dir`` (the spec file's folder;
     the working directory when None).  Model files must exist; nothing is
-    loaded.  Models come back in dependency order.
+    loaded, and no code is imported: a host step's ``module:function`` is
+    checked for its form only.  Models come back in dependency order.
     """
     c = _Checker(source)
     base_dir = os.path.abspath(base_dir or os.getcwd())
@@ -325,7 +340,7 @@ def parse(data, base_dir: str | None = None, source: str | None = None) -> Spec:
             c.fail(_join(key, "stream"), f"expected a stream label (a string), got {_kind(stream)}")
         models.append(ModelSpec(name, path, list(refs), dev, None if stream is None else str(stream), i))
 
-    host = _host_steps(c, data.get("host"), base_dir)
+    host = _host_steps(c, data.get("host"))
     _check_names(c, inputs, models, host)
 
     raw_outputs = data["outputs"]
@@ -341,11 +356,11 @@ def parse(data, base_dir: str | None = None, source: str | None = None) -> Spec:
     nodes = _dependency_order(c, inputs, models + host, outputs)
     return Spec(device, inputs, [n for n in nodes if isinstance(n, ModelSpec)], outputs,
                 _compile_options(c, data.get("compile", {}), [h.name for h in host]), source,
-                host=[n for n in nodes if isinstance(n, HostSpec)], nodes=nodes)
+                host=[n for n in nodes if isinstance(n, HostSpec)], nodes=nodes, base_dir=base_dir)
 
 
-def _host_steps(c, raw, base_dir) -> list:
-    """The ``host:`` list: each step's function imported, its outputs and rows checked."""
+def _host_steps(c, raw) -> list:
+    """The ``host:`` list: each step's function name, outputs and rows checked (nothing imported)."""
     if raw is None:
         return []
     if not isinstance(raw, list):
@@ -355,8 +370,7 @@ def _host_steps(c, raw, base_dir) -> list:
         key = _join("host", i)
         c.mapping(key, value, HOST_KEYS, required=("name", "function", "inputs", "outputs"))
         name = c.name(_join(key, "name"), value["name"], "a host step name")
-        function = value["function"]
-        fn = _import_function(c, _join(key, "function"), function, base_dir)
+        function = _function_name(c, _join(key, "function"), value["function"])
         refs = _input_refs(c, _join(key, "inputs"), value["inputs"])
         outputs = _host_outputs(c, _join(key, "outputs"), value["outputs"])
         rows = value.get("rows", "same")
@@ -371,8 +385,28 @@ def _host_steps(c, raw, base_dir) -> list:
         elif max_rows is not None:
             c.fail(_join(key, "max_rows"), "max_rows applies to rows: any only (rows: same returns as many "
                                            "rows as the step is given)")
-        steps.append(HostSpec(name, function, fn, list(refs), outputs, rows, max_rows, i))
+        steps.append(HostSpec(name, function, list(refs), outputs, rows, max_rows, i))
     return steps
+
+
+def _function_name(c, key, text) -> str:
+    """``module:function`` (a dotted attribute path after the colon), checked for its form only."""
+    if not isinstance(text, str) or text.count(":") != 1 or not all(part.strip() for part in text.split(":")):
+        c.fail(key, f"expected 'module:function' (a Python function to import), got {_kind(text)}")
+    return text
+
+
+def require_code_allowed(spec: Spec, allow_code: bool) -> None:
+    """A spec whose host steps name functions is code: a :class:`SpecError` unless ``allow_code``."""
+    if not spec.host or allow_code:
+        return
+    c = _Checker(spec.source)
+    steps = ", ".join(f"{h.name!r} ({h.function})" for h in spec.host)
+    c.fail(_join(_join("host", spec.host[0].index), "function"),
+           f"the spec's host step(s) {steps} name Python code that loading it would import and run: "
+           "a spec with host functions is code. Load it with allow_code=True (on the command line: "
+           "--allow-code) only if you trust it and the modules beside it (docs/pipeline-spec.md, "
+           "\"Host steps are code\")")
 
 
 def _import_function(c, key, text, base_dir):
@@ -380,8 +414,6 @@ def _import_function(c, key, text, base_dir):
 
     The module is looked for on ``sys.path`` and then in the spec's folder.
     """
-    if not isinstance(text, str) or text.count(":") != 1 or not all(text.split(":")):
-        c.fail(key, f"expected 'module:function' (a Python function to import), got {_kind(text)}")
     module_name, attr_path = (part.strip() for part in text.split(":"))
     added = base_dir not in sys.path
     if added:
@@ -442,7 +474,7 @@ def _dtype(c, key, value) -> np.dtype:
         dt = np.dtype(value)
     except (TypeError, ValueError):
         c.fail(key, f"expected a dtype name such as 'float32' or 'int8', got {_SHORT.repr(value)}")
-    if dt.kind not in "biuf":
+    if not is_tensor_dtype(dt):
         c.fail(key, f"expected a numeric or bool dtype, got {value!r}")
     return dt
 
@@ -489,47 +521,38 @@ def _bench_shape(c, key, value, shape) -> tuple:
 
 
 def _compile_options(c, value, host_names=()) -> dict:
+    """The ``compile:`` mapping, each key checked by its kind in the table of options.py."""
     if value is None:
         return {}
     c.mapping("compile", value, COMPILE_KEYS)
     out = {}
-    if "depth" in value:
-        out["depth"] = c.integer("compile.depth", value["depth"], "a depth", minimum=1, maximum=MAX_DEPTH)
-    if "streams" in value:
-        if value["streams"] not in STREAM_MODES:
-            c.fail("compile.streams",
-                   f"expected one of {', '.join(STREAM_MODES)}, got {_kind(value['streams'])}")
-        out["streams"] = value["streams"]
-    if "profile" in value:
-        if not isinstance(value["profile"], bool):
-            c.fail("compile.profile", f"expected true or false, got {_kind(value['profile'])}")
-        out["profile"] = value["profile"]
-    if "timeout" in value:
-        t = value["timeout"]
-        try:
-            timeout_ms(t)
-        except ValueError:
-            c.fail("compile.timeout", f"expected seconds (a finite number from 0.001 to "
-                                      f"{MAX_TIMEOUT_MS // 1000}) or null, got {_kind(t)}")
-        out["timeout"] = None if t is None else float(t)
-    # serving: the admission queue and the dynamic batcher (docs/executor.md, "Serving")
-    if "max_queue" in value:
-        out["max_queue"] = c.integer("compile.max_queue", value["max_queue"], "a queue length", minimum=1,
-                                     maximum=MAX_QUEUE)
-    if "max_delay_ms" in value:
-        d = value["max_delay_ms"]
-        try:
-            out["max_delay_ms"] = delay_ms(d, "max_delay_ms")
-        except ValueError:
-            c.fail("compile.max_delay_ms", f"expected milliseconds (a finite number from 0 to 60000), "
-                                           f"got {_kind(d)}")
-    if "gear_policy" in value:
-        if value["gear_policy"] not in GEAR_POLICIES:
-            c.fail("compile.gear_policy",
-                   f"expected one of {', '.join(GEAR_POLICIES)}, got {_kind(value['gear_policy'])}")
-        out["gear_policy"] = value["gear_policy"]
-    if "host_workers" in value:
-        out["host_workers"] = _host_workers(c, value["host_workers"], host_names)
+    for name, v in value.items():
+        option, key = OPTIONS[name], _join("compile", name)
+        if option.kind == "int":
+            out[name] = c.integer(key, v, option.what, minimum=option.minimum, maximum=option.maximum)
+        elif option.kind == "choice":
+            if v not in option.choices:
+                c.fail(key, f"expected one of {', '.join(option.choices)}, got {_kind(v)}")
+            out[name] = v
+        elif option.kind == "bool":
+            if not isinstance(v, bool):
+                c.fail(key, f"expected true or false, got {_kind(v)}")
+            out[name] = v
+        elif option.kind == "seconds":
+            try:
+                option.check(v)
+            except ValueError:
+                c.fail(key, f"expected seconds (a finite number from {option.minimum} to "
+                            f"{option.maximum}) or null, got {_kind(v)}")
+            out[name] = None if v is None else float(v)
+        elif option.kind == "ms":
+            try:
+                out[name] = option.check(v)
+            except ValueError:
+                c.fail(key, f"expected milliseconds (a finite number from {option.minimum} to "
+                            f"{option.maximum}), got {_kind(v)}")
+        else:   # workers (docs/executor.md, "Host steps")
+            out[name] = _host_workers(c, v, host_names)
     return out
 
 
@@ -652,11 +675,14 @@ def _resolve(c, key, ref, handles, outputs_of, host_names=()):
     c.fail(key, f"{what} {model!r} has no output {wanted!r}; its outputs: {have}")
 
 
-def build(spec: Spec, device: int | None = None) -> Pipeline:
+def build(spec: Spec, device: int | None = None, allow_code: bool = False) -> Pipeline:
     """Build the :class:`Pipeline` a parsed spec describes (model files are read here).
 
     ``device`` moves the whole pipeline (and every model) to another device.
+    A spec with host steps imports and runs the modules they name, so it is
+    refused with a :class:`SpecError` unless ``allow_code`` is true.
     """
+    require_code_allowed(spec, allow_code)
     c = _Checker(spec.source)
     pipe_device = spec.device if device is None else int(device)
     pipe = Pipeline(device=pipe_device)
@@ -669,9 +695,11 @@ def build(spec: Spec, device: int | None = None) -> Pipeline:
         key = _node_key(m)
         ins = [_resolve(c, f"{key}.inputs[{j}]", ref, handles, outputs_of, host_names)
                for j, ref in enumerate(m.inputs)]
+        if isinstance(m, HostSpec):
+            fn = _import_function(c, _join(key, "function"), m.function, spec.base_dir or os.getcwd())
         try:
             if isinstance(m, HostSpec):
-                out = pipe.host(m.fn, *ins, outputs=m.outputs, name=m.name, rows=m.rows, max_rows=m.max_rows)
+                out = pipe.host(fn, *ins, outputs=m.outputs, name=m.name, rows=m.rows, max_rows=m.max_rows)
             else:
                 node_device = m.device if device is None else pipe_device
                 out = pipe.model(m.path, *ins, name=m.name, device=node_device, stream=m.stream)
@@ -691,20 +719,23 @@ def _parse_any(path_or_dict, base_dir=None) -> Spec:
     return parse(data, base_dir=os.path.dirname(os.path.abspath(path)), source=path)
 
 
-def load(path_or_dict, device: int | None = None, base_dir: str | None = None) -> Loaded:
+def load(path_or_dict, device: int | None = None, base_dir: str | None = None,
+         allow_code: bool = False) -> Loaded:
     """Read, check and build a spec; returns ``(pipeline, compile_kwargs)``.
 
     ``path_or_dict`` is a spec file (YAML, or JSON for ``.json``) or an
     already-parsed document; for a dict, relative model paths resolve against
-    ``base_dir`` (default: the working directory).
+    ``base_dir`` (default: the working directory).  ``allow_code``: see
+    :func:`build` (a spec with host steps is code).
     """
     spec = _parse_any(path_or_dict, base_dir)
-    return Loaded(build(spec, device=device), dict(spec.compile))
+    return Loaded(build(spec, device=device, allow_code=allow_code), dict(spec.compile))
 
 
-def from_spec(path_or_dict, device: int | None = None, base_dir: str | None = None) -> Pipeline:
+def from_spec(path_or_dict, device: int | None = None, base_dir: str | None = None,
+              allow_code: bool = False) -> Pipeline:
     """The pipeline a spec describes (its compile options: :func:`load`)."""
-    return load(path_or_dict, device=device, base_dir=base_dir).pipeline
+    return load(path_or_dict, device=device, base_dir=base_dir, allow_code=allow_code).pipeline
 
 
 def to_dict(spec: Spec) -> dict[str, Any]:

@@ -60,16 +60,48 @@ def _files_of(entry, name):
     return [entry]
 
 
+def _load_npy(path, error):
+    """A ``.npy`` file's array, or ``error`` naming the file.
+
+    The file is mapped first, so a header claiming more data than the file
+    holds (or a size no memory holds) is refused before anything is
+    allocated; an empty or truncated file is refused too.
+    """
+    try:
+        a = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError, EOFError) as exc:
+        detail = str(exc) or type(exc).__name__
+        if isinstance(exc, EOFError) or os.path.getsize(path) == 0:
+            detail = "the file is empty or cut short"
+        elif "mmap length" in detail:
+            detail = _claimed_size(path) or detail
+        raise error(f"{path}: not a readable .npy file: {detail}") from None
+    return np.array(a) if isinstance(a, np.memmap) else a
+
+
+def _claimed_size(path):
+    """What a .npy header claims, against the bytes the file holds (None if the header is unreadable)."""
+    try:
+        with open(path, "rb") as f:
+            major, _ = np.lib.format.read_magic(f)
+            read_header = (np.lib.format.read_array_header_1_0 if major == 1
+                           else np.lib.format.read_array_header_2_0)
+            shape, _, dtype = read_header(f)
+            start = f.tell()
+    except Exception:
+        return None
+    claimed = math.prod(shape) * dtype.itemsize
+    held = os.path.getsize(path) - start
+    return f"its header claims {dtype} {tuple(shape)} ({claimed} bytes), the file holds {held} bytes of data"
+
+
 def read_array(path, dtype, trailing, what) -> np.ndarray:
     """Read a ``.npy`` or ``.bin`` file as ``(rows, *trailing)`` of ``dtype``.
 
     A DataError names the file, what the input expects and what the file holds.
     """
     if path.lower().endswith(".npy"):
-        try:
-            a = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise DataError(f"{path}: not a readable .npy file: {exc}") from None
+        a = _load_npy(path, DataError)
         if a.dtype != dtype:
             raise DataError(f"{path}: {what} expects dtype {dtype}, the file holds {a.dtype}")
         if a.ndim == len(trailing) and _fits((1, *a.shape), trailing):
@@ -143,10 +175,7 @@ def _reference(folder, stem, name, like, request):
         raise CheckError(f"request {request} ({stem}): no reference for output {name!r}: expected "
                          f"{os.path.join(folder, f'{stem}_{name}.npy')} or .bin")
     if suffix == ".npy":
-        try:
-            ref = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise CheckError(f"{path}: not a readable .npy file: {exc}") from None
+        ref = _load_npy(path, CheckError)
     else:
         ref = np.fromfile(path, dtype=like.dtype)
         if ref.size == like.size:

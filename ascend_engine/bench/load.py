@@ -162,6 +162,8 @@ async def open_loop(engine, pool, rate, count, duration, run, seed=DEFAULT_SEED,
                     loop.call_soon_threadsafe(arrive, due)
                 if more():
                     stop.wait(max(0.0, at - time.monotonic()))
+        except Exception as exc:       # reported as the run's failure, never as an engine that kept up
+            run.fail(exc)
         finally:
             loop.call_soon_threadsafe(lambda: finished.done() or finished.set_result(None))
 

@@ -222,6 +222,15 @@ def test_bad_input_files_are_usage_errors_naming_the_file(two_inputs):
     cases.append((f"{t['dir'] / 'rows.npy'},{ss}/0000.bin",
                   f"{ss}/0000.bin: 2 rows, but {t['dir'] / 'rows.npy'} has 3; every request of a bench run "
                   "carries the same number of rows"))
+    (t["dir"] / "empty.npy").write_bytes(b"")
+    cases.append((f"{t['dir'] / 'empty.npy'},{ss}/0000.bin",
+                  f"{t['dir'] / 'empty.npy'}: not a readable .npy file: the file is empty or cut short"))
+    with open(t["dir"] / "huge.npy", "wb") as f:       # a header claiming 4 TiB over 48 bytes of data
+        np.lib.format.write_array_header_1_0(f, {"descr": "<f4", "fortran_order": False, "shape": (1 << 40, 6)})
+        f.write(b"\0" * 48)
+    cases.append((f"{t['dir'] / 'huge.npy'},{ss}/0000.bin",
+                  f"{t['dir'] / 'huge.npy'}: not a readable .npy file: its header claims float32 "
+                  "(1099511627776, 6) (26388279066624 bytes), the file holds 48 bytes of data"))
     for argument, message in cases:
         proc = run_cli("bench", t["path"], "--input", argument, "--no-progress")
         assert proc.returncode == 2, proc.stderr

@@ -56,7 +56,7 @@ def base_doc():
 
 
 def test_readme_spec_runs_and_equals_numpy(folder, models):
-    pipe, kwargs = spec.load(folder / "pipeline.yaml")
+    pipe, kwargs = spec.load(folder / "pipeline.yaml", allow_code=True)
     assert kwargs == {"depth": 8, "host_workers": 2}
     images = _models.random_images(np.random.default_rng(5), 120, dc.IMAGE_HW)
     with pipe.compile(**kwargs) as engine:
@@ -74,7 +74,7 @@ def test_readme_spec_runs_and_equals_numpy(folder, models):
 
 
 def test_spec_and_python_build_the_same_plan(folder):
-    from_spec = spec.load(folder / "pipeline.yaml").pipeline.plan(depth=8, host_workers=2)
+    from_spec = spec.load(folder / "pipeline.yaml", allow_code=True).pipeline.plan(depth=8, host_workers=2)
     by_hand = dc.build_pipeline({k: type("M", (), {"path": str(folder / f"{k}.om")})
                                  for k in ("detector", "classifier")})
     assert [(n.name, n.kind) for n in from_spec.nodes] == [("detector", "model"), ("nms", "host"),
@@ -91,7 +91,7 @@ def test_host_steps_may_be_listed_first_and_json_works(folder, models, tmp_path)
     parsed = spec.parse(json.loads(path.read_text()), base_dir=str(folder))
     assert [n.name for n in parsed.nodes] == ["detector", "nms", "classifier"]
     assert [m.name for m in parsed.models] == ["detector", "classifier"]
-    assert parsed.host[0].fn is dc.select and parsed.host[0].rows == "any" and parsed.host[0].max_rows == 32
+    assert parsed.host[0].function == "detector_classifier:select" and parsed.host[0].rows == "any" and parsed.host[0].max_rows == 32
     assert parsed.host[0].outputs[0] == ("crops", np.dtype("float32"), (-1, 8, 8))
     again = spec.parse(spec.to_dict(parsed))
     assert [(h.name, h.function, h.inputs, h.outputs, h.rows, h.max_rows) for h in again.host] == \
@@ -113,7 +113,7 @@ def test_a_module_beside_the_spec_is_found(folder, models, tmp_path):
         "outputs": {"score": "best.score", "index": "best.index"},
     }
     (tmp_path / "best.yaml").write_text(json.dumps(doc))     # JSON is YAML
-    pipe = ae.Pipeline.from_spec(tmp_path / "best.yaml")
+    pipe = ae.Pipeline.from_spec(tmp_path / "best.yaml", allow_code=True)
     assert str(tmp_path) not in sys.path                      # searched during the import only
     images = _models.random_images(np.random.default_rng(1), 10, dc.IMAGE_HW)
     with pipe.compile(depth=2) as engine:
@@ -136,19 +136,21 @@ def set_key(doc, path, value):
 DELETE = object()
 NODES = "(detector, classifier, nms)"
 
-ERRORS = [
-    (("host", 0, "function"), "nosuch_module_zz:f", "host[0].function",
-     "cannot import module 'nosuch_module_zz': no such module on sys.path or in {folder}"),
-    (("host", 0, "function"), "detector_classifier:selekt", "host[0].function",
-     "'detector_classifier' has no attribute 'selekt' (did you mean 'select'?)"),
-    (("host", 0, "function"), "detector_classifier:_models.nmss", "host[0].function",
+# found when the function is imported: by build()/load() with allow_code=True, never by parse()
+IMPORT_ERRORS = [
+    ("nosuch_module_zz:f", "cannot import module 'nosuch_module_zz': no such module on sys.path or in {folder}"),
+    ("detector_classifier:selekt", "'detector_classifier' has no attribute 'selekt' (did you mean 'select'?)"),
+    ("detector_classifier:_models.nmss",
      "'detector_classifier._models' has no attribute 'nmss' (did you mean 'nms'?)"),
+    ("detector_classifier:THRESHOLD",
+     "'detector_classifier:THRESHOLD' is a float, not a function (expected a callable or a NativeStep)"),
+]
+
+ERRORS = [
     (("host", 0, "function"), "detector_classifier", "host[0].function",
      "expected 'module:function' (a Python function to import), got str 'detector_classifier'"),
     (("host", 0, "function"), 3, "host[0].function",
      "expected 'module:function' (a Python function to import), got int 3"),
-    (("host", 0, "function"), "detector_classifier:THRESHOLD", "host[0].function",
-     "'detector_classifier:THRESHOLD' is a float, not a function (expected a callable or a NativeStep)"),
     (("host", 0, "functon"), "x:y", "host[0].functon",
      "unknown key (did you mean 'function'?); allowed keys: name, function, inputs, outputs, rows, max_rows"),
     (("host", 0, "function"), DELETE, "host[0]", "missing required key 'function'"),
@@ -198,23 +200,34 @@ def test_schema_errors_name_the_key_path(folder, path, value, key, detail):
     assert info.value.detail == detail.replace("{folder}", str(folder))
 
 
+@pytest.mark.parametrize("function,detail", IMPORT_ERRORS, ids=[e[0] for e in IMPORT_ERRORS])
+def test_import_errors_name_the_key_path_when_code_is_allowed(folder, function, detail):
+    doc = base_doc()
+    doc["host"][0]["function"] = function
+    parsed = spec.parse(copy.deepcopy(doc), base_dir=str(folder))     # the form is fine: nothing imported
+    assert parsed.host[0].function == function
+    with pytest.raises(spec.SpecError) as info:
+        spec.load(doc, base_dir=str(folder), allow_code=True)
+    assert (info.value.key, info.value.detail) == ("host[0].function", detail.replace("{folder}", str(folder)))
+
+
 def test_build_errors_name_the_key_path(folder):
     doc = base_doc()
     doc["host"][0]["inputs"][1] = "detector.scorez"
     with pytest.raises(spec.SpecError) as info:
-        spec.load(doc, base_dir=str(folder))
+        spec.load(doc, base_dir=str(folder), allow_code=True)
     assert (info.value.key, info.value.detail) == (
         "host[0].inputs[1]", "model 'detector' has no output 'scorez'; its outputs: scores, boxes")
     doc = base_doc()
     doc["outputs"]["label"] = "nms.labels"
     with pytest.raises(spec.SpecError) as info:
-        spec.load(doc, base_dir=str(folder))
+        spec.load(doc, base_dir=str(folder), allow_code=True)
     assert (info.value.key, info.value.detail) == (
         "outputs.label", "host step 'nms' has no output 'labels'; its outputs: crops, boxes, scores, image")
     doc = base_doc()
     doc["models"][1]["inputs"] = ["nms"]
     with pytest.raises(spec.SpecError) as info:
-        spec.load(doc, base_dir=str(folder))
+        spec.load(doc, base_dir=str(folder), allow_code=True)
     assert (info.value.key, info.value.detail) == (
         "models[1].inputs[0]", "host step 'nms' has 4 outputs: name one of nms.crops, nms.boxes, nms.scores, "
                                "nms.image")
@@ -240,7 +253,7 @@ def test_host_outputs_whose_sizes_change_per_request_pass_through(folder, monkey
 
     monkeypatch.setattr(ae.Pipeline, "host", host)
     with pytest.raises(Stop):
-        spec.build(parsed)
+        spec.build(parsed, allow_code=True)
     assert given == [step.outputs]
     doc["host"][0]["outputs"]["crops"]["shape"] = [-1, 8, -2]
     with pytest.raises(spec.SpecError) as info:
@@ -273,7 +286,7 @@ def test_a_module_that_fails_to_import_says_why(folder, tmp_path):
         doc["host"][0]["function"] = f"{name}:f"
         doc["models"] = [dict(m, path=str(folder / m["path"])) for m in base_doc()["models"]]
         with pytest.raises(spec.SpecError) as info:
-            spec.parse(copy.deepcopy(doc), base_dir=str(tmp_path))
+            spec.load(copy.deepcopy(doc), base_dir=str(tmp_path), allow_code=True)
         assert (info.value.key, info.value.detail) == ("host[0].function", detail)
 
 
@@ -284,3 +297,55 @@ def test_host_workers_without_host_steps(folder):
     with pytest.raises(spec.SpecError) as info:
         spec.parse(doc, base_dir=str(folder))
     assert (info.value.key, info.value.detail) == ("compile.host_workers", "the spec has no host steps")
+
+
+def _marking_module(tmp_path, folder):
+    """A module beside a spec that leaves a file behind when it is imported, and that spec."""
+    module = f"marks_{uuid.uuid4().hex[:8]}"
+    marker = tmp_path / "imported"
+    (tmp_path / f"{module}.py").write_text(
+        f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n\n"
+        "def best(scores):\n"
+        "    return (scores.max(axis=1),)\n")
+    doc = {
+        "inputs": {"image": {"dtype": "float32", "shape": [-1, 32, 32]}},
+        "models": [{"name": "detector", "path": str(folder / "detector.om"), "inputs": ["image"]}],
+        "host": [{"name": "best", "function": f"{module}:best", "inputs": ["detector.scores"],
+                  "outputs": {"score": {"dtype": "float32", "shape": [-1]}}}],
+        "outputs": {"score": "best.score"},
+    }
+    path = tmp_path / "marks.yaml"
+    path.write_text(json.dumps(doc))
+    return module, marker, path
+
+
+def test_parse_and_load_import_no_code_unless_allowed(folder, tmp_path):
+    module, marker, path = _marking_module(tmp_path, folder)
+    parsed = spec.parse(json.loads(path.read_text()), base_dir=str(tmp_path), source=str(path))
+    assert parsed.host[0].function == f"{module}:best"
+    for refused in (lambda: spec.load(path), lambda: spec.from_spec(path), lambda: ae.Pipeline.from_spec(path),
+                    lambda: spec.build(parsed)):
+        with pytest.raises(spec.SpecError) as info:
+            refused()
+        assert info.value.key == "host[0].function"
+        assert info.value.detail.startswith(
+            f"the spec's host step(s) 'best' ({module}:best) name Python code that loading it would import "
+            "and run: a spec with host functions is code. Load it with allow_code=True")
+    assert not marker.exists() and module not in sys.modules
+    pipe = spec.from_spec(path, allow_code=True)
+    assert marker.read_text() == "ran"
+    assert [n.name for n in pipe.plan().nodes] == ["detector", "best"]
+
+
+def test_bench_and_trace_refuse_a_spec_with_host_code_before_importing_it(folder, tmp_path):
+    from cli_run import error_line, ok, run_cli
+
+    module, marker, path = _marking_module(tmp_path, folder)
+    for args in (("bench", str(path), "--requests", "2"), ("trace", str(path), "--out", str(tmp_path / "t.json"))):
+        proc = run_cli(*args)
+        assert proc.returncode == 2, proc.stderr
+        assert f"the spec's host step(s) best ({module}:best) name Python code" in error_line(proc)
+        assert "pass --allow-code if you trust this spec" in error_line(proc)
+        assert not marker.exists()
+    ok(run_cli("bench", str(path), "--requests", "4", "--warmup", "0", "--allow-code"))
+    assert marker.read_text() == "ran"

@@ -113,3 +113,24 @@ def test_values_out_of_range_name_key_value_and_limit(tmp_path, model_file, kwar
         spec.load(str(write(tmp_path, "s.yaml", spec_text(model_file, **kwargs))))
     assert info.value.key == key
     assert message in info.value.detail
+
+
+def test_a_spec_that_is_not_utf8_names_the_file_and_the_byte(tmp_path, model_file):
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes(spec_text(model_file).encode() + b"# caf\xe9\n")
+    with pytest.raises(spec.SpecError) as info:
+        spec.read(path)
+    offset = len(spec_text(model_file).encode()) + len("# caf")
+    assert str(info.value) == (f"{path}: not UTF-8 text: byte 0xe9 at offset {offset} cannot be decoded "
+                               "(a spec file is YAML or JSON in UTF-8)")
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".json"])
+def test_an_integer_of_thousands_of_digits_is_a_spec_error(tmp_path, model_file, suffix):
+    digits = "9" * 5000
+    text = f"device: {digits}\n" if suffix == ".yaml" else '{"device": ' + digits + "}"
+    path = write(tmp_path, "long" + suffix, text)
+    with pytest.raises(spec.SpecError) as info:
+        spec.read(path)
+    assert str(info.value) == (f"{path}: holds a value that cannot be read: an integer longer than the "
+                               "4300 digits Python reads")

@@ -52,3 +52,46 @@ def test_replicas_need_model_paths(models):
             pipe.compile_replicas([0, 1])
     with pytest.raises(ae.PipelineError, match="distinct device ids"):
         chain(models).compile_replicas([0, 0])
+
+
+def _repeating(models):
+    """A chain whose host step repeats each request's first row (row value + 1) times, 0 to 8 rows:
+    a rows="any" output whose per-request row counts differ, and also come out equal."""
+    pipe = ae.Pipeline(device=0)
+    x = pipe.input("x", "float32", (-1, WIDTH))
+
+    def repeat(a):
+        n = int(abs(a[0, 0])) % 3 * 2     # 0, 2 or 4 rows
+        return (np.repeat(a[:1], n, axis=0),)
+
+    h = pipe.host(repeat, pipe.model(models[0].path, x, name="m0"),
+                  outputs=[("r", "float32", (-1, WIDTH))], rows="any", max_rows=8, name="repeat")
+    pipe.output("y", h)
+    return pipe
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+def test_replicas_return_per_request_lists_of_rows_any_outputs_like_one_engine(models, seed):
+    """Replicas.run_batch once concatenated the per-request lists: ragged row counts raised a raw numpy
+    error, equal ones gave one 3-d array instead of a list of per-request arrays."""
+    pipe = _repeating(models)
+    x = np.random.default_rng(seed).standard_normal((8, WIDTH)).astype(np.float32) * 3
+    with pipe.compile(depth=4) as engine:
+        want = engine.run_batch({"x": x}, batch_size=1)["y"]
+    with pipe.compile_replicas([1, 2], depth=4) as reps:
+        got = reps.run_batch({"x": x}, batch_size=1)["y"]
+    assert isinstance(got, list) and len(got) == 8
+    assert [a.shape for a in got] == [a.shape for a in want]
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_the_share_and_join_rules_replicas_and_ray_use():
+    from ascend_engine.replicas import join_shares, share_rows
+
+    assert share_rows(101, 4, 3) == [(0, 36), (36, 72), (72, 101)]
+    assert share_rows(5, 4, 3) == [(0, 4), (4, 5)]          # no empty share
+    a, b = np.zeros((2, 3)), np.ones((1, 3))
+    joined = join_shares([{"y": a, "l": [a]}, {"y": b, "l": [b, a]}])
+    assert joined["y"].shape == (3, 3) and [v.shape for v in joined["l"]] == [(2, 3), (1, 3), (2, 3)]
+    assert joined["l"][1] is b

@@ -528,7 +528,7 @@ def test_a_spec_file_with_a_step_that_sets_shapes(tmp_path, paths, models):
         "compile": {"depth": 3},
     }
     (tmp_path / "ocr.yaml").write_text(json.dumps(doc))     # JSON is YAML
-    pipe = ae.Pipeline.from_spec(tmp_path / "ocr.yaml")
+    pipe = ae.Pipeline.from_spec(tmp_path / "ocr.yaml", allow_code=True)
     rng = np.random.default_rng(19)
     images = [image(rng, h, w) for h, w in [(5, 7), (2, 3), (16, 17), (3, 30), (12, 12)]]
     with pipe.compile(depth=3) as engine:

@@ -171,3 +171,52 @@ def test_without_restarts_the_handle_serves_with_the_replicas_left(cluster, mode
         feeds = rows(64, seed=6)
         assert_matches_reference(two.run_batch(feeds)["y"], sim.reference(g, feeds)["y"])
         assert [r["alive"] for r in two.replicas] == [False, True]
+
+
+def test_a_spec_with_host_code_is_refused_on_the_driver_unless_allowed(cluster, model, tmp_path):
+    """deploy() and serve_app() parse the spec on the driver: a host step's module is neither
+    imported there nor shipped to the actors unless the caller allows code."""
+    from ascend_engine.ray import _source_for_actors, serve_app
+
+    _, spec = model
+    marker = tmp_path / "imported"
+    (tmp_path / "rayhost_steps.py").write_text(
+        f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n\ndef same(y):\n    return (y,)\n")
+    coded = tmp_path / "coded.yaml"
+    coded.write_text(
+        "inputs: {x: {dtype: float32, shape: [-1, 16]}}\n"
+        f"models:\n  - {{name: affine, path: {spec.parent / 'affine.om'}, inputs: [x]}}\n"
+        "host:\n  - {name: same, function: 'rayhost_steps:same', inputs: [affine],\n"
+        "     outputs: {y: {dtype: float32, shape: [-1, 16]}}}\n"
+        "outputs: {y: same}\n")
+    for refused in (lambda: deploy(coded), lambda: serve_app(coded)):
+        with pytest.raises(SpecError, match=r"coded.yaml: host\[0\].function: the spec's host step\(s\) 'same' "
+                                            r"\(rayhost_steps:same\) name Python code"):
+            refused()
+    (kind, doc), _kwargs = _source_for_actors(coded, {}, allow_code=True)
+    assert kind == "spec" and doc["host"][0]["function"] == "rayhost_steps:same"
+    assert not marker.exists()      # the driver only parsed it; the actors import it
+
+
+def test_run_batch_of_a_rows_any_output_is_a_list_per_request_across_replicas(cluster, model):
+    """The handle's run_batch chains the per-request lists of a rows="any" output (it once
+    concatenated them: a raw numpy error for ragged rows, one 3-d array for equal ones)."""
+    _, spec = model
+    path = str(spec.parent / "affine.om")
+
+    def build():
+        pipe = Pipeline(device=0)
+        y = pipe.model(path, pipe.input("x", "float32", (None, 16)), name="affine")
+        pipe.output("r", pipe.host(lambda a: (np.repeat(a[:1], int(abs(a[0, 0]) * 3) % 4, axis=0),), y,
+                                   outputs=[("r", "float32", (-1, 8))], rows="any", max_rows=4, name="rep"))
+        return pipe
+
+    feeds = {"x": np.random.default_rng(3).standard_normal((6, 16)).astype(np.float32)}
+    with build().compile(depth=2) as engine:
+        want = engine.run_batch(feeds, batch_size=1)["r"]
+    assert len({a.shape[0] for a in want}) > 1      # ragged: the case that once raised
+    with deploy(build, replicas=2, depth=2) as two:
+        got = two.run_batch(feeds, batch_size=1, timeout=60)["r"]
+    assert isinstance(got, list) and [a.shape for a in got] == [a.shape for a in want]
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_array_equal(a, b)

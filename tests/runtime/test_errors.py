@@ -180,3 +180,32 @@ def test_hints_from_troubleshooting_table():
     fixes = " ".join(row[2] for row in errors.TROUBLESHOOTING)
     assert "ASCEND_RT_MEM_POOL_SIZE" not in fixes and "ASCEND_GLOBAL_LOG_LEVEL=0" in fixes
     assert "simulator" in errors.hint_for(100012)
+
+
+def test_a_rejected_argument_gets_the_hint_of_the_call_that_rejected_it():
+    for code in (100000, 107000):
+        assert "destMax is the destination's capacity" in errors.hint_for(code, "aclrtMemcpyAsync")
+        assert "destMax" not in errors.hint_for(code, "aclmdlExecute")
+        assert errors.hint_for(code, "aclmdlExecute") == "an argument was rejected (see the message)"
+        init = errors.hint_for(code, "aclInit")
+        assert "ASCEND_SIM_*" in init and "docs/simulator.md" in init and "destMax" not in init
+
+
+def test_a_bad_simulator_variable_names_itself_and_points_to_the_simulator_docs():
+    proc = simlib.run_python(
+        """
+        import ascend_engine as ae
+        try:
+            ae.Device(0)
+        except ae.InvalidParamError as exc:
+            print(exc.function, exc.code)
+            print(exc.message)
+            print(exc.hint)
+        """,
+        env={"ASCEND_SIM_DEVICE_MEMORY": "banana"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    function, message, hint = proc.stdout.splitlines()
+    assert function == "aclInit 100000"
+    assert "ASCEND_SIM_DEVICE_MEMORY='banana' is invalid: expected a positive size such as 8GiB" in message
+    assert hint.startswith("aclInit rejected its configuration") and "destMax" not in hint

@@ -12,9 +12,11 @@ Everything native is built here:
   function table filled by ``ascend_engine/csrc/loader.c``.
 
 Before anything compiles, ``tools/gen_acl_pxd.py`` writes the Cython
-declaration of that table (``ascend_engine/_acl_functions.pxi``) from
+declaration of that table (``ascend_engine/_acl_functions.pxi``) and one
+checked wrapper per function (``ascend_engine/_acl_checked.pxi``) from
 ``include/ascend_engine/acl_functions.h``, the list C expands into the same
-table.  Every file the build reads is named by :func:`build_inputs`; when one is
+table.  Both are build output that ships in the wheel (``cimport`` reads them),
+not in the sdist.  Every file the build reads is named by :func:`build_inputs`; when one is
 missing (an sdist that left it out, say) the build stops and names it, rather
 than producing a package that cannot load.
 
@@ -211,7 +213,8 @@ def check_inputs():
 
 
 def generate_acl_pxd():
-    """Run tools/gen_acl_pxd.py: the Cython view of the function table, from acl_functions.h."""
+    """Run tools/gen_acl_pxd.py: the Cython view of the function table and its checked wrappers,
+    from acl_functions.h."""
     # Loaded by path: tools/ is not a package, and setup.py must not depend on sys.path.
     spec = importlib.util.spec_from_file_location("gen_acl_pxd", os.path.join(HERE, GENERATOR))
     gen = importlib.util.module_from_spec(spec)
@@ -223,7 +226,7 @@ def generate_acl_pxd():
 
 
 def main():
-    """Check the sources, generate the .pxi, cythonize and run setuptools."""
+    """Check the sources, generate the .pxi files, cythonize and run setuptools."""
     from Cython.Build import cythonize
 
     check_inputs()

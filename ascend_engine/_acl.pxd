@@ -1,11 +1,11 @@
 # cython: language_level=3
 """Cython view of the C headers: include/ascend_engine/acl.h and loader.h.
 
-Plain ``cdef extern`` declarations, nothing else (the layering CuPy and
-cuda-python use): types, enum values and the ``ae_acl_api`` function table.
-Cython modules never call AscendCL functions by name -- there is nothing to
-link against -- but through the table returned by ``ae_api()`` (in practice
-through ``ascend_engine._runtime.api()``, which loads the backend first).
+Plain ``cdef extern`` declarations, nothing else: types, enum values and the
+``ae_acl_api`` function table.  Cython modules never call AscendCL functions
+by name -- there is nothing to link against -- but through the table returned
+by ``ae_api()`` (in practice through the checked wrappers and ``api()`` of
+``ascend_engine/_runtime.pxd``, which load the backend first).
 
 The ``ae_acl_api`` struct is not written by hand: it comes from
 include/ascend_engine/acl_functions.h, the list C expands into the same

@@ -116,7 +116,7 @@ def shape(value, what: str, error: type[Exception] = ValueError, variable: bool 
     out = []
     for k, d in enumerate(dims):
         if d is None:
-            d = -1   # the batch, as TF and ONNX write it
+            d = -1   # None is the batch, as -1 is (docs/sim-graph.md)
         if isinstance(d, bool) or not isinstance(d, numbers.Integral):
             raise error(f"{what}: dimension {k} must be an integer, got {d!r} ({type(d).__name__})")
         d = int(d)

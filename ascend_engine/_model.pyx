@@ -23,8 +23,9 @@ from libc.string cimport memset
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
 
 from ascend_engine._acl cimport *
-from ascend_engine._runtime cimport (api, check, require, buffer_ptr, close_from_finalizer, runtime_usable,
-                                     stream_handle, Resource, Device, Context, Stream, DeviceBuffer)
+# api(), check(), the checked_<name> / require_<name> AscendCL wrappers, and the
+# runtime's classes and handle accessors (see ascend_engine/_runtime.pxd).
+from ascend_engine._runtime cimport *
 
 from ascend_engine import errors as _errors
 from ascend_engine._feeds import check_feeds, shape_text
@@ -79,14 +80,14 @@ cdef object _spec(aclmdlDesc *desc, size_t i, bint is_input):
     cdef int fmt = -1
     memset(&dims, 0, sizeof(dims))
     if is_input:
-        check(t.aclmdlGetInputDims(desc, i, &dims), b"aclmdlGetInputDims")
+        checked_aclmdlGetInputDims(desc, i, &dims)
         name = t.aclmdlGetInputNameByIndex(desc, i)
         dt = t.aclmdlGetInputDataType(desc, i)
         nbytes = t.aclmdlGetInputSizeByIndex(desc, i)
         if t.aclmdlGetInputFormat is not NULL:
             fmt = <int>t.aclmdlGetInputFormat(desc, i)
     else:
-        check(t.aclmdlGetOutputDims(desc, i, &dims), b"aclmdlGetOutputDims")
+        checked_aclmdlGetOutputDims(desc, i, &dims)
         name = t.aclmdlGetOutputNameByIndex(desc, i)
         dt = t.aclmdlGetOutputDataType(desc, i)
         nbytes = t.aclmdlGetOutputSizeByIndex(desc, i)
@@ -133,7 +134,7 @@ cdef class _DatasetPair:
             raise MemoryError("aclCreateDataBuffer failed")
         self.buffers.append(<uintptr_t>db)
         self.keep.append(buf)
-        check(t.aclmdlAddDatasetBuffer(dataset, db), b"aclmdlAddDatasetBuffer")
+        checked_aclmdlAddDatasetBuffer(dataset, db)
         return 0
 
     cdef destroy(self, bint from_finalizer=False):
@@ -236,7 +237,7 @@ cdef class Model(Resource):
         cdef const ae_acl_api *t = api()
         cdef size_t work = 0, weight = 0
         cdef aclError rc
-        require(<const void *>t.aclmdlQuerySize, b"aclmdlQuerySize")
+        require_aclmdlQuerySize()
         bpath = str(path).encode()
         cdef const char *cpath = bpath
         with nogil:
@@ -328,7 +329,7 @@ cdef class Model(Resource):
         cdef void *wptr = NULL
         cdef size_t wsize = 0
         if shared is not None:
-            require(<const void *>t.aclmdlLoadFromFileWithMem, b"aclmdlLoadFromFileWithMem")
+            require_aclmdlLoadFromFileWithMem()
         m.path = str(path)
         m._lock = threading.Lock()
         m._async_sets = {}
@@ -383,11 +384,11 @@ cdef class Model(Resource):
         self._desc = t.aclmdlCreateDesc()
         if self._desc is NULL:
             raise MemoryError("aclmdlCreateDesc failed")
-        check(t.aclmdlGetDesc(self._desc, self._id), b"aclmdlGetDesc")
+        checked_aclmdlGetDesc(self._desc, self._id)
         n_in = t.aclmdlGetNumInputs(self._desc)
         n_out = t.aclmdlGetNumOutputs(self._desc)
         memset(&batch, 0, sizeof(batch))
-        check(t.aclmdlGetDynamicBatch(self._desc, &batch), b"aclmdlGetDynamicBatch")
+        checked_aclmdlGetDynamicBatch(self._desc, &batch)
         self.batch_sizes = tuple(sorted(int(batch.batch[k]) for k in
                                         range(min(<size_t>batch.batchCount, <size_t>ACL_MAX_BATCH_NUM))))
         self.dynamic_index = -1
@@ -402,8 +403,7 @@ cdef class Model(Resource):
         if not self.batch_sizes:
             gear_count = self._describe_hw_or_count()
         if self.dynamic_kind != "static":
-            check(t.aclmdlGetInputIndexByName(self._desc, ACL_DYNAMIC_TENSOR_NAME, &index),
-                  b"aclmdlGetInputIndexByName")
+            checked_aclmdlGetInputIndexByName(self._desc, ACL_DYNAMIC_TENSOR_NAME, &index)
             self.dynamic_index = <int>index
             self.dynamic_nbytes = t.aclmdlGetInputSizeByIndex(self._desc, index)
         self.inputs = tuple(_spec(self._desc, i, True) for i in range(n_in) if <int>i != self.dynamic_index)
@@ -421,31 +421,29 @@ cdef class Model(Resource):
         cdef size_t minus_one = <size_t>-1
         if t.aclmdlGetDynamicHW is not NULL:
             memset(&hw, 0, sizeof(hw))
-            check(t.aclmdlGetDynamicHW(self._desc, minus_one, &hw), b"aclmdlGetDynamicHW")
+            checked_aclmdlGetDynamicHW(self._desc, minus_one, &hw)
             if hw.hwCount:
                 self.hw_sizes = tuple((int(hw.hw[k][0]), int(hw.hw[k][1]))
                                       for k in range(min(<size_t>hw.hwCount, <size_t>ACL_MAX_HW_NUM)))
                 self.dynamic_kind = "hw"
                 return 0
         if t.aclmdlGetInputDynamicGearCount is not NULL:
-            check(t.aclmdlGetInputDynamicGearCount(self._desc, minus_one, &count),
-                  b"aclmdlGetInputDynamicGearCount")
+            checked_aclmdlGetInputDynamicGearCount(self._desc, minus_one, &count)
             if count:
                 self.dynamic_kind = "dims"
         return count
 
     cdef _describe_dims(self, size_t count):
         """Dims gears from aclmdlGetInputDynamicDims: every input's shape per gear, concatenated."""
-        cdef const ae_acl_api *t = api()
         cdef size_t minus_one = <size_t>-1
         cdef aclmdlIODims *gears
-        require(<const void *>t.aclmdlGetInputDynamicDims, b"aclmdlGetInputDynamicDims")
+        require_aclmdlGetInputDynamicDims()
         gears = <aclmdlIODims *>PyMem_Malloc(count * sizeof(aclmdlIODims))
         if gears is NULL:
             raise MemoryError()
         try:
             memset(gears, 0, count * sizeof(aclmdlIODims))
-            check(t.aclmdlGetInputDynamicDims(self._desc, minus_one, gears, count), b"aclmdlGetInputDynamicDims")
+            checked_aclmdlGetInputDynamicDims(self._desc, minus_one, gears, count)
             out = []
             for g in range(count):
                 flat = [int(gears[g].dims[k])
@@ -461,13 +459,12 @@ cdef class Model(Resource):
 
     cdef _describe_ranges(self):
         """A shape-range model: each input's (min, max) per dimension from aclmdlGetInputDimsRange."""
-        cdef const ae_acl_api *t = api()
         cdef aclmdlIODimsRange r
-        require(<const void *>t.aclmdlGetInputDimsRange, b"aclmdlGetInputDimsRange")
+        require_aclmdlGetInputDimsRange()
         ranges = {}
         for i, spec in enumerate(self.inputs):
             memset(&r, 0, sizeof(r))
-            check(t.aclmdlGetInputDimsRange(self._desc, i, &r), b"aclmdlGetInputDimsRange")
+            checked_aclmdlGetInputDimsRange(self._desc, i, &r)
             ranges[spec.name] = tuple((int(r.range[k][0]), int(r.range[k][1]))
                                       for k in range(min(<size_t>r.rangeCount, <size_t>ACL_MAX_DIM_CNT)))
         self.shape_ranges = ranges
@@ -486,7 +483,7 @@ cdef class Model(Resource):
             self._desc = NULL
         shared, self._weights = self._weights, None
         try:
-            check(t.aclmdlUnload(self._id), b"aclmdlUnload")
+            checked_aclmdlUnload(self._id)
         finally:
             if shared is not None:
                 shared.release()   # after the unload: the last instance frees the weights
@@ -625,8 +622,7 @@ cdef class Model(Resource):
         back with the shape the execution reports (``range_output_nbytes``,
         if set, is the first capacity tried for each output buffer).
         """
-        cdef const ae_acl_api *t = api()
-        cdef aclError rc
+        api()
         cdef uint32_t mid
         cdef aclmdlDataset *ins
         cdef aclmdlDataset *outs
@@ -652,15 +648,13 @@ cdef class Model(Resource):
                 for a, buf in zip(arrays, in_bufs):
                     buf.copy_from(a[start:stop])
                 if self.dynamic_index >= 0:
-                    check(t.aclmdlSetDynamicBatchSize(self._id, pair.inputs, <size_t>self.dynamic_index,
-                                                      <uint64_t>self.gear_for(stop - start)),
-                          b"aclmdlSetDynamicBatchSize")
+                    checked_aclmdlSetDynamicBatchSize(self._id, pair.inputs, <size_t>self.dynamic_index,
+                                                      <uint64_t>self.gear_for(stop - start))
                 mid = self._id
                 ins = pair.inputs
                 outs = pair.outputs
                 with nogil:
-                    rc = t.aclmdlExecute(mid, ins, outs)
-                check(rc, b"aclmdlExecute")
+                    checked_aclmdlExecute(mid, ins, outs)
                 for spec, r, buf, batched in zip(self.outputs, results, out_bufs, per_row):
                     if batched:
                         part = r[start:stop]
@@ -730,29 +724,24 @@ cdef class Model(Resource):
         raise ValueError(f"model {self.path!r} has {self.dynamic_kind} shapes, not image-size or dims gears")
 
     cdef int _set_gear(self, aclmdlDataset *dataset, gear) except -1:
-        cdef const ae_acl_api *t = api()
         cdef aclmdlIODims dims
         if self.dynamic_kind == "hw":
-            require(<const void *>t.aclmdlSetDynamicHWSize, b"aclmdlSetDynamicHWSize")
-            check(t.aclmdlSetDynamicHWSize(self._id, dataset, <size_t>self.dynamic_index, <uint64_t>gear[0],
-                                           <uint64_t>gear[1]), b"aclmdlSetDynamicHWSize")
+            checked_aclmdlSetDynamicHWSize(self._id, dataset, <size_t>self.dynamic_index, <uint64_t>gear[0],
+                                           <uint64_t>gear[1])
             return 0
-        require(<const void *>t.aclmdlSetInputDynamicDims, b"aclmdlSetInputDynamicDims")
+        require_aclmdlSetInputDynamicDims()
         memset(&dims, 0, sizeof(dims))
         flat = [d for spec in self.inputs for d in self.dims_gears[gear][spec.name]]
         dims.dimCount = len(flat)
         for k, v in enumerate(flat):
             dims.dims[k] = <int64_t>v
-        check(t.aclmdlSetInputDynamicDims(self._id, dataset, <size_t>self.dynamic_index, &dims),
-              b"aclmdlSetInputDynamicDims")
+        checked_aclmdlSetInputDynamicDims(self._id, dataset, <size_t>self.dynamic_index, &dims)
         return 0
 
     cdef tuple _cur_output_shape(self, size_t k):
-        cdef const ae_acl_api *t = api()
         cdef aclmdlIODims dims
-        require(<const void *>t.aclmdlGetCurOutputDims, b"aclmdlGetCurOutputDims")
         memset(&dims, 0, sizeof(dims))
-        check(t.aclmdlGetCurOutputDims(self._desc, k, &dims), b"aclmdlGetCurOutputDims")
+        checked_aclmdlGetCurOutputDims(self._desc, k, &dims)
         return tuple(int(dims.dims[i]) for i in range(min(<size_t>dims.dimCount, <size_t>ACL_MAX_DIM_CNT)))
 
     def _gear_list(self):
@@ -828,8 +817,6 @@ cdef class Model(Resource):
         return tuple(tuple(dims) for dims in self._follow)
 
     def _call_gear(self, feeds):
-        cdef const ae_acl_api *t = api()
-        cdef aclError rc
         cdef uint32_t mid
         cdef aclmdlDataset *ins
         cdef aclmdlDataset *outs
@@ -852,8 +839,7 @@ cdef class Model(Resource):
             ins = pair.inputs
             outs = pair.outputs
             with nogil:
-                rc = t.aclmdlExecute(mid, ins, outs)
-            check(rc, b"aclmdlExecute")
+                checked_aclmdlExecute(mid, ins, outs)
             results = {}
             for k, (spec, buf) in enumerate(zip(self.outputs, out_bufs)):
                 r = np.empty(self._cur_output_shape(k), dtype=spec.dtype)
@@ -867,8 +853,8 @@ cdef class Model(Resource):
         cdef const ae_acl_api *t = api()
         cdef int64_t dims[128]
         cdef aclTensorDesc *desc
-        require(<const void *>t.aclCreateTensorDesc, b"aclCreateTensorDesc")
-        require(<const void *>t.aclmdlSetDatasetTensorDesc, b"aclmdlSetDatasetTensorDesc")
+        require_aclCreateTensorDesc()
+        require_aclmdlSetDatasetTensorDesc()
         for k, v in enumerate(shape):
             dims[k] = <int64_t>v
         fmt = t.aclmdlGetInputFormat(self._desc, i) if t.aclmdlGetInputFormat is not NULL else ACL_FORMAT_ND
@@ -876,7 +862,7 @@ cdef class Model(Resource):
         if desc is NULL:
             raise MemoryError("aclCreateTensorDesc failed")
         try:
-            check(t.aclmdlSetDatasetTensorDesc(dataset, desc, i), b"aclmdlSetDatasetTensorDesc")
+            checked_aclmdlSetDatasetTensorDesc(dataset, desc, i)
         finally:
             t.aclDestroyTensorDesc(desc)
 
@@ -884,13 +870,13 @@ cdef class Model(Resource):
         cdef const ae_acl_api *t = api()
         cdef aclTensorDesc *desc
         cdef int64_t v = 0
-        require(<const void *>t.aclmdlGetDatasetTensorDesc, b"aclmdlGetDatasetTensorDesc")
+        require_aclmdlGetDatasetTensorDesc()
         desc = t.aclmdlGetDatasetTensorDesc(dataset, k)
         if desc is NULL:
             check(100000, b"aclmdlGetDatasetTensorDesc")
         shape = []
         for i in range(t.aclGetTensorDescNumDims(desc)):
-            check(t.aclGetTensorDescDimV2(desc, i, &v), b"aclGetTensorDescDimV2")
+            checked_aclGetTensorDescDimV2(desc, i, &v)
             shape.append(int(v))
         return tuple(shape)
 
@@ -968,9 +954,8 @@ cdef class Model(Resource):
         those shapes produce.  Read the outputs only after the stream is
         synchronized.
         """
-        cdef const ae_acl_api *t = api()
+        api()
         cdef _DatasetPair pair
-        cdef aclError rc
         cdef aclrtStream s = stream_handle(stream)   # a closed stream stops here, before any AscendCL call
         if self.dynamic_kind in ("hw", "dims", "range"):
             return self._execute_shaped_async(list(inputs), list(outputs), stream, gear, shapes)
@@ -1000,10 +985,8 @@ cdef class Model(Resource):
             self._activate()
             pair = self._async_pair(inputs, outputs)
             if gear is not None:
-                check(t.aclmdlSetDynamicBatchSize(self._id, pair.inputs, <size_t>self.dynamic_index,
-                                                  <uint64_t>gear), b"aclmdlSetDynamicBatchSize")
-            rc = t.aclmdlExecuteAsync(self._id, pair.inputs, pair.outputs, s)
-            check(rc, b"aclmdlExecuteAsync")
+                checked_aclmdlSetDynamicBatchSize(self._id, pair.inputs, <size_t>self.dynamic_index, <uint64_t>gear)
+            checked_aclmdlExecuteAsync(self._id, pair.inputs, pair.outputs, s)
             # The execution reads the datasets (and the buffers they point
             # into) until it has run: the stream holds them until synchronized.
             stream._keep(pair)
@@ -1011,7 +994,6 @@ cdef class Model(Resource):
 
     def _execute_shaped_async(self, list inputs, list outputs, Stream stream, gear, shapes):
         """execute_async for image-size, dims-gear and shape-range models (see there)."""
-        cdef const ae_acl_api *t = api()
         cdef _DatasetPair pair
         cdef aclrtStream s = stream_handle(stream)
         if self.dynamic_kind == "hw" and isinstance(gear, list):
@@ -1054,7 +1036,7 @@ cdef class Model(Resource):
                     self._describe_input(pair.inputs, i, shape)
             else:
                 self._set_gear(pair.inputs, gear)
-            check(t.aclmdlExecuteAsync(self._id, pair.inputs, pair.outputs, s), b"aclmdlExecuteAsync")
+            checked_aclmdlExecuteAsync(self._id, pair.inputs, pair.outputs, s)
             stream._keep(pair)
         return gear if gear is not None else shapes
 

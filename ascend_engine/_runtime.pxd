@@ -2,13 +2,25 @@
 """Cython interface of ascend_engine._runtime, for other Cython modules.
 
     from ascend_engine._acl cimport *
-    from ascend_engine._runtime cimport api, check, make_current, Device, Stream, ...
+    from ascend_engine._runtime cimport api, checked_aclrtMalloc, make_current, Device, Stream, ...
 
+* ``checked_<name>(...)`` -- call AscendCL function <name> (one that returns
+  aclError) and raise the matching AclError for a non-zero code, or the
+  BackendError of ``missing_function()`` for an optional function the backend
+  lacks; ``require_<name>()`` -- that BackendError alone, for an optional
+  function called through the table.  Generated from
+  include/ascend_engine/acl_functions.h into ``_acl_checked.pxi`` (included
+  below; its header says which functions have no checked_ wrapper and why).
+  They need no GIL: call the blocking ones inside ``with nogil:``.
 * ``api()`` -- the loaded AscendCL function table; loads the backend and
   initialises AscendCL on first use.  Never NULL on return.
+* ``api_nogil()`` -- the same without the GIL (it takes the GIL only to load).
 * ``check(rc, "aclFoo")`` -- raise the matching AclError for a non-zero code
   (reads aclGetRecentErrMsg on the calling thread, so call it on the thread
-  that made the failing call, right after it).
+  that made the failing call, right after it): for a code read before it is
+  checked; a call checked at once goes through its checked_ wrapper.
+* ``missing_function("aclFoo")`` -- raise the BackendError for an optional
+  function the loaded backend lacks.
 * ``make_current(ctx)`` -- make ``ctx`` the calling thread's current context
   if it is not already (one cheap aclrtGetCurrentContext otherwise).
 * ``Resource._activate()`` -- raise if closed, then make the object's
@@ -27,11 +39,16 @@ from ascend_engine._acl cimport *
 
 
 cdef const ae_acl_api *api() except NULL
+cdef const ae_acl_api *api_nogil() except NULL nogil
 cdef int check(aclError rc, const char *fn) except -1
+cdef int missing_function(const char *name) except -1
 cdef int make_current(aclrtContext ctx) except -1
-cdef int require(const void *fn, const char *name) except -1
 cdef int check_not_forked() except -1
 cdef bint runtime_usable() noexcept
+
+# The checked wrappers, generated from include/ascend_engine/acl_functions.h by
+# tools/gen_acl_pxd.py (setup.py runs it on every build); after the functions they call.
+include "_acl_checked.pxi"
 
 
 cdef class Resource:

@@ -7,7 +7,10 @@ model and executor layers rely on:
 
 * One place checks return codes: :func:`check` raises the
   :mod:`ascend_engine.errors` class for the code, with the runtime's recent
-  error message read on the failing thread.
+  error message read on the failing thread; the generated ``checked_<name>``
+  wrappers (``_acl_checked.pxi``, see ``_runtime.pxd``) call it for every
+  AscendCL call checked at once, and raise :func:`missing_function`'s error
+  for an optional function the backend lacks.
 * AscendCL is initialised once per process, on first use, and finalised at
   interpreter exit after every object this module created has been closed.
 * Every object remembers the context it was created in and makes it current
@@ -215,6 +218,16 @@ cdef const ae_acl_api *api() except NULL:
     return _api_ptr
 
 
+cdef const ae_acl_api *api_nogil() except NULL nogil:
+    """api() without the GIL, for the checked wrappers: the GIL is taken only
+    while the table is not published (to load it, or to raise why it cannot be)."""
+    cdef const ae_acl_api *t = _api_ptr
+    if t is not NULL:
+        return t
+    with gil:
+        return api()
+
+
 cdef int _raise(const ae_acl_api *t, aclError rc, const char *fn) except -1:
     cdef const char *msg = NULL
     if t is not NULL and t.aclGetRecentErrMsg is not NULL:
@@ -230,11 +243,9 @@ cdef int check(aclError rc, const char *fn) except -1:
     return _raise(ae_api(), rc, fn)
 
 
-cdef int require(const void *fn, const char *name) except -1:
-    """Raise BackendError when an optional function is missing from the backend."""
-    if fn is NULL:
-        raise _errors.BackendError(ae_missing_function_message(name).decode("utf-8", "replace"))
-    return 0
+cdef int missing_function(const char *name) except -1:
+    """Raise the BackendError for an optional function the loaded backend lacks."""
+    raise _errors.BackendError(ae_missing_function_message(name).decode("utf-8", "replace"))
 
 
 cdef int make_current(aclrtContext ctx) except -1:
@@ -242,7 +253,7 @@ cdef int make_current(aclrtContext ctx) except -1:
     cdef const ae_acl_api *t = api()
     cdef aclrtContext cur = NULL
     if t.aclrtGetCurrentContext(&cur) != ACL_SUCCESS or cur != ctx:
-        check(t.aclrtSetCurrentContext(ctx), b"aclrtSetCurrentContext")
+        checked_aclrtSetCurrentContext(ctx)
     return 0
 
 
@@ -314,15 +325,14 @@ def backend():
 def device_count():
     """Number of devices AscendCL reports."""
     cdef uint32_t n = 0
-    cdef const ae_acl_api *t = api()
-    check(t.aclrtGetDeviceCount(&n), b"aclrtGetDeviceCount")
+    checked_aclrtGetDeviceCount(&n)
     return int(n)
 
 
 cdef _device_info(const ae_acl_api *t, int i):
     cdef size_t free_b = 0, total_b = 0
     cdef const char *soc = NULL
-    check(t.aclrtGetMemInfo(ACL_HBM_MEM, &free_b, &total_b), b"aclrtGetMemInfo")
+    checked_aclrtGetMemInfo(ACL_HBM_MEM, &free_b, &total_b)
     if t.aclrtGetSocName is not NULL:
         soc = t.aclrtGetSocName()
     return DeviceInfo(i, soc.decode("utf-8", "replace") if soc is not NULL else "", int(total_b), int(free_b))
@@ -345,7 +355,7 @@ def devices():
                 make_current(_dev_ctx[i])
                 out.append(_device_info(t, i))
             else:
-                check(t.aclrtSetDevice(i), b"aclrtSetDevice")
+                checked_aclrtSetDevice(i)
                 try:
                     out.append(_device_info(t, i))
                 finally:
@@ -498,7 +508,7 @@ cdef class Device(Resource):
         if id < 0 or id >= MAX_DEVICES:
             raise ValueError(f"device id {id} out of range")
         if _dev_refs[id] == 0:
-            check(t.aclrtSetDevice(id), b"aclrtSetDevice")
+            checked_aclrtSetDevice(id)
             rc = t.aclrtGetCurrentContext(&ctx)
             if rc != ACL_SUCCESS:
                 t.aclrtResetDevice(id)
@@ -514,7 +524,7 @@ cdef class Device(Resource):
         if _dev_refs[self.id] == 0:
             _dev_ctx[self.id] = NULL
             if _api_ptr is not NULL:
-                check(_api_ptr.aclrtResetDevice(self.id), b"aclrtResetDevice")
+                checked_aclrtResetDevice(self.id)
         return 0
 
     def make_current(self):
@@ -524,22 +534,20 @@ cdef class Device(Resource):
     def synchronize(self):
         """Wait (GIL released) for all work queued on this device's streams created here
         and on the default stream."""
-        cdef const ae_acl_api *t = api()
-        cdef aclError rc
+        api()
         self._activate()
         for ref in list(_live.values()):
             obj = ref()
             if isinstance(obj, Stream) and not (<Stream>obj)._closed and (<Stream>obj).device is self:
                 obj.synchronize()
         with nogil:
-            rc = t.aclrtSynchronizeStream(NULL)
-        check(rc, b"aclrtSynchronizeStream")
+            checked_aclrtSynchronizeStream(NULL)
 
     def memory_info(self):
         """Device memory as ``MemoryInfo(free, total)`` in bytes."""
         cdef size_t free_b = 0, total_b = 0
         self._activate()
-        check(_api_ptr.aclrtGetMemInfo(ACL_HBM_MEM, &free_b, &total_b), b"aclrtGetMemInfo")
+        checked_aclrtGetMemInfo(ACL_HBM_MEM, &free_b, &total_b)
         return MemoryInfo(int(free_b), int(total_b))
 
     @property
@@ -562,8 +570,7 @@ cdef class Device(Resource):
         cdef int32_t can = 0
         cdef int32_t peer = _peer_id(other)
         self._activate()
-        require(<const void *>_api_ptr.aclrtDeviceCanAccessPeer, b"aclrtDeviceCanAccessPeer")
-        check(_api_ptr.aclrtDeviceCanAccessPeer(&can, self.id, peer), b"aclrtDeviceCanAccessPeer")
+        checked_aclrtDeviceCanAccessPeer(&can, self.id, peer)
         return can == 1
 
     def enable_peer_access(self, other):
@@ -577,15 +584,13 @@ cdef class Device(Resource):
         """
         cdef int32_t peer = _peer_id(other)
         self._activate()
-        require(<const void *>_api_ptr.aclrtDeviceEnablePeerAccess, b"aclrtDeviceEnablePeerAccess")
-        check(_api_ptr.aclrtDeviceEnablePeerAccess(peer, 0), b"aclrtDeviceEnablePeerAccess")
+        checked_aclrtDeviceEnablePeerAccess(peer, 0)
 
     def disable_peer_access(self, other):
         """Close the direction self -> other again (``aclrtDeviceDisablePeerAccess``)."""
         cdef int32_t peer = _peer_id(other)
         self._activate()
-        require(<const void *>_api_ptr.aclrtDeviceDisablePeerAccess, b"aclrtDeviceDisablePeerAccess")
-        check(_api_ptr.aclrtDeviceDisablePeerAccess(peer), b"aclrtDeviceDisablePeerAccess")
+        checked_aclrtDeviceDisablePeerAccess(peer)
 
     def __repr__(self):
         return f"<ascend_engine.Device id={self.id}{' closed' if self._closed else ''}>"
@@ -610,7 +615,7 @@ cdef class Context(Resource):
     def __init__(self, Device device not None):
         cdef aclrtContext ctx = NULL
         device._activate()
-        check(_api_ptr.aclrtCreateContext(&ctx, device.id), b"aclrtCreateContext")
+        checked_aclrtCreateContext(&ctx, device.id)
         self.device = device
         self._ctx = ctx
         self._register(device)
@@ -620,7 +625,7 @@ cdef class Context(Resource):
         # Leave this thread on the device's default context, not on a dead one.
         make_current((<Resource>self.device)._ctx)
         self._ctx = NULL
-        check(_api_ptr.aclrtDestroyContext(ctx), b"aclrtDestroyContext")
+        checked_aclrtDestroyContext(ctx)
         return 0
 
     def make_current(self):
@@ -640,25 +645,6 @@ cdef class Context(Resource):
 # Stream, Event
 # ---------------------------------------------------------------------------
 
-ctypedef aclError (*_wait_forever_fn)(void *handle) noexcept nogil
-ctypedef aclError (*_wait_bounded_fn)(void *handle, int32_t ms) noexcept nogil
-
-
-cdef int _wait(void *handle, int ms, _wait_forever_fn forever, const char *forever_name,
-               _wait_bounded_fn bounded, const char *bounded_name) except -1:
-    """Block on a stream or an event with the GIL released, forever (ms < 0) or
-    up to ``ms`` milliseconds (the bounded function is optional in CANN)."""
-    cdef aclError rc
-    if ms < 0:
-        with nogil:
-            rc = forever(handle)
-        return check(rc, forever_name)
-    require(<const void *>bounded, bounded_name)
-    with nogil:
-        rc = bounded(handle, ms)
-    return check(rc, bounded_name)
-
-
 cdef class Stream(Resource):
     """An ordered queue of device work (``aclrtCreateStream``).
 
@@ -671,7 +657,7 @@ cdef class Stream(Resource):
         cdef Resource owner = where
         self.device = _device_of(where)
         owner._activate()
-        check(_api_ptr.aclrtCreateStream(&s), b"aclrtCreateStream")
+        checked_aclrtCreateStream(&s)
         self._handle = s
         self._ctx = owner._ctx
         self._pending = []
@@ -697,17 +683,22 @@ cdef class Stream(Resource):
         it runs out.  A device-side failure of any queued task is raised here.
         """
         cdef int ms = timeout_ms(timeout)
+        cdef aclrtStream s
         self._activate()
-        _wait(self._handle, ms, <_wait_forever_fn>_api_ptr.aclrtSynchronizeStream, b"aclrtSynchronizeStream",
-              <_wait_bounded_fn>_api_ptr.aclrtSynchronizeStreamWithTimeout, b"aclrtSynchronizeStreamWithTimeout")
+        s = self._handle
+        with nogil:
+            # forever (ms < 0) or up to ms milliseconds (the bounded call is optional in CANN)
+            if ms < 0:
+                checked_aclrtSynchronizeStream(s)
+            else:
+                checked_aclrtSynchronizeStreamWithTimeout(s, ms)
         self._pending = []
 
     def query(self):
         """True when every task queued so far has finished (does not block)."""
         cdef aclrtStreamStatus st = ACL_STREAM_STATUS_NOT_READY
         self._activate()
-        require(<const void *>_api_ptr.aclrtStreamQuery, b"aclrtStreamQuery")
-        check(_api_ptr.aclrtStreamQuery(self._handle, &st), b"aclrtStreamQuery")
+        checked_aclrtStreamQuery(self._handle, &st)
         if st == ACL_STREAM_STATUS_COMPLETE:
             self._pending = []
             return True
@@ -717,7 +708,7 @@ cdef class Stream(Resource):
         """Make later work on this stream wait until ``event`` completes (device-side)."""
         cdef aclrtEvent e = event_handle(event)
         self._activate()
-        check(_api_ptr.aclrtStreamWaitEvent(self._handle, e), b"aclrtStreamWaitEvent")
+        checked_aclrtStreamWaitEvent(self._handle, e)
 
     def record(self, Event event not None):
         """Record ``event`` on this stream; same as ``event.record(self)``."""
@@ -765,10 +756,10 @@ cdef class Event(Resource):
         self.device = _device_of(where)
         owner._activate()
         if _api_ptr.aclrtCreateEventWithFlag is not NULL:
-            check(_api_ptr.aclrtCreateEventWithFlag(&e, flags), b"aclrtCreateEventWithFlag")
+            checked_aclrtCreateEventWithFlag(&e, flags)
         else:
             # A plain event supports both synchronisation and timing.
-            check(_api_ptr.aclrtCreateEvent(&e), b"aclrtCreateEvent")
+            checked_aclrtCreateEvent(&e)
         self._handle = e
         self.timing = timing
         self._ctx = owner._ctx
@@ -777,7 +768,7 @@ cdef class Event(Resource):
     cdef int _release(self) except -1:
         cdef aclrtEvent e = self._handle
         self._handle = NULL
-        check(_api_ptr.aclrtDestroyEvent(e), b"aclrtDestroyEvent")
+        checked_aclrtDestroyEvent(e)
         return 0
 
     def record(self, stream=None):
@@ -785,27 +776,33 @@ cdef class Event(Resource):
         self._ensure_open()
         cdef aclrtStream s = stream_handle(stream)
         make_current(self._ctx)
-        check(_api_ptr.aclrtRecordEvent(self._handle, s), b"aclrtRecordEvent")
+        checked_aclrtRecordEvent(self._handle, s)
 
     def reset(self, stream=None):
         """Reset the event on ``stream`` (a stream task), so it can be recorded afresh."""
         self._ensure_open()
         cdef aclrtStream s = stream_handle(stream)
         make_current(self._ctx)
-        check(_api_ptr.aclrtResetEvent(self._handle, s), b"aclrtResetEvent")
+        checked_aclrtResetEvent(self._handle, s)
 
     def synchronize(self, timeout=None):
         """Block until the event has completed (GIL released); ``timeout`` in seconds."""
         cdef int ms = timeout_ms(timeout)
+        cdef aclrtEvent e
         self._activate()
-        _wait(self._handle, ms, <_wait_forever_fn>_api_ptr.aclrtSynchronizeEvent, b"aclrtSynchronizeEvent",
-              <_wait_bounded_fn>_api_ptr.aclrtSynchronizeEventWithTimeout, b"aclrtSynchronizeEventWithTimeout")
+        e = self._handle
+        with nogil:
+            # forever (ms < 0) or up to ms milliseconds (the bounded call is optional in CANN)
+            if ms < 0:
+                checked_aclrtSynchronizeEvent(e)
+            else:
+                checked_aclrtSynchronizeEventWithTimeout(e, ms)
 
     def query(self):
         """True when the event has completed (does not block)."""
         cdef aclrtEventRecordedStatus st = ACL_EVENT_RECORDED_STATUS_NOT_READY
         self._activate()
-        check(_api_ptr.aclrtQueryEventStatus(self._handle, &st), b"aclrtQueryEventStatus")
+        checked_aclrtQueryEventStatus(self._handle, &st)
         return st == ACL_EVENT_RECORDED_STATUS_COMPLETE
 
     @staticmethod
@@ -815,7 +812,7 @@ cdef class Event(Resource):
         cdef aclrtEvent e0 = event_handle(start)
         cdef aclrtEvent e1 = event_handle(end)
         make_current(end._ctx)
-        check(_api_ptr.aclrtEventElapsedTime(&ms, e0, e1), b"aclrtEventElapsedTime")
+        checked_aclrtEventElapsedTime(&ms, e0, e1)
         return float(ms)
 
     @property
@@ -878,7 +875,7 @@ cdef class DeviceBuffer(Resource):
             raise ValueError("nbytes must be > 0")
         self.device = _device_of(where)
         owner._activate()
-        check(_api_ptr.aclrtMalloc(&p, nbytes, ACL_MEM_MALLOC_HUGE_FIRST), b"aclrtMalloc")
+        checked_aclrtMalloc(&p, nbytes, ACL_MEM_MALLOC_HUGE_FIRST)
         self._ptr = p
         self.nbytes = nbytes
         self._ctx = owner._ctx
@@ -887,7 +884,7 @@ cdef class DeviceBuffer(Resource):
     cdef int _release(self) except -1:
         cdef void *p = self._ptr
         self._ptr = NULL
-        check(_api_ptr.aclrtFree(p), b"aclrtFree")
+        checked_aclrtFree(p)
         return 0
 
     cdef int _offset_ok(self, size_t offset) except -1:
@@ -903,7 +900,6 @@ cdef class DeviceBuffer(Resource):
         """
         cdef _view v
         cdef aclrtMemcpyKind kind
-        cdef aclError rc
         cdef aclrtStream s = NULL
         cdef void *dst
         cdef size_t dmax
@@ -928,10 +924,9 @@ cdef class DeviceBuffer(Resource):
         dmax = self.nbytes - offset
         if stream is None:
             with nogil:
-                rc = _api_ptr.aclrtMemcpy(dst, dmax, v.ptr, v.nbytes, kind)
-            check(rc, b"aclrtMemcpy")
+                checked_aclrtMemcpy(dst, dmax, v.ptr, v.nbytes, kind)
         else:
-            check(_api_ptr.aclrtMemcpyAsync(dst, dmax, v.ptr, v.nbytes, kind, s), b"aclrtMemcpyAsync")
+            checked_aclrtMemcpyAsync(dst, dmax, v.ptr, v.nbytes, kind, s)
             (<Stream>stream)._keep(keep)
             (<Stream>stream)._keep(self)
         return self
@@ -945,7 +940,6 @@ cdef class DeviceBuffer(Resource):
         array is filled only once the stream is synchronized.
         """
         cdef _view v
-        cdef aclError rc
         cdef aclrtStream s = NULL
         cdef size_t count
         cdef const void *src
@@ -965,18 +959,15 @@ cdef class DeviceBuffer(Resource):
         make_current(self._ctx)
         if stream is None:
             with nogil:
-                rc = _api_ptr.aclrtMemcpy(v.ptr, v.nbytes, src, count, ACL_MEMCPY_DEVICE_TO_HOST)
-            check(rc, b"aclrtMemcpy")
+                checked_aclrtMemcpy(v.ptr, v.nbytes, src, count, ACL_MEMCPY_DEVICE_TO_HOST)
         else:
-            check(_api_ptr.aclrtMemcpyAsync(v.ptr, v.nbytes, src, count, ACL_MEMCPY_DEVICE_TO_HOST, s),
-                  b"aclrtMemcpyAsync")
+            checked_aclrtMemcpyAsync(v.ptr, v.nbytes, src, count, ACL_MEMCPY_DEVICE_TO_HOST, s)
             (<Stream>stream)._keep(keep)
             (<Stream>stream)._keep(self)
         return out if isinstance(out, numpy.ndarray) else numpy.asarray(out)
 
     def fill(self, int value, stream=None):
         """Set every byte to ``value`` (0-255); with a stream, queued."""
-        cdef aclError rc
         cdef aclrtStream s = NULL
         cdef void *p
         cdef size_t n = self.nbytes
@@ -988,10 +979,9 @@ cdef class DeviceBuffer(Resource):
         p = self._ptr
         if stream is None:
             with nogil:
-                rc = _api_ptr.aclrtMemset(p, n, value, n)
-            check(rc, b"aclrtMemset")
+                checked_aclrtMemset(p, n, value, n)
         else:
-            check(_api_ptr.aclrtMemsetAsync(p, n, value, n, s), b"aclrtMemsetAsync")
+            checked_aclrtMemsetAsync(p, n, value, n, s)
             (<Stream>stream)._keep(self)
         return self
 
@@ -1035,7 +1025,7 @@ cdef class HostBuffer(Resource):
         owner = device
         try:
             owner._activate()
-            check(_api_ptr.aclrtMallocHost(&p, nbytes), b"aclrtMallocHost")
+            checked_aclrtMallocHost(&p, nbytes)
         except BaseException:
             if own is not None:
                 own.close()
@@ -1057,7 +1047,7 @@ cdef class HostBuffer(Resource):
                               "drop them before close()")
         self._ptr = NULL
         try:
-            check(_api_ptr.aclrtFreeHost(p), b"aclrtFreeHost")
+            checked_aclrtFreeHost(p)
         finally:
             dev, self._own_device = self._own_device, None
             if dev is not None:

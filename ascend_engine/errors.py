@@ -351,7 +351,7 @@ _CODES = (
 
 
 # code -> symbolic name.  0 has three names in the headers; ACL_SUCCESS is the
-# one the documentation uses.
+# one include/ascend_engine/acl.h defines first and this package uses.
 ERROR_CODES: dict[int, str] = {0: "ACL_SUCCESS"}
 _DESCRIPTIONS: dict[int, str] = {0: "Call succeeded"}
 for _code, _name, _text in _CODES:

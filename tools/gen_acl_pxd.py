@@ -1,36 +1,66 @@
 #!/usr/bin/env python3
-"""Generate the Cython declaration of the AscendCL function table from its C list.
+"""Generate the Cython view of the AscendCL function table from its C list.
 
 ``include/ascend_engine/acl_functions.h`` lists every AscendCL function the
 project calls, one ``AE_ACL_FN(required, return type, name, (parameters))``
 entry each.  C expands that list into the loader's ``ae_acl_api`` struct of
-function pointers; this tool writes the same struct for Cython into
-``ascend_engine/_acl_functions.pxi``, which ``ascend_engine/_acl.pxd`` includes.
+function pointers; this tool writes two Cython files from it:
+
+* ``ascend_engine/_acl_functions.pxi``, the same struct for Cython, which
+  ``ascend_engine/_acl.pxd`` includes;
+* ``ascend_engine/_acl_checked.pxi``, one checked wrapper per function, which
+  ``ascend_engine/_runtime.pxd`` includes after the ``api_nogil()``,
+  ``check()`` and ``missing_function()`` they call: ``checked_<name>(...)``
+  for each function returning aclError (the missing-function error for an
+  optional one the backend lacks, then the return code checked), and
+  ``require_<name>()`` for each optional function (the missing-function error
+  alone, for call sites that call the table themselves).
+
 The tests of conformance with CANN read the list through :func:`parse` too, so
 the C side, the Cython side and the checks share one source.
 
-setup.py runs it on every build (the file is build output, not kept in git);
-it rewrites the file only when the content changes, so an unchanged list does
+setup.py runs it on every build (the files are build output, not kept in git);
+it rewrites a file only when its content changes, so an unchanged list does
 not make Cython recompile anything.
 
 Usage::
 
     python tools/gen_acl_pxd.py [--check]
 
-``--check`` writes nothing and exits 1 when the file is missing or stale.
+``--check`` writes nothing and exits 1 when a file is missing or stale.
 """
 
 from __future__ import annotations
 
 import argparse
+import keyword
 import os
 import re
 import sys
+import textwrap
 from typing import NamedTuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HEADER = os.path.join("include", "ascend_engine", "acl_functions.h")
 OUTPUT = os.path.join("ascend_engine", "_acl_functions.pxi")
+CHECKED_OUTPUT = os.path.join("ascend_engine", "_acl_checked.pxi")
+OUTPUTS = (OUTPUT, CHECKED_OUTPUT)
+
+# aclError functions that get no checked_ wrapper, and why.
+UNCHECKED = {
+    "aclInit": "called once while the backend loads, before api() can return the table, and "
+    "ACL_ERROR_REPEAT_INITIALIZE there is not an error (_load_and_init in ascend_engine/_runtime.pyx)",
+}
+# Names a wrapper's parameter cannot take: Cython's own words, and the local and
+# the functions every wrapper uses.
+_RESERVED = set(keyword.kwlist) | {
+    "api", "by", "cdef", "cimport", "const", "cpdef", "ctypedef", "enum", "extern", "gil", "include",
+    "inline", "nogil", "noexcept", "object", "public", "readonly", "signed", "sizeof", "struct", "union",
+    "unsigned", "volatile", "NULL", "rc", "api_nogil", "check", "missing_function",
+}
+# One parameter: a type (no parentheses or brackets: function pointers and arrays
+# go through a typedef) and a name.
+_PARAMETER = re.compile(r"(?P<type>[^()\[\]]*?[\s*])(?P<name>[A-Za-z_]\w*)")
 
 _ENTRY = re.compile(r"\bAE_ACL_FN\s*\(")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
@@ -80,6 +110,23 @@ def _squeeze(text: str) -> str:
     return " ".join(text.split())
 
 
+def _check_parameters(params: str, name: str, where: str) -> None:
+    """Every parameter is ``type name`` with a name a wrapper can use."""
+    if params in ("", "void"):
+        return
+    for param in params.split(","):
+        match = _PARAMETER.fullmatch(param.strip())
+        if match is None:
+            raise GenerateError(
+                f"{where}: expected a type and a name for each parameter of {name}, got {param.strip()!r}"
+            )
+        if match.group("name") in _RESERVED:
+            raise GenerateError(
+                f"{where}: parameter {match.group('name')!r} of {name} is a name the wrappers cannot use: "
+                "rename it"
+            )
+
+
 def parse(text: str, filename: str = HEADER) -> list[AclFunction]:
     """The entries of an acl_functions.h text, in order.
 
@@ -110,6 +157,7 @@ def parse(text: str, filename: str = HEADER) -> list[AclFunction]:
                 f"{where}: expected the parameter list of {name} in parentheses, got {params!r}"
             )
         params = _squeeze(params[1:-1])
+        _check_parameters(params, name, where)
         if name in seen:
             raise GenerateError(f"{where}: {name} is listed twice (first at line {seen[name]})")
         seen[name] = line
@@ -143,47 +191,134 @@ def render(functions: list[AclFunction]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def generate(root: str = ROOT, check: bool = False) -> bool:
-    """Bring ``root``'s _acl_functions.pxi up to date with its acl_functions.h.
+def parameter_names(fn: AclFunction) -> list[str]:
+    """The names of a function's parameters, in order (parse() made sure each has one)."""
+    if not fn.params:
+        return []
+    return [_PARAMETER.fullmatch(p.strip()).group("name") for p in fn.params.split(",")]
 
-    Returns True when the file was (with ``check``: would be) written, False
-    when it already matched.
-    """
-    header = os.path.join(root, HEADER)
-    if not os.path.isfile(header):
-        raise GenerateError(f"{header} is missing: it is the source of the AscendCL function table")
-    with open(header, encoding="utf-8") as f:
-        text = render(parse(f.read(), HEADER))
-    output = os.path.join(root, OUTPUT)
+
+def checked(fn: AclFunction) -> bool:
+    """Whether ``fn`` gets a checked_ wrapper: it returns aclError and is not in UNCHECKED."""
+    return fn.ret == "aclError" and fn.name not in UNCHECKED
+
+
+def require_wrapper(fn: AclFunction) -> str:
+    """``require_<name>()``: the missing-function error for an optional function the backend lacks."""
+    return "\n".join([
+        f"cdef inline int require_{fn.name}() except -1 nogil:",
+        f"    if api_nogil().{fn.name} is NULL:",
+        "        with gil:",
+        f'            return missing_function(b"{fn.name}")',
+        "    return 0",
+    ])
+
+
+def checked_wrapper(fn: AclFunction) -> str:
+    """``checked_<name>(...)``: call through the table, raise for a missing function or a non-zero code."""
+    lines = [
+        f"cdef inline int checked_{fn.name}({fn.params}) except -1 nogil:",
+        "    cdef aclError rc",
+    ]
+    if not fn.required:
+        lines.append(f"    require_{fn.name}()")
+    lines += [
+        f"    rc = api_nogil().{fn.name}({', '.join(parameter_names(fn))})",
+        "    if rc == ACL_SUCCESS:",
+        "        return 0",
+        "    with gil:",
+        f'        return check(rc, b"{fn.name}")',
+    ]
+    return "\n".join(lines)
+
+
+def render_checked(functions: list[AclFunction]) -> str:
+    """The text of _acl_checked.pxi for these functions."""
+    lines = [
+        f"# Generated from {HEADER.replace(os.sep, '/')} by tools/gen_acl_pxd.py: do not edit.",
+        "# setup.py regenerates it on every build; ascend_engine/_runtime.pxd includes it after",
+        "# api_nogil(), check() and missing_function(), which the wrappers call.",
+        "#",
+        "# checked_<name>(...), one per function returning aclError: calls it through the loaded",
+        "# table; raises what check() raises for a non-zero return code, and for an optional",
+        "# function the backend lacks the BackendError of missing_function().  0, or -1 raised.",
+        "# require_<name>(), one per optional function: that BackendError alone, for call sites",
+        "# that call the table themselves (a return code they read first, or no return code).",
+        "# The wrappers run without the GIL and take it only to raise, so they may be called",
+        "# inside `with nogil:`; check() reads the runtime's error message on the calling thread,",
+        "# right after the failing call.",
+        "#",
+        "# No checked_ wrapper for functions returning something other than aclError (pointers,",
+        "# sizes, names, data types, values): what they return is the result, with no error code",
+        "# to check, and what NULL or 0 means is for the call site to say.  Nor for:",
+    ]
+    for name, why in UNCHECKED.items():
+        lines += textwrap.wrap(f"{name}: {why}", 92, initial_indent="#   ", subsequent_indent="#     ")
+    for fn in functions:
+        if not fn.required:
+            lines += ["", "", require_wrapper(fn)]
+        if checked(fn):
+            lines += ["", "", checked_wrapper(fn)]
+    return "\n".join(lines) + "\n"
+
+
+def _write_if_changed(path: str, text: str, check: bool) -> bool:
+    """Write ``text`` to ``path`` unless it already holds it (with ``check``: never); True when it differs."""
     try:
-        with open(output, encoding="utf-8") as f:
+        with open(path, encoding="utf-8") as f:
             if f.read() == text:
                 return False
     except FileNotFoundError:
         pass
     if not check:
         # Through a temporary file, so a concurrent build never reads half of it.
-        tmp = f"{output}.{os.getpid()}.tmp"
+        tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "w", encoding="utf-8") as f:
             f.write(text)
-        os.replace(tmp, output)
+        os.replace(tmp, path)
     return True
+
+
+def update(root: str = ROOT, check: bool = False) -> list[str]:
+    """Bring ``root``'s generated files up to date with its acl_functions.h.
+
+    Returns the OUTPUTS that were (with ``check``: would be) written, in order;
+    empty when all already matched.
+    """
+    header = os.path.join(root, HEADER)
+    if not os.path.isfile(header):
+        raise GenerateError(f"{header} is missing: it is the source of the AscendCL function table")
+    with open(header, encoding="utf-8") as f:
+        functions = parse(f.read(), HEADER)
+    texts = {OUTPUT: render(functions), CHECKED_OUTPUT: render_checked(functions)}
+    return [out for out in OUTPUTS if _write_if_changed(os.path.join(root, out), texts[out], check)]
+
+
+def generate(root: str = ROOT, check: bool = False) -> bool:
+    """Bring ``root``'s generated files up to date with its acl_functions.h.
+
+    Returns True when a file was (with ``check``: would be) written, False
+    when all already matched.
+    """
+    return bool(update(root, check))
 
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point; returns the exit status."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--check", action="store_true", help="write nothing; exit 1 if the file is stale")
+    ap.add_argument("--check", action="store_true", help="write nothing; exit 1 if a file is stale")
     args = ap.parse_args(argv)
     try:
-        changed = generate(ROOT, check=args.check)
+        changed = update(ROOT, check=args.check)
     except GenerateError as exc:
         print(f"gen_acl_pxd: {exc}", file=sys.stderr)
         return 2
     if args.check and changed:
-        print(f"gen_acl_pxd: {OUTPUT} is missing or stale: run python tools/gen_acl_pxd.py", file=sys.stderr)
+        for out in changed:
+            print(f"gen_acl_pxd: {out} is missing or stale: run python tools/gen_acl_pxd.py", file=sys.stderr)
         return 1
-    print(f"{OUTPUT}: {'written' if changed and not args.check else 'up to date'}")
+    for out in OUTPUTS:
+        print(f"{out}: {'written' if out in changed else 'up to date'}")
     return 0
 
 

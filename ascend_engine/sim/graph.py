@@ -116,8 +116,8 @@ def _shape_str(shape):
 
 
 def _dims(where, shape):
-    """``shape`` as ints and names.  ``None`` or -1 first stands for the batch (the TF/ONNX way to write
-    it); a str anywhere is a named dynamic dimension (an image's "h" and "w", a sequence's "seq")."""
+    """``shape`` as ints and names.  ``None`` or -1 first stands for the batch (docs/sim-graph.md);
+    a str anywhere is a named dynamic dimension (an image's "h" and "w", a sequence's "seq")."""
     dims = []
     for i, d in enumerate(tuple(shape)):
         if isinstance(d, str):

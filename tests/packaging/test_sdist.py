@@ -12,6 +12,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # Build output and foreign files an sdist must never carry.
 GENERATED = [
     "ascend_engine/_acl_functions.pxi",
+    "ascend_engine/_acl_checked.pxi",
     "ascend_engine/_runtime.c",
     "ascend_engine/_model.c",
     "ascend_engine/_executor.c",

@@ -1,4 +1,5 @@
-"""What setup.py's build_py adds to the wheel: the public C headers under ascend_engine/include/.
+"""What setup.py's build_py adds to the wheel: the public C headers under ascend_engine/include/,
+and the package data pyproject.toml names (the .pxd files and the generated .pxi files).
 
 Building a real wheel compiles everything (minutes); .ci/run does that once,
 installing the sdist into a fresh venv and checking the installed files.  Here
@@ -8,6 +9,8 @@ the headers.
 
 import os
 
+from helpers import repo_tools
+from setuptools.config.pyprojecttoml import read_configuration
 from setuptools.dist import Distribution
 
 
@@ -39,3 +42,23 @@ def test_editable_install_reads_the_checkout_headers(setup_module, tmp_path):
     cmd.run()
     assert not (tmp_path / "ascend_engine").exists()
     assert cmd.get_outputs() == []
+
+
+def test_generated_pxi_files_ship_with_the_pxd_files(setup_module, monkeypatch):
+    # cimport of ascend_engine._acl / _runtime from an installed package reads the .pxd
+    # files and the generated .pxi files they include: pyproject.toml's package-data
+    # must carry every file the generator writes.
+    gen = repo_tools.load("gen_acl_pxd")
+    config = read_configuration(os.path.join(setup_module.HERE, "pyproject.toml"))
+    package_data = config["tool"]["setuptools"]["package-data"]
+    assert not gen.generate(setup_module.HERE, check=True), "the generated files are stale: rebuild"
+    monkeypatch.chdir(setup_module.HERE)
+    cmd = setup_module.BuildPackage(Distribution({
+        "name": "ascend-engine", "packages": ["ascend_engine"], "package_data": package_data,
+    }))
+    cmd.initialize_options()
+    cmd.finalize_options()
+    shipped = {f"{package.replace('.', '/')}/{name}" for package, _src, _build, names in cmd.data_files
+               for name in names}
+    for out in gen.OUTPUTS + ("ascend_engine/_acl.pxd", "ascend_engine/_runtime.pxd"):
+        assert out.replace(os.sep, "/") in shipped, f"the wheel would lack {out}"

@@ -36,6 +36,14 @@ def test_out_of_bounds_async_copy_and_small_output(dev):
     assert info.value.function == "aclrtMemcpyAsync"
 
 
+def test_a_copy_at_an_offset_has_only_the_rest_of_the_buffer(dev):
+    buf = ae.DeviceBuffer(dev, 64)
+    with pytest.raises(ae.InvalidParamError, match="count 48 is larger than destMax 32"):
+        buf.copy_from(np.zeros(48, np.uint8), offset=32)
+    buf.copy_from(np.ones(32, np.uint8), offset=32)   # exactly the rest fits
+    assert (buf.copy_to(offset=32) == 1).all()
+
+
 def test_double_free_through_internal_path(dev):
     buf = ae.DeviceBuffer(dev, 1024)
     lib = simlib.load()

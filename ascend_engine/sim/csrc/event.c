@@ -4,9 +4,9 @@
  * Every aclrtRecordEvent call numbers its record (a generation).  A wait, a
  * host synchronize or a query refers to the most recent record enqueued
  * before the call; an event with no record since its creation or its last
- * reset counts as complete and does not block (CUDA's rule).  A record
- * carries the sticky error its stream had when it ran; a stream waiting on
- * it inherits that error, so failures follow the data dependencies.
+ * reset counts as complete and does not block (docs/simulator.md, "Events").
+ * A record carries the sticky error its stream had when it ran; a stream
+ * waiting on it inherits that error, so failures follow the data dependencies.
  *
  * Events are reference counted: the handle holds one reference and every
  * queued task that names the event holds one, so destroying an event with

@@ -80,7 +80,7 @@ static aclTensorDesc *io_descs(const sim_model_info *info, const sim_io *ios, ui
         } else {
             sim_resolve_dims(ios[i].dims, ios[i].rank, sym, a[i].dims);
             for (uint32_t k = 0; k < ios[i].rank; k++)
-                a[i].dims[k] = a[i].dims[k] < 0 ? -1 : a[i].dims[k];   /* no values: unknown, as CANN writes it */
+                a[i].dims[k] = a[i].dims[k] < 0 ? -1 : a[i].dims[k];   /* no values: -1, unknown (docs/toolkit.md) */
         }
         a[i].address = ptrs ? ptrs[i] : NULL;
     }
@@ -141,7 +141,7 @@ SIM_EXPORT aclError aclrtSetExceptionInfoCallback(aclrtExceptionInfoCallback cal
     SIM_RETURN(aclrtSetExceptionInfoCallback, rc, "%s", callback ? "set" : "cleared");
 }
 
-/* The accessors return 0xFFFFFFFF for a NULL info, as the header documents. */
+/* The accessors return 0xFFFFFFFF for a NULL info (docs/toolkit.md, "Device exceptions"). */
 SIM_EXPORT uint32_t aclrtGetTaskIdFromExceptionInfo(const aclrtExceptionInfo *info)
 {
     return info ? info->taskid : 0xFFFFFFFFu;

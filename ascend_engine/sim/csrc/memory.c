@@ -8,14 +8,14 @@
  * (every 32-bit word reads 0xFFADBEEF, a float32 NaN) so that reading what was
  * never written shows up instead of looking like zeros.
  *
- * aclrtFree / aclrtFreeHost free at once, as CANN documents: they never wait
- * for streams (so a host callback may call them).  Stream tasks that will
- * touch an allocation pin it when they are enqueued; an allocation freed
- * while pinned leaves the table (new calls see it as freed, its capacity is
- * returned) but its bytes stay reserved until the last pinning task has run,
- * so the address cannot be handed out again under queued work.  Such a task
- * finds its memory freed when it runs and fails on the device instead of
- * touching it (docs/simulator.md, "Memory").
+ * aclrtFree / aclrtFreeHost free at once (docs/simulator.md, fidelity
+ * sweep): they never wait for streams (so a host callback may call them).
+ * Stream tasks that will touch an allocation pin it when they are enqueued;
+ * an allocation freed while pinned leaves the table (new calls see it as
+ * freed, its capacity is returned) but its bytes stay reserved until the last
+ * pinning task has run, so the address cannot be handed out again under
+ * queued work.  Such a task finds its memory freed when it runs and fails on
+ * the device instead of touching it (docs/simulator.md, "Memory").
  */
 #define _GNU_SOURCE
 #include <stdio.h>

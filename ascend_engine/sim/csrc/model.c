@@ -13,8 +13,9 @@
  * A shape-range model has no largest shape: each execution sizes and
  * allocates its own work memory for the shapes it runs at.  Because the work
  * region is shared by every execution of one model id, two executions of it
- * may not overlap: the second fails on the device with 507011, as the
- * AscendCL documentation forbids running one model on two streams at once.
+ * may not overlap: the second fails on the device with 507011, since one
+ * model id may not run on two streams at once (docs/simulator.md, "Model
+ * instances sharing weights").
  * Two ids sharing weights may run at the same time.
  */
 #include <errno.h>

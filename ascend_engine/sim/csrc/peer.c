@@ -2,8 +2,7 @@
  * peer.c -- peer access between devices: which pairs have a P2P link, which
  * directions the program enabled, and the rule cross-device copies follow.
  *
- * The rules, as docs/simulator.md records them from CANN's documentation and
- * its open-source runtime:
+ * The rules, as docs/simulator.md records them ("Peer access between devices"):
  *   - aclrtDeviceCanAccessPeer(&can, a, b) needs no context; a == b is
  *     ACL_ERROR_INVALID_PARAM, an id that is not visible 107001; `can` is 1
  *     when the pair has a link, else 0.

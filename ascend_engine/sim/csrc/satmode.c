@@ -9,10 +9,10 @@
  * selects saturation still runs, with inf/nan results where the NPU would
  * saturate (docs/simulator.md).
  *
- * Since CANN 8.0 the documentation speaks of "the current Device" (earlier
- * versions: the device of the current context), and benchmark tools call
- * aclrtSetDeviceSatMode right after aclInit, before any aclrtSetDevice.  So a
- * thread without a current context sets (and reads) the process-wide default
+ * Since CANN 8.0 the mode belongs to "the current Device" (earlier versions:
+ * the device of the current context; docs/simulator.md, fidelity sweep), and
+ * benchmark tools call aclrtSetDeviceSatMode right after aclInit, before any
+ * aclrtSetDevice.  So a thread without a current context sets (and reads) the process-wide default
  * that every device reports until it is given its own mode.
  */
 #include <stdatomic.h>

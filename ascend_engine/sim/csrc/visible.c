@@ -2,8 +2,7 @@
  * visible.c -- ASCEND_RT_VISIBLE_DEVICES: which physical devices the process
  * sees, renumbered from 0.
  *
- * Read once by aclInit.  The rules follow CANN's documentation of the
- * variable (docs/simulator.md cites it):
+ * Read once by aclInit.  The rules (docs/simulator.md, "Visible devices"):
  *   - a comma-separated list of physical device ids; logical device i is the
  *     i-th id of the list, so "3" makes physical device 3 the process's
  *     device 0 and the device count 1;
@@ -40,8 +39,8 @@ void sim_visible_parse(const char *value, int physical_count, sim_visible *out)
     if (physical_count > SIM_MAX_DEVICES)
         physical_count = SIM_MAX_DEVICES;
     if (!value || !*value) {
-        /* Unset (or empty, which the documentation does not describe): every
-         * physical device is visible under its own id. */
+        /* Unset, or empty (treated as unset: docs/simulator.md, "Visible
+         * devices"): every physical device is visible under its own id. */
         out->count = physical_count;
         for (int i = 0; i < physical_count; i++)
             out->physical[i] = (int16_t)i;

@@ -2,9 +2,9 @@
  * acl/ops/acl_dvpp.h -- ascend-engine's own declarations of the few DVPP
  * (image pre-processing) functions that AscendCL clients commonly call: the
  * DVPP memory allocator, channel and picture descriptions, JPEG decoding and
- * VPC resizing.  Written from the CANN documentation (names, argument lists,
- * enum values); it is not CANN's header, which the torch-npu wheel does not
- * ship.  A simulator toolkit installs it when its header source lacks one.
+ * VPC resizing: CANN's names, argument lists and enum values, not a copy of
+ * CANN's header, which the torch-npu wheel does not ship (docs/toolkit.md,
+ * "Headers").  A simulator toolkit installs it when its header source lacks one.
  *
  * In the simulator's libacl_dvpp.so only acldvppMalloc and acldvppFree do
  * real work; every other function returns ACL_ERROR_API_NOT_SUPPORT (200001)

@@ -854,6 +854,7 @@ cdef class Model(Resource):
         cdef int64_t dims[128]
         cdef aclTensorDesc *desc
         require_aclCreateTensorDesc()
+        require_aclDestroyTensorDesc()
         require_aclmdlSetDatasetTensorDesc()
         for k, v in enumerate(shape):
             dims[k] = <int64_t>v
@@ -871,6 +872,7 @@ cdef class Model(Resource):
         cdef aclTensorDesc *desc
         cdef int64_t v = 0
         require_aclmdlGetDatasetTensorDesc()
+        require_aclGetTensorDescNumDims()
         desc = t.aclmdlGetDatasetTensorDesc(dataset, k)
         if desc is NULL:
             check(100000, b"aclmdlGetDatasetTensorDesc")

@@ -20,11 +20,6 @@
 
 #define WAIT_SLICE_MS 50   /* how often a waiting worker checks for abandonment */
 
-static size_t align_up(size_t n, size_t a)
-{
-    return (n + a - 1) / a * a;
-}
-
 /* ---- layout and lifetime ------------------------------------------------------ */
 
 int aex_steps_create(ae_engine *e, ae_error *err)
@@ -59,11 +54,11 @@ int aex_steps_create(ae_engine *e, ae_error *err)
         /* staging as large as the device buffers: every row they can hold */
         for (int i = 0; i < np->n_inputs; i++) {
             r->in_off[i] = e->host_step_bytes;
-            e->host_step_bytes += align_up(e->tensors[np->inputs[i]].capacity, AE_ALIGN);
+            e->host_step_bytes += aex_align_up(e->tensors[np->inputs[i]].capacity, AE_ALIGN);
         }
         for (int i = 0; i < np->n_outputs; i++) {
             r->out_off[i] = e->host_step_bytes;
-            e->host_step_bytes += align_up(e->tensors[np->outputs[i]].capacity, AE_ALIGN);
+            e->host_step_bytes += aex_align_up(e->tensors[np->outputs[i]].capacity, AE_ALIGN);
         }
     }
     if (pthread_mutex_init(&e->step_lock, NULL))

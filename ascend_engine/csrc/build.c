@@ -83,9 +83,9 @@ static int build_slot(ae_engine *e, int s, ae_error *err)
         return aex_fail(e, err, 0, "ae_engine_create", NULL, "out of host memory");
     for (int n = 0; n < p->n_nodes; n++) {
         const ae_node_plan *np = &e->nodes[n];
-        if (np->kind == AE_NODE_COPY && np->bridge_stream >= 0) {
+        if (np->kind == AE_NODE_COPY && np->copy.bridge_stream >= 0) {
             /* recorded on the source device's stream after its D2H */
-            if (build_on(e, e->stream_devices[np->bridge_stream], err) ||
+            if (build_on(e, e->stream_devices[np->copy.bridge_stream], err) ||
                 new_event(e, err, p->profile, &sl->bridged[n]))
                 return -1;
         }
@@ -109,9 +109,9 @@ static int build_slot(ae_engine *e, int s, ae_error *err)
                         "could not create a dataset");
         for (int i = 0; i < np->n_inputs; i++) {
             int t = np->inputs[i];
-            int rc = i == np->dyn_index
-                         ? new_buffer(e, err, np->name, sl->dev[np->device] + np->dyn_offset, np->dyn_size,
-                                      sl->in_sets[n])
+            int rc = i == np->model.dyn_index
+                         ? new_buffer(e, err, np->name, sl->dev[np->device] + np->model.dyn_offset,
+                                      np->model.dyn_size, sl->in_sets[n])
                          : new_buffer(e, err, np->name, aex_tensor_addr(e, sl, t), e->tensors[t].capacity,
                                       sl->in_sets[n]);
             if (rc)
@@ -217,7 +217,7 @@ int ae_engine_create(const ae_acl_api *api, const ae_plan *plan, ae_engine **out
     /* copies between devices: open the direction source -> destination */
     for (int n = 0; n < p->n_nodes; n++) {
         const ae_node_plan *np = &e->nodes[n];
-        if (np->kind != AE_NODE_COPY || np->bridge_stream >= 0)
+        if (np->kind != AE_NODE_COPY || np->copy.bridge_stream >= 0)
             continue;
         int from = e->tensors[np->inputs[0]].device;
         if (!e->acl->aclrtDeviceEnablePeerAccess) {
@@ -255,7 +255,7 @@ int ae_engine_create(const ae_acl_api *api, const ae_plan *plan, ae_engine **out
     e->cap_buffers = per_slot_buffers * p->depth;
     int bridged = 0;
     for (int n = 0; n < p->n_nodes; n++)
-        bridged += e->nodes[n].kind == AE_NODE_COPY && e->nodes[n].bridge_stream >= 0;
+        bridged += e->nodes[n].kind == AE_NODE_COPY && e->nodes[n].copy.bridge_stream >= 0;
     e->cap_events = p->depth * ((p->profile ? p->n_nodes * 3 + 5 : p->n_nodes + 2) + e->n_steps + bridged) +
                     (p->profile ? 1 : 0);
     e->buffers = aex_calloc((size_t)e->cap_buffers, sizeof(aclDataBuffer *));

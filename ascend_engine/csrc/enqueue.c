@@ -12,7 +12,7 @@
 /* The model id of the instance that runs request r (r % instances). */
 static uint32_t node_model(const ae_node_plan *np, uint64_t r)
 {
-    return np->instances > 1 ? np->model_ids[r % (uint64_t)np->instances] : np->model_id;
+    return np->instances > 1 ? np->model.ids[r % (uint64_t)np->instances] : np->model.id;
 }
 
 /* The gear a request of `rows` rows runs at: the smallest holding them, as
@@ -21,9 +21,9 @@ static uint32_t node_model(const ae_node_plan *np, uint64_t r)
 static uint64_t pick_gear(const ae_node_plan *np, uint64_t rows)
 {
     uint64_t gear, take;
-    if (np->n_gears < 1 || rows > np->gears[np->n_gears - 1])
+    if (np->model.n_gears < 1 || rows > np->model.gears[np->model.n_gears - 1])
         return 0;
-    ae_chunk_next(np->gears, np->n_gears, AE_GEAR_UPPER, rows, &gear, &take);
+    ae_chunk_next(np->model.gears, np->model.n_gears, AE_GEAR_UPPER, rows, &gear, &take);
     return gear;
 }
 
@@ -63,7 +63,7 @@ static int point_chunk(ae_engine *e, slot *sl, int n, uint64_t start, uint64_t g
     for (int k = 0; k < np->n_inputs + np->n_outputs; k++) {
         int is_in = k < np->n_inputs;
         int i = is_in ? k : k - np->n_inputs;
-        if (is_in && i == np->dyn_index)
+        if (is_in && i == np->model.dyn_index)
             continue;
         int t = is_in ? np->inputs[i] : np->outputs[i];
         const ae_tensor_plan *tp = &e->tensors[t];
@@ -93,11 +93,11 @@ static int set_shape_gear(ae_engine *e, slot *sl, int n, uint32_t model_id, uint
     const ae_node_plan *np = &e->nodes[n];
     const int64_t *v = sl->gear_dims + (size_t)n * AE_MAX_GEAR_DIMS;
     int count = sl->gear_count[n];
-    if (np->dyn_kind == AE_DYN_HW) {
+    if (np->shape.dyn_kind == AE_DYN_HW) {
         if (!e->acl->aclmdlSetDynamicHWSize)
             return aex_fail(e, err, ACL_ERROR_FEATURE_UNSUPPORTED, "aclmdlSetDynamicHWSize", np->name,
                             "the AscendCL library lacks aclmdlSetDynamicHWSize, needed by model '%s'", np->name);
-        ACL_CALL(e, err, np->name, aclmdlSetDynamicHWSize, model_id, sl->in_sets[n], (size_t)np->dyn_index,
+        ACL_CALL(e, err, np->name, aclmdlSetDynamicHWSize, model_id, sl->in_sets[n], (size_t)np->model.dyn_index,
                  (uint64_t)v[0], (uint64_t)v[1]);
         return 0;
     }
@@ -109,10 +109,11 @@ static int set_shape_gear(ae_engine *e, slot *sl, int n, uint32_t model_id, uint
     dims.dimCount = (size_t)count;
     for (int k = 0; k < count; k++)
         dims.dims[k] = v[k];
-    for (int k = 0; rows && k < np->n_row_dims; k++)
-        if (np->row_dims[k] < count)
-            dims.dims[np->row_dims[k]] = (int64_t)rows;
-    ACL_CALL(e, err, np->name, aclmdlSetInputDynamicDims, model_id, sl->in_sets[n], (size_t)np->dyn_index, &dims);
+    for (int k = 0; rows && k < np->shape.n_row_dims; k++)
+        if (np->shape.row_dims[k] < count)
+            dims.dims[np->shape.row_dims[k]] = (int64_t)rows;
+    ACL_CALL(e, err, np->name, aclmdlSetInputDynamicDims, model_id, sl->in_sets[n], (size_t)np->model.dyn_index,
+             &dims);
     return 0;
 }
 
@@ -122,18 +123,18 @@ static int set_shape_gear(ae_engine *e, slot *sl, int n, uint32_t model_id, uint
 static int rows_of_like_gears(const ae_node_plan *np, const int64_t *want, int count, uint64_t *out)
 {
     int n_out = 0;
-    if (count != np->dims_count)
+    if (count != np->shape.dims_count)
         return 0;
-    for (int g = 0; g < np->n_dims_gears; g++) {
-        const int64_t *v = np->dims_gears + (size_t)g * (size_t)np->dims_count;
+    for (int g = 0; g < np->shape.n_dims_gears; g++) {
+        const int64_t *v = np->shape.dims_gears + (size_t)g * (size_t)np->shape.dims_count;
         int like = 1;
         for (int k = 0; k < count && like; k++) {
             int is_row = 0;
-            for (int r = 0; r < np->n_row_dims; r++)
-                is_row |= np->row_dims[r] == k;
+            for (int r = 0; r < np->shape.n_row_dims; r++)
+                is_row |= np->shape.row_dims[r] == k;
             like = is_row || v[k] == want[k];
         }
-        uint64_t rows = (uint64_t)v[np->row_dims[0]];
+        uint64_t rows = (uint64_t)v[np->shape.row_dims[0]];
         if (!like || rows < 1)
             continue;
         int at = 0;   /* insertion sort: a model has a handful of gears */
@@ -166,32 +167,32 @@ static int enqueue_model(ae_engine *e, slot *sl, uint64_t request, int n, int sk
     if (skip || rows == 0) {
         /* nothing to run: the event still marks the node's place in the request */
     } else if (np->domain == AE_ROWS_REQUEST) {
-        if (np->dyn_index < 0 && np->static_batch && rows != np->static_batch)
+        if (np->model.dyn_index < 0 && np->model.static_batch && rows != np->model.static_batch)
             return aex_fail(e, err, 0, "aclmdlExecuteAsync", np->name,
                             "model '%s' was built for a batch of %llu, the request has %llu rows",
-                            np->name, (unsigned long long)np->static_batch, (unsigned long long)rows);
-        if (np->dyn_kind != AE_DYN_BATCH) {
+                            np->name, (unsigned long long)np->model.static_batch, (unsigned long long)rows);
+        if (np->shape.dyn_kind != AE_DYN_BATCH) {
             if (set_shape_gear(e, sl, n, model_id, 0, err))
                 return -1;
-        } else if (np->dyn_index >= 0) {
+        } else if (np->model.dyn_index >= 0) {
             uint64_t gear = pick_gear(np, rows);
             if (gear == 0)
                 return aex_fail(e, err, 0, "aclmdlSetDynamicBatchSize", np->name,
                                 "a request of %llu rows exceeds the largest gear of model '%s'",
                                 (unsigned long long)rows, np->name);
             ACL_CALL(e, err, np->name, aclmdlSetDynamicBatchSize, model_id, sl->in_sets[n],
-                     (size_t)np->dyn_index, gear);
+                     (size_t)np->model.dyn_index, gear);
         }
         ACL_CALL(e, err, np->name, aclmdlExecuteAsync, model_id, sl->in_sets[n], sl->out_sets[n], st);
     } else {
         /* rows from a host step: as many executions as the gears need (a
          * dynamic-shape node: static_batch rows each, all at its gear; or,
          * dims gears over its rows, the rows of the gears like the request's) */
-        int shaped = np->dyn_kind != AE_DYN_BATCH;
-        int row_gears = shaped && np->static_batch == 0;
+        int shaped = np->shape.dyn_kind != AE_DYN_BATCH;
+        int row_gears = shaped && np->model.static_batch == 0;
         uint64_t like[AE_MAX_GEAR_DIMS];
-        const uint64_t *gears = np->dyn_index >= 0 && !shaped ? np->gears : &np->static_batch;
-        int n_gears = np->dyn_index >= 0 && !shaped ? np->n_gears : 1;
+        const uint64_t *gears = np->model.dyn_index >= 0 && !shaped ? np->model.gears : &np->model.static_batch;
+        int n_gears = np->model.dyn_index >= 0 && !shaped ? np->model.n_gears : 1;
         if (row_gears) {
             n_gears = rows_of_like_gears(np, sl->gear_dims + (size_t)n * AE_MAX_GEAR_DIMS, sl->gear_count[n], like);
             gears = like;
@@ -208,9 +209,9 @@ static int enqueue_model(ae_engine *e, slot *sl, uint64_t request, int n, int sk
                 return -1;
             if (row_gears && set_shape_gear(e, sl, n, model_id, gear, err))
                 return -1;
-            if (np->dyn_index >= 0 && !shaped)
+            if (np->model.dyn_index >= 0 && !shaped)
                 ACL_CALL(e, err, np->name, aclmdlSetDynamicBatchSize, model_id, sl->in_sets[n],
-                         (size_t)np->dyn_index, gear);
+                         (size_t)np->model.dyn_index, gear);
             ACL_CALL(e, err, np->name, aclmdlExecuteAsync, model_id, sl->in_sets[n], sl->out_sets[n], st);
             start += take;
         }
@@ -261,10 +262,10 @@ static int enqueue_copy(ae_engine *e, slot *sl, int n, int skip, ae_error *err)
     char *from = aex_tensor_addr(e, sl, src);
     aclrtMemcpyKind kind = ACL_MEMCPY_DEVICE_TO_DEVICE;
     aclrtEvent bridged = NULL;
-    if (np->bridge_stream >= 0) {
+    if (np->copy.bridge_stream >= 0) {
         /* out of the source device first: a stream of its own waits, copies
          * the rows to pinned staging and marks them there */
-        aclrtStream out = e->streams[np->bridge_stream];
+        aclrtStream out = e->streams[np->copy.bridge_stream];
         char *stage = sl->bridge + e->bridge_off[n];
         if (aex_use_device(e, tp->device, err) || aex_wait_inputs(e, sl, n, out, err))
             return -1;

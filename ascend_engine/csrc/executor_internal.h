@@ -114,9 +114,9 @@ struct ae_engine {
     int **node_inputs;            /* copies of nodes[i].inputs */
     int **node_outputs;
     uint64_t **node_gears;
-    int64_t **node_dims_gears;    /* copies of nodes[i].dims_gears */
-    int **node_row_dims;          /* copies of nodes[i].row_dims */
-    uint32_t **node_model_ids;    /* copies of nodes[i].model_ids (instances > 1) */
+    int64_t **node_dims_gears;    /* copies of nodes[i].shape.dims_gears */
+    int **node_row_dims;          /* copies of nodes[i].shape.row_dims */
+    uint32_t **node_model_ids;    /* copies of nodes[i].model.ids (instances > 1) */
     int **node_streams;
     /* per node: nodes on other streams it must wait for (unique), and whether
      * it reads a pipeline input (so waits for the H2D copies) */

@@ -41,10 +41,10 @@ int aex_check_plan(const ae_plan *p, ae_error *err)
                 tp->capacity, region);
         if (tp->domain != AE_ROWS_REQUEST &&
             (tp->domain < 0 || tp->domain >= p->n_nodes || p->nodes[tp->domain].kind != AE_NODE_HOST ||
-             !p->nodes[tp->domain].rows_any))
+             !p->nodes[tp->domain].host.rows_any))
             BAD("tensor %d: its rows come from node %d, which is not a host step with rows \"any\"", t,
                 tp->domain);
-        uint64_t rows = tp->domain == AE_ROWS_REQUEST ? p->max_batch : p->nodes[tp->domain].max_rows;
+        uint64_t rows = tp->domain == AE_ROWS_REQUEST ? p->max_batch : p->nodes[tp->domain].host.max_rows;
         if (tp->row_bytes == 0 || tp->row_bytes * rows > tp->capacity)
             BAD("tensor %d: %llu rows of %zu bytes do not fit its %zu bytes", t,
                 (unsigned long long)rows, tp->row_bytes, tp->capacity);
@@ -81,7 +81,7 @@ int aex_check_plan(const ae_plan *p, ae_error *err)
                     np->device, t, p->tensors[t].device);
         }
         if (np->kind == AE_NODE_COPY) {
-            if (np->n_inputs != 1 || np->n_outputs != 1 || np->instances > 1 || np->dyn_index >= 0)
+            if (np->n_inputs != 1 || np->n_outputs != 1 || np->instances > 1 || np->model.dyn_index >= 0)
                 BAD("copy node '%s' needs one input and one output", np->name);
             if (np->inputs[0] >= 0 && np->inputs[0] < p->n_tensors && np->outputs[0] >= 0 &&
                 np->outputs[0] < p->n_tensors &&
@@ -89,24 +89,24 @@ int aex_check_plan(const ae_plan *p, ae_error *err)
                  p->tensors[np->inputs[0]].row_bytes != p->tensors[np->outputs[0]].row_bytes))
                 BAD("copy node '%s' must copy a tensor of another device into one of its own, row for row",
                     np->name);
-            if (np->bridge_stream >= p->n_streams ||
-                (np->bridge_stream >= 0 && p->n_devices > 1 &&
-                 p->stream_devices[np->bridge_stream] != p->tensors[np->inputs[0]].device))
+            if (np->copy.bridge_stream >= p->n_streams ||
+                (np->copy.bridge_stream >= 0 && p->n_devices > 1 &&
+                 p->stream_devices[np->copy.bridge_stream] != p->tensors[np->inputs[0]].device))
                 BAD("copy node '%s': its host bridge needs a stream of the source device", np->name);
         }
         if (np->domain != AE_ROWS_REQUEST &&
             (np->domain < 0 || np->domain >= n || p->nodes[np->domain].kind != AE_NODE_HOST ||
-             !p->nodes[np->domain].rows_any))
+             !p->nodes[np->domain].host.rows_any))
             BAD("node '%s' runs on the rows of node %d, which is not an earlier host step with rows \"any\"",
                 np->name, np->domain);
         if (np->n_inputs > AE_MAX_IO || np->n_outputs > AE_MAX_IO)
             BAD("node '%s' has more than %d inputs or outputs", np->name, AE_MAX_IO);
         if (np->kind == AE_NODE_HOST) {
-            if (!np->host_fn == !np->host_reshape_fn || np->workers < 1 || np->instances > 1 ||
-                np->dyn_index >= 0)
+            if (!np->host.fn == !np->host.reshape_fn || np->host.workers < 1 || np->instances > 1 ||
+                np->model.dyn_index >= 0)
                 BAD("host step '%s' needs one function (host_fn or host_reshape_fn) and at least one "
-                    "worker (got %d), and no model settings", np->name, np->workers);
-            if (np->rows_any && np->max_rows < 1)
+                    "worker (got %d), and no model settings", np->name, np->host.workers);
+            if (np->host.rows_any && np->host.max_rows < 1)
                 BAD("host step '%s' with rows \"any\" needs max_rows of at least 1", np->name);
         }
         if (np->stream < 0 || np->stream >= p->n_streams)
@@ -114,48 +114,51 @@ int aex_check_plan(const ae_plan *p, ae_error *err)
         if (np->instances < 0)
             BAD("node '%s': instances must be 0 or more, got %d", np->name, np->instances);
         if (np->instances > 1) {
-            if (!np->model_ids || !np->streams)
+            if (!np->model.ids || !np->streams)
                 BAD("node '%s': %d instances need model_ids and streams", np->name, np->instances);
-            if (np->model_ids[0] != np->model_id || np->streams[0] != np->stream)
+            if (np->model.ids[0] != np->model.id || np->streams[0] != np->stream)
                 BAD("node '%s': instance 0 (model %u, stream %d) differs from model_id %u / stream %d",
-                    np->name, np->model_ids[0], np->streams[0], np->model_id, np->stream);
+                    np->name, np->model.ids[0], np->streams[0], np->model.id, np->stream);
             for (int k = 0; k < np->instances; k++) {
                 if (np->streams[k] < 0 || np->streams[k] >= p->n_streams)
                     BAD("node '%s': instance %d uses stream %d of %d", np->name, k, np->streams[k],
                         p->n_streams);
                 /* one model id on two streams could execute twice at once */
                 for (int j = 0; j < k; j++)
-                    if (np->model_ids[j] == np->model_ids[k])
+                    if (np->model.ids[j] == np->model.ids[k])
                         BAD("node '%s': instances %d and %d are the same model id %u", np->name, j, k,
-                            np->model_ids[k]);
+                            np->model.ids[k]);
             }
         }
-        if (np->dyn_index >= np->n_inputs)
-            BAD("node '%s': dynamic input %d of %d inputs", np->name, np->dyn_index, np->n_inputs);
-        if (np->dyn_kind != AE_DYN_BATCH && np->dyn_kind != AE_DYN_HW && np->dyn_kind != AE_DYN_DIMS)
-            BAD("node '%s' has dynamic kind %d", np->name, np->dyn_kind);
-        int shaped = np->dyn_kind != AE_DYN_BATCH;
-        int row_gears = shaped && np->domain != AE_ROWS_REQUEST && np->static_batch < 1;
-        if (shaped && (np->kind != AE_NODE_MODEL || np->dyn_index < 0 ||
-                       (row_gears && np->dyn_kind != AE_DYN_DIMS)))
+        if (np->model.dyn_index >= np->n_inputs)
+            BAD("node '%s': dynamic input %d of %d inputs", np->name, np->model.dyn_index, np->n_inputs);
+        if (np->shape.dyn_kind != AE_DYN_BATCH && np->shape.dyn_kind != AE_DYN_HW &&
+            np->shape.dyn_kind != AE_DYN_DIMS)
+            BAD("node '%s' has dynamic kind %d", np->name, np->shape.dyn_kind);
+        int shaped = np->shape.dyn_kind != AE_DYN_BATCH;
+        int row_gears = shaped && np->domain != AE_ROWS_REQUEST && np->model.static_batch < 1;
+        if (shaped && (np->kind != AE_NODE_MODEL || np->model.dyn_index < 0 ||
+                       (row_gears && np->shape.dyn_kind != AE_DYN_DIMS)))
             BAD("node '%s': a dynamic-shape node must be a model with a dynamic input, on the request's rows "
                 "or, with static_batch rows per execution (or dims gears over its rows), on a host step's",
                 np->name);
         if (row_gears) {
-            if (np->n_dims_gears < 1 || !np->dims_gears || np->dims_count < 1 ||
-                np->dims_count > AE_MAX_GEAR_DIMS || np->n_row_dims < 1 || !np->row_dims)
+            if (np->shape.n_dims_gears < 1 || !np->shape.dims_gears || np->shape.dims_count < 1 ||
+                np->shape.dims_count > AE_MAX_GEAR_DIMS || np->shape.n_row_dims < 1 || !np->shape.row_dims)
                 BAD("node '%s': dims gears over its rows need the gear table and the rows' places", np->name);
-            for (int k = 0; k < np->n_row_dims; k++)
-                if (np->row_dims[k] < 0 || np->row_dims[k] >= np->dims_count)
-                    BAD("node '%s': rows at value %d of %d", np->name, np->row_dims[k], np->dims_count);
+            for (int k = 0; k < np->shape.n_row_dims; k++)
+                if (np->shape.row_dims[k] < 0 || np->shape.row_dims[k] >= np->shape.dims_count)
+                    BAD("node '%s': rows at value %d of %d", np->name, np->shape.row_dims[k],
+                        np->shape.dims_count);
         }
         size_t node_region = np->device > 0 ? p->device_slot_bytes[np->device] : p->slot_bytes;
-        if (np->dyn_index >= 0 && ((!shaped && np->n_gears < 1) || np->dyn_offset > node_region ||
-                                   np->dyn_size > node_region - np->dyn_offset))
+        if (np->model.dyn_index >= 0 &&
+            ((!shaped && np->model.n_gears < 1) || np->model.dyn_offset > node_region ||
+             np->model.dyn_size > node_region - np->model.dyn_offset))
             BAD("node '%s': dynamic-batch buffer or gears are invalid", np->name);
         for (int i = 0; i < np->n_inputs; i++) {
             int t = np->inputs[i];
-            if (i == np->dyn_index ? t != -1 : (t < 0 || t >= p->n_tensors))
+            if (i == np->model.dyn_index ? t != -1 : (t < 0 || t >= p->n_tensors))
                 BAD("node '%s' input %d refers to tensor %d", np->name, i, t);
         }
         for (int i = 0; i < np->n_outputs; i++)
@@ -276,42 +279,42 @@ int aex_copy_plan(ae_engine *e, const ae_plan *p, ae_error *err)
     for (int n = 0; n < p->n_nodes; n++) {
         const ae_node_plan *src = &p->nodes[n];
         e->nodes[n] = *src;
-        if (src->dyn_kind != AE_DYN_BATCH)
+        if (src->shape.dyn_kind != AE_DYN_BATCH)
             e->shaped = 1;
         e->node_inputs[n] = aex_calloc((size_t)src->n_inputs, sizeof(int));
         e->node_outputs[n] = aex_calloc((size_t)src->n_outputs, sizeof(int));
-        e->node_gears[n] = aex_calloc((size_t)src->n_gears, sizeof(uint64_t));
+        e->node_gears[n] = aex_calloc((size_t)src->model.n_gears, sizeof(uint64_t));
         if (!e->node_inputs[n] || !e->node_outputs[n] || !e->node_gears[n])
             return aex_fail(e, err, 0, "ae_engine_create", src->name, "out of host memory");
         memcpy(e->node_inputs[n], src->inputs, (size_t)src->n_inputs * sizeof(int));
         memcpy(e->node_outputs[n], src->outputs, (size_t)src->n_outputs * sizeof(int));
-        if (src->n_gears)
-            memcpy(e->node_gears[n], src->gears, (size_t)src->n_gears * sizeof(uint64_t));
+        if (src->model.n_gears)
+            memcpy(e->node_gears[n], src->model.gears, (size_t)src->model.n_gears * sizeof(uint64_t));
         e->nodes[n].inputs = e->node_inputs[n];
         e->nodes[n].outputs = e->node_outputs[n];
-        e->nodes[n].gears = e->node_gears[n];
-        if (src->n_dims_gears > 0 && src->dims_count > 0 && src->n_row_dims > 0) {
-            size_t values = (size_t)src->n_dims_gears * (size_t)src->dims_count;
+        e->nodes[n].model.gears = e->node_gears[n];
+        if (src->shape.n_dims_gears > 0 && src->shape.dims_count > 0 && src->shape.n_row_dims > 0) {
+            size_t values = (size_t)src->shape.n_dims_gears * (size_t)src->shape.dims_count;
             e->node_dims_gears[n] = aex_calloc(values, sizeof(int64_t));
-            e->node_row_dims[n] = aex_calloc((size_t)src->n_row_dims, sizeof(int));
+            e->node_row_dims[n] = aex_calloc((size_t)src->shape.n_row_dims, sizeof(int));
             if (!e->node_dims_gears[n] || !e->node_row_dims[n])
                 return aex_fail(e, err, 0, "ae_engine_create", src->name, "out of host memory");
-            memcpy(e->node_dims_gears[n], src->dims_gears, values * sizeof(int64_t));
-            memcpy(e->node_row_dims[n], src->row_dims, (size_t)src->n_row_dims * sizeof(int));
+            memcpy(e->node_dims_gears[n], src->shape.dims_gears, values * sizeof(int64_t));
+            memcpy(e->node_row_dims[n], src->shape.row_dims, (size_t)src->shape.n_row_dims * sizeof(int));
         }
-        e->nodes[n].dims_gears = e->node_dims_gears[n];
-        e->nodes[n].row_dims = e->node_row_dims[n];
+        e->nodes[n].shape.dims_gears = e->node_dims_gears[n];
+        e->nodes[n].shape.row_dims = e->node_row_dims[n];
         if (src->instances > 1) {
             e->node_model_ids[n] = aex_calloc((size_t)src->instances, sizeof(uint32_t));
             e->node_streams[n] = aex_calloc((size_t)src->instances, sizeof(int));
             if (!e->node_model_ids[n] || !e->node_streams[n])
                 return aex_fail(e, err, 0, "ae_engine_create", src->name, "out of host memory");
-            memcpy(e->node_model_ids[n], src->model_ids, (size_t)src->instances * sizeof(uint32_t));
+            memcpy(e->node_model_ids[n], src->model.ids, (size_t)src->instances * sizeof(uint32_t));
             memcpy(e->node_streams[n], src->streams, (size_t)src->instances * sizeof(int));
         } else {
             e->nodes[n].instances = 1;
         }
-        e->nodes[n].model_ids = e->node_model_ids[n];
+        e->nodes[n].model.ids = e->node_model_ids[n];
         e->nodes[n].streams = e->node_streams[n];
     }
     e->plan.tensors = e->tensors;
@@ -343,7 +346,7 @@ int aex_copy_plan(ae_engine *e, const ae_plan *p, ae_error *err)
     e->plan.stream_devices = e->stream_devices;
     /* pinned staging of the copies through the host, one per such copy node */
     for (int n = 0; n < p->n_nodes; n++) {
-        if (e->nodes[n].kind != AE_NODE_COPY || e->nodes[n].bridge_stream < 0)
+        if (e->nodes[n].kind != AE_NODE_COPY || e->nodes[n].copy.bridge_stream < 0)
             continue;
         e->bridge_off[n] = e->bridge_bytes;
         e->bridge_bytes += aex_align_up(e->tensors[e->nodes[n].inputs[0]].capacity, AE_ALIGN);

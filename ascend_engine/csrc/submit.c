@@ -68,8 +68,8 @@ int aex_check_row_bytes(const ae_engine *e, int t, size_t row_bytes, char *why, 
 int aex_check_gear(const ae_engine *e, int n, const int64_t *values, int count, char *why, size_t why_size)
 {
     const ae_node_plan *np = &e->nodes[n];
-    int want_min = np->dyn_kind == AE_DYN_HW ? 2 : np->dyn_kind == AE_DYN_DIMS ? 1 : 0;
-    int want_max = np->dyn_kind == AE_DYN_HW ? 2 : np->dyn_kind == AE_DYN_DIMS ? AE_MAX_GEAR_DIMS : 0;
+    int want_min = np->shape.dyn_kind == AE_DYN_HW ? 2 : np->shape.dyn_kind == AE_DYN_DIMS ? 1 : 0;
+    int want_max = np->shape.dyn_kind == AE_DYN_HW ? 2 : np->shape.dyn_kind == AE_DYN_DIMS ? AE_MAX_GEAR_DIMS : 0;
     if (count < want_min || count > want_max) {
         snprintf(why, why_size, "node '%s' takes %d to %d gear values per request, got %d", np->name, want_min,
                  want_max, count);

@@ -71,6 +71,14 @@ OTHER_INPUTS = [
     "ascend_engine/py.typed",
 ]
 
+# The executor's C core, one file per concern (mapped in ascend_engine/csrc/executor_internal.h).
+EXECUTOR_SOURCES = [
+    f"ascend_engine/csrc/{name}.c"
+    for name in (
+        "executor", "plan", "build", "submit", "enqueue", "host_steps", "chunks", "complete", "timeline",
+    )
+]
+
 WARNINGS = ["-Wall", "-Wextra"]
 SANITIZE = os.environ.get("AE_SANITIZE", "") not in ("", "0")
 SAN_FLAGS = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"]
@@ -180,8 +188,7 @@ def extensions():
         ),
         Extension(
             "ascend_engine._executor",
-            sources=["ascend_engine/_executor.pyx", "ascend_engine/csrc/executor.c",
-                     "ascend_engine/csrc/host_steps.c", "ascend_engine/csrc/chunks.c"],
+            sources=["ascend_engine/_executor.pyx"] + EXECUTOR_SOURCES,
             include_dirs=["include", numpy.get_include()],
             depends=headers + ["ascend_engine/csrc/executor_internal.h"],
             extra_compile_args=["-O2"],

@@ -527,67 +527,69 @@ cdef class Engine:
             self._tensors[i].device = tp.device
         cdef int k = 0, g = 0
         cdef cnp.ndarray table, places
+        cdef ae_node_plan *c_node
         p.input_tensors = &self._ints[k]
         k = _put_ints(self._ints, k, [t_ for _, t_ in plan.inputs])
         p.output_tensors = &self._ints[k]
         k = _put_ints(self._ints, k, [t_ for _, t_ in plan.outputs])
         for i, node in enumerate(plan.nodes):
+            c_node = &self._nodes[i]
             name = node.name.encode()[:AE_NAME_MAX - 1]
-            strncpy(self._nodes[i].name, name, AE_NAME_MAX - 1)
-            self._nodes[i].domain = node.domain
-            self._nodes[i].device = node.device
-            self._nodes[i].bridge_stream = node.bridge_stream
+            strncpy(c_node.name, name, AE_NAME_MAX - 1)
+            c_node.domain = node.domain
+            c_node.device = node.device
+            c_node.copy.bridge_stream = node.bridge_stream
             if node.kind == "copy":
-                self._nodes[i].kind = AE_NODE_COPY
+                c_node.kind = AE_NODE_COPY
             elif node.kind == "host":
-                self._nodes[i].kind = AE_NODE_HOST
-                self._nodes[i].rows_any = node.rows_any
-                self._nodes[i].max_rows = node.max_rows
-                self._nodes[i].workers = node.workers
+                c_node.kind = AE_NODE_HOST
+                c_node.host.rows_any = node.rows_any
+                c_node.host.max_rows = node.max_rows
+                c_node.host.workers = node.workers
                 if isinstance(node.fn, NativeStep):
-                    self._nodes[i].host_fn = <ae_host_fn><size_t>node.fn.address
-                    self._nodes[i].host_ctx = <void *><size_t>node.fn.context
+                    c_node.host.fn = <ae_host_fn><size_t>node.fn.address
+                    c_node.host.ctx = <void *><size_t>node.fn.context
                 else:
-                    self._nodes[i].host_reshape_fn = _run_py_step
-                    self._nodes[i].host_ctx = <void *>self._py_steps[node.name]
+                    c_node.host.reshape_fn = _run_py_step
+                    c_node.host.ctx = <void *>self._py_steps[node.name]
             else:
-                self._nodes[i].kind = AE_NODE_MODEL
-                self._nodes[i].model_id = node.model.model_id
-            self._nodes[i].stream = node.stream
+                c_node.kind = AE_NODE_MODEL
+                c_node.model.id = node.model.model_id
+            c_node.stream = node.stream
             if len(node.models) > 1:
-                self._nodes[i].instances = len(node.models)
-                self._nodes[i].streams = &self._ints[k]
+                c_node.instances = len(node.models)
+                c_node.streams = &self._ints[k]
                 k = _put_ints(self._ints, k, node.streams)
                 # uint32_t ids in int storage: C allows access through the unsigned type
-                self._nodes[i].model_ids = <const uint32_t *>&self._ints[k]
+                c_node.model.ids = <const uint32_t *>&self._ints[k]
                 for m in node.models:
                     (<uint32_t *>&self._ints[k])[0] = m.model_id
                     k += 1
-            self._nodes[i].n_inputs = len(node.inputs)
-            self._nodes[i].inputs = &self._ints[k]
+            c_node.n_inputs = len(node.inputs)
+            c_node.inputs = &self._ints[k]
             k = _put_ints(self._ints, k, node.inputs)
-            self._nodes[i].n_outputs = len(node.outputs)
-            self._nodes[i].outputs = &self._ints[k]
+            c_node.n_outputs = len(node.outputs)
+            c_node.outputs = &self._ints[k]
             k = _put_ints(self._ints, k, node.outputs)
-            self._nodes[i].dyn_index = node.dyn_index
-            self._nodes[i].dyn_offset = node.dyn_offset
-            self._nodes[i].dyn_size = node.dyn_size
-            self._nodes[i].n_gears = len(node.gears)
-            self._nodes[i].gears = &self._gears[g]
+            c_node.model.dyn_index = node.dyn_index   # -1 for host steps and copies too
+            c_node.model.dyn_offset = node.dyn_offset
+            c_node.model.dyn_size = node.dyn_size
+            c_node.model.n_gears = len(node.gears)
+            c_node.model.gears = &self._gears[g]
             for v in node.gears:
                 self._gears[g] = v
                 g += 1
-            self._nodes[i].static_batch = node.static_batch
+            c_node.model.static_batch = node.static_batch
             if node.dims_table:   # dims gears over a host step's rows
                 table = np.ascontiguousarray(node.dims_table, dtype=np.int64)
                 places = np.ascontiguousarray(node.row_dims, dtype=np.intc)
                 self._keep += [table, places]
-                self._nodes[i].n_dims_gears = table.shape[0]
-                self._nodes[i].dims_count = table.shape[1]
-                self._nodes[i].dims_gears = <const int64_t *>cnp.PyArray_DATA(table)
-                self._nodes[i].n_row_dims = places.shape[0]
-                self._nodes[i].row_dims = <const int *>cnp.PyArray_DATA(places)
-            self._nodes[i].dyn_kind = {"hw": AE_DYN_HW, "dims": AE_DYN_DIMS}.get(node.shape_kind, AE_DYN_BATCH)
+                c_node.shape.n_dims_gears = table.shape[0]
+                c_node.shape.dims_count = table.shape[1]
+                c_node.shape.dims_gears = <const int64_t *>cnp.PyArray_DATA(table)
+                c_node.shape.n_row_dims = places.shape[0]
+                c_node.shape.row_dims = <const int *>cnp.PyArray_DATA(places)
+            c_node.shape.dyn_kind = {"hw": AE_DYN_HW, "dims": AE_DYN_DIMS}.get(node.shape_kind, AE_DYN_BATCH)
         p.context = (<Resource>self._device)._ctx
         p.device_id = plan.device
         p.depth = plan.depth

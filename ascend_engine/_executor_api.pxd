@@ -66,39 +66,51 @@ cdef extern from "ascend_engine/executor.h" nogil:
                                        ae_host_tensor *outputs, int n_outputs, uint64_t *rows_out,
                                        ae_shape_edit *shape, char *message, size_t message_size) noexcept nogil
 
-    ctypedef struct ae_node_plan:
-        char name[AE_NAME_MAX]
-        uint32_t model_id
-        int stream
-        int instances               # > 1: model_ids/streams per instance (request r uses r % instances)
-        const uint32_t *model_ids
-        const int *streams
-        int n_inputs
-        const int *inputs
-        int n_outputs
-        const int *outputs
-        int dyn_index
+    ctypedef struct ae_node_model:     # AE_NODE_MODEL
+        uint32_t id                 # instance 0
+        const uint32_t *ids         # instances > 1: every instance's (request r uses r % instances)
+        int dyn_index               # -1 for every node without a dynamic input
         size_t dyn_offset
         size_t dyn_size
         int n_gears
         const uint64_t *gears
         uint64_t static_batch
-        int kind
-        ae_host_fn host_fn
-        void *host_ctx
+
+    ctypedef struct ae_node_host:      # AE_NODE_HOST
+        ae_host_fn fn
+        ae_host_reshape_fn reshape_fn   # a Python step: may change the request's shapes
+        void *ctx
         int rows_any
         uint64_t max_rows
         int workers
-        int domain
-        int device
+
+    ctypedef struct ae_node_copy:      # AE_NODE_COPY
         int bridge_stream
+
+    ctypedef struct ae_node_shape:     # a model's dynamic shapes
         int dyn_kind                # AE_DYN_*: HW and DIMS nodes take their gear per request
-        ae_host_reshape_fn host_reshape_fn   # a Python step: may change the request's shapes
         int n_dims_gears            # dims gears over a host step's rows: the model's gear table
         int dims_count
         const int64_t *dims_gears
         int n_row_dims
         const int *row_dims         # where the inputs' rows sit among a gear's values
+
+    ctypedef struct ae_node_plan:
+        char name[AE_NAME_MAX]
+        int kind
+        int stream
+        int instances               # > 1: model.ids/streams per instance
+        const int *streams
+        int n_inputs
+        const int *inputs
+        int n_outputs
+        const int *outputs
+        int domain
+        int device
+        ae_node_model model
+        ae_node_host host
+        ae_node_copy copy
+        ae_node_shape shape
 
     ctypedef struct ae_request_shape:
         const size_t *row_bytes     # per tensor, this request

@@ -1,11 +1,28 @@
 /*
  * executor_internal.h -- what the executor's source files share (not part
  * of the public interface in executor.h): the slot and engine structures,
- * the one error path and the enqueue step the host-step workers resume.
+ * the one error path and the functions one file calls in another.
  *
- *   executor.c    creating, running and completing requests
+ * The executor is split by concern; each file owns one part:
+ *
+ *   executor.c    the error path, clocks and deadlines, contexts, the engine's counters
+ *   plan.c        checking the plan, the engine's copy of it, the waits each node needs
+ *   build.c       creating the AscendCL objects (ae_engine_create), releasing them (close, destroy)
+ *   submit.c      taking requests: their checks, a free slot, ae_engine_run_batch
+ *   enqueue.c     one request's work on the streams: copy-in, nodes, gears, copy-out
  *   host_steps.c  host-step nodes: their worker threads and hand-over
- *   chunks.c      the gear rule for rows a host step produced
+ *   chunks.c      the gear rule for rows a host step produced (shared with the planner)
+ *   complete.c    waits and polling, delivering requests oldest first, drain and recovery
+ *   timeline.c    profile plans: node device times and timeline rows
+ *
+ * One request: ae_engine_submit_shaped (submit.c) checks it, takes slot
+ * r % depth (aex_make_room in complete.c frees one when all are busy) and
+ * calls aex_enqueue_request (enqueue.c), which copies the inputs in and
+ * enqueues the nodes up to the first host step; that step's worker
+ * (host_steps.c) runs it and enqueues the rest (aex_enqueue_nodes), ending
+ * with the copy-out and the slot's done event.  ae_engine_complete_one
+ * (complete.c) waits for that event and delivers the outputs, recording the
+ * request's times on the way in a profile plan (timeline.c).
  */
 #ifndef ASCEND_ENGINE_EXECUTOR_INTERNAL_H
 #define ASCEND_ENGINE_EXECUTOR_INTERNAL_H
@@ -16,6 +33,11 @@
 
 /* Host staging is carved like device memory: each buffer 128-byte aligned. */
 #define AE_ALIGN 128u
+
+static inline size_t aex_align_up(size_t n, size_t a)
+{
+    return (n + a - 1) / a * a;
+}
 
 typedef struct slot {
     char *device;                 /* this slot's region of device 0's arena (dev[0]) */
@@ -92,9 +114,9 @@ struct ae_engine {
     int **node_inputs;            /* copies of nodes[i].inputs */
     int **node_outputs;
     uint64_t **node_gears;
-    int64_t **node_dims_gears;    /* copies of nodes[i].dims_gears */
-    int **node_row_dims;          /* copies of nodes[i].row_dims */
-    uint32_t **node_model_ids;    /* copies of nodes[i].model_ids (instances > 1) */
+    int64_t **node_dims_gears;    /* copies of nodes[i].shape.dims_gears */
+    int **node_row_dims;          /* copies of nodes[i].shape.row_dims */
+    uint32_t **node_model_ids;    /* copies of nodes[i].model.ids (instances > 1) */
     int **node_streams;
     /* per node: nodes on other streams it must wait for (unique), and whether
      * it reads a pipeline input (so waits for the H2D copies) */
@@ -171,6 +193,8 @@ struct ae_engine {
     int step_lock_ready;
 };
 
+/* executor.c */
+
 /* The single error-reporting path: fills err (when not NULL) and returns -1. */
 int aex_fail(ae_engine *e, ae_error *err, aclError code, const char *function, const char *node,
              const char *fmt, ...);
@@ -182,10 +206,11 @@ int aex_fail(ae_engine *e, ae_error *err, aclError code, const char *function, c
             return aex_fail((e), (err), rc_, #call, (node), "%s failed", #call);   \
     } while (0)
 
+/* A name into an AE_NAME_MAX field ("" for NULL). */
+void aex_copy_name(char *dst, const char *src);
 uint64_t aex_now_ns(void);
 uint64_t aex_deadline_from_now(const ae_engine *e);
 int32_t aex_ms_left(uint64_t deadline);
-int aex_poll_due(ae_engine *e);
 void *aex_calloc(size_t n, size_t size);
 int aex_make_current(ae_engine *e, ae_error *err);
 /* Make device d's context current (a no-op for plans of one device, whose
@@ -210,11 +235,28 @@ static inline uint64_t aex_rows(const slot *sl, int domain)
     return sl->rows_of[domain + 1];
 }
 
-/* A request's bytes per row of tensor t, and node n's gear values, checked
- * against the plan (executor.c): 0, or -1 with `why` saying what is wrong. */
+/* The stream of the instance that runs request r (r % instances). */
+static inline int aex_node_stream(const ae_node_plan *np, uint64_t r)
+{
+    return np->instances > 1 ? np->streams[r % (uint64_t)np->instances] : np->stream;
+}
+
+/* plan.c: the checks of ae_engine_create, the engine's copy of the plan
+ * (its arrays owned by the engine) and the waits of every node. */
+int aex_check_plan(const ae_plan *p, ae_error *err);
+int aex_copy_plan(ae_engine *e, const ae_plan *p, ae_error *err);
+int aex_plan_waits(ae_engine *e, ae_error *err);
+
+/* submit.c: a request's bytes per row of tensor t, and node n's gear values,
+ * checked against the plan: 0, or -1 with `why` saying what is wrong. */
 int aex_check_row_bytes(const ae_engine *e, int t, size_t row_bytes, char *why, size_t why_size);
 int aex_check_gear(const ae_engine *e, int n, const int64_t *values, int count, char *why, size_t why_size);
 
+/* enqueue.c */
+
+/* A request's work from the copy of its inputs (staged from `inputs`) on. */
+int aex_enqueue_request(ae_engine *e, slot *sl, uint64_t request, const void *const *inputs, uint64_t rows,
+                        ae_error *err);
 /* Make stream st wait for what node n reads in this request: the copy of
  * the pipeline inputs and the events of its producers on other streams. */
 int aex_wait_inputs(ae_engine *e, slot *sl, int n, aclrtStream st, ae_error *err);
@@ -222,9 +264,9 @@ int aex_wait_inputs(ae_engine *e, slot *sl, int n, aclrtStream st, ae_error *err
  * then its waits (or, when `instead` is given, a wait on that event only). */
 int aex_begin_node(ae_engine *e, slot *sl, int n, aclrtStream st, aclrtEvent instead, ae_error *err);
 
-/* Enqueue nodes from `from` on (executor.c): until a host step, which is
- * handed to its workers, or to the end and the copy-out.  With `skip`, the
- * nodes only record their events (a step failed: nothing more runs). */
+/* Enqueue nodes from `from` on: until a host step, which is handed to its
+ * workers, or to the end and the copy-out.  With `skip`, the nodes only
+ * record their events (a step failed: nothing more runs). */
 int aex_enqueue_nodes(ae_engine *e, slot *sl, uint64_t request, int from, int skip, ae_error *err);
 
 /* host_steps.c */
@@ -236,5 +278,23 @@ int aex_wait_tail(ae_engine *e, slot *sl, uint64_t deadline, ae_error *err);
 int aex_steps_idle(ae_engine *e, uint64_t deadline);  /* 0 once no worker holds a request */
 void aex_steps_abandon(ae_engine *e);                  /* slots' requests will not be resumed */
 void aex_steps_free(ae_engine *e);
+
+/* complete.c */
+
+/* Wait for every stream (within the plan's timeout when `bounded`): 0 once
+ * all are idle, -1 when one is still busy. */
+int aex_settle(ae_engine *e, int bounded);
+/* Cancel every request in flight after a failure (`timed_out`: a wait gave
+ * up and the device may still run them: the engine is wedged). */
+void aex_drain(ae_engine *e, int timed_out);
+/* A wedged engine: 0 once the device is idle again, or -1 with err. */
+int aex_recover(ae_engine *e, ae_error *err);
+/* All slots are busy: complete the oldest requests to free some. */
+int aex_make_room(ae_engine *e, ae_error *err);
+/* The caller's poll function is due and asks to stop: 1. */
+int aex_poll_due(ae_engine *e);
+
+/* timeline.c: a completed request's node device times and timeline row */
+void aex_record_profile(ae_engine *e, slot *sl, uint64_t request);
 
 #endif /* ASCEND_ENGINE_EXECUTOR_INTERNAL_H */

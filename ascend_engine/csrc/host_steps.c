@@ -20,11 +20,6 @@
 
 #define WAIT_SLICE_MS 50   /* how often a waiting worker checks for abandonment */
 
-static size_t align_up(size_t n, size_t a)
-{
-    return (n + a - 1) / a * a;
-}
-
 /* ---- layout and lifetime ------------------------------------------------------ */
 
 int aex_steps_create(ae_engine *e, ae_error *err)
@@ -51,7 +46,7 @@ int aex_steps_create(ae_engine *e, ae_error *err)
         r->engine = e;
         r->node = n;
         r->queue = aex_calloc((size_t)p->depth, sizeof(step_item));
-        r->threads = aex_calloc((size_t)np->workers, sizeof(pthread_t));
+        r->threads = aex_calloc((size_t)np->host.workers, sizeof(pthread_t));
         r->in_off = aex_calloc((size_t)np->n_inputs, sizeof(size_t));
         r->out_off = aex_calloc((size_t)np->n_outputs, sizeof(size_t));
         if (!r->queue || !r->threads || !r->in_off || !r->out_off)
@@ -59,11 +54,11 @@ int aex_steps_create(ae_engine *e, ae_error *err)
         /* staging as large as the device buffers: every row they can hold */
         for (int i = 0; i < np->n_inputs; i++) {
             r->in_off[i] = e->host_step_bytes;
-            e->host_step_bytes += align_up(e->tensors[np->inputs[i]].capacity, AE_ALIGN);
+            e->host_step_bytes += aex_align_up(e->tensors[np->inputs[i]].capacity, AE_ALIGN);
         }
         for (int i = 0; i < np->n_outputs; i++) {
             r->out_off[i] = e->host_step_bytes;
-            e->host_step_bytes += align_up(e->tensors[np->outputs[i]].capacity, AE_ALIGN);
+            e->host_step_bytes += aex_align_up(e->tensors[np->outputs[i]].capacity, AE_ALIGN);
         }
     }
     if (pthread_mutex_init(&e->step_lock, NULL))
@@ -88,7 +83,7 @@ int aex_steps_start(ae_engine *e, ae_error *err)
     for (int k = 0; k < e->n_steps; k++) {
         step_runner *r = &e->runners[k];
         const ae_node_plan *np = &e->nodes[r->node];
-        for (int t = 0; t < np->workers; t++) {
+        for (int t = 0; t < np->host.workers; t++) {
             int rc = pthread_create(&r->threads[t], NULL, worker_main, r);
             if (rc)
                 return aex_fail(e, err, 0, "pthread_create", np->name,
@@ -304,7 +299,7 @@ static int call_step(ae_engine *e, const step_runner *r, slot *sl, const step_it
     const ae_node_plan *np = &e->nodes[r->node];
     ae_host_tensor in[AE_MAX_IO], out[AE_MAX_IO];
     uint64_t rows = aex_rows(sl, np->domain);
-    uint64_t room = np->rows_any ? np->max_rows : rows;
+    uint64_t room = np->host.rows_any ? np->host.max_rows : rows;
     for (int i = 0; i < np->n_inputs; i++) {
         const ae_tensor_plan *tp = &e->tensors[np->inputs[i]];
         in[i].data = sl->host_steps + r->in_off[i];
@@ -319,13 +314,13 @@ static int call_step(ae_engine *e, const step_runner *r, slot *sl, const step_it
     message[0] = '\0';
     *rows_out = 0;
     int rc;
-    if (np->host_reshape_fn) {
+    if (np->host.reshape_fn) {
         /* the slot's own sizes: nothing else reads them until the tail is enqueued */
         ae_shape_edit edit = {sl->row_bytes, sl->gear_dims, sl->gear_count, e->plan.n_tensors, e->plan.n_nodes};
-        rc = np->host_reshape_fn(np->host_ctx, it->request, in, np->n_inputs, out, np->n_outputs, rows_out,
+        rc = np->host.reshape_fn(np->host.ctx, it->request, in, np->n_inputs, out, np->n_outputs, rows_out,
                                  e->shaped ? &edit : NULL, message, message_size);
     } else {
-        rc = np->host_fn(np->host_ctx, it->request, in, np->n_inputs, out, np->n_outputs, rows_out, message,
+        rc = np->host.fn(np->host.ctx, it->request, in, np->n_inputs, out, np->n_outputs, rows_out, message,
                          message_size);
     }
     if (rc) {
@@ -334,11 +329,11 @@ static int call_step(ae_engine *e, const step_runner *r, slot *sl, const step_it
             snprintf(message, message_size, "host step '%s' failed (its function gave no message)", np->name);
         return -1;
     }
-    if (np->host_reshape_fn && e->shaped && check_edit(e, sl, r->node, message, message_size))
+    if (np->host.reshape_fn && e->shaped && check_edit(e, sl, r->node, message, message_size))
         return -1;
-    if (*rows_out > room || (!np->rows_any && *rows_out != rows)) {
+    if (*rows_out > room || (!np->host.rows_any && *rows_out != rows)) {
         snprintf(message, message_size, "host step '%s' returned %llu rows; %s %llu", np->name,
-                 (unsigned long long)*rows_out, np->rows_any ? "its max_rows is" : "rows=\"same\" needs",
+                 (unsigned long long)*rows_out, np->host.rows_any ? "its max_rows is" : "rows=\"same\" needs",
                  (unsigned long long)room);
         return -1;
     }
@@ -386,7 +381,7 @@ static void run_item(ae_engine *e, const step_runner *r, const step_item *it)
             sl->step_error.request = it->request;
             skip = 1;
         }
-        sl->rows_of[r->node + 1] = skip ? 0 : np->rows_any ? rows_out : aex_rows(sl, np->domain);
+        sl->rows_of[r->node + 1] = skip ? 0 : np->host.rows_any ? rows_out : aex_rows(sl, np->domain);
         ae_error err;
         if (resume(e, r, sl, it, skip, &err)) {
             /* part of the request is on the streams and its done event may

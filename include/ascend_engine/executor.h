@@ -44,7 +44,7 @@ extern "C" {
 /* Node kinds. */
 #define AE_NODE_MODEL 0
 #define AE_NODE_HOST 1
-#define AE_NODE_COPY 2            /* a tensor copied to another device (see ae_node_plan) */
+#define AE_NODE_COPY 2            /* a tensor copied to another device (see ae_node_copy) */
 
 /* How a model picks its gear for a number of rows between two gears (rows
  * produced by a host step; see ae_chunk_next). */
@@ -52,7 +52,7 @@ extern "C" {
 #define AE_GEAR_LOWER 1           /* run the largest gear that fits, then the rest */
 #define AE_GEAR_NEAREST 2         /* whichever of the two is closer (upper on a tie) */
 
-/* The dynamic mechanism of a model node (ae_node_plan.dyn_kind). */
+/* The dynamic mechanism of a model node (ae_node_plan.shape.dyn_kind). */
 #define AE_DYN_BATCH 0            /* dynamic batch (or static): gears are batch sizes */
 #define AE_DYN_HW 1               /* dynamic image size: per request (height, width) */
 #define AE_DYN_DIMS 2             /* dynamic dims: per request the flattened dims of a gear */
@@ -112,9 +112,9 @@ typedef int (*ae_host_fn)(void *ctx, uint64_t request, const ae_host_tensor *inp
  * A step that changes shapes.  In a plan with dynamic-shape nodes (see
  * ae_request_shape) a step may read tensors whose size changes per request
  * and write outputs whose trailing dimensions it chooses per request (crops
- * resized to a recognizer's width gear, say).  Such a step has
- * host_reshape_fn instead of host_fn: the same contract, plus `shape`, the
- * request's sizes as its slot holds them (NULL in a plan without
+ * resized to a recognizer's width gear, say).  Such a step has an
+ * ae_host_reshape_fn (host.reshape_fn) instead of an ae_host_fn (host.fn):
+ * the same contract, plus `shape`, the request's sizes as its slot holds them (NULL in a plan without
  * dynamic-shape nodes).  The function sets the bytes per row of its outputs
  * and of every tensor after it, and the gear of every node after it; it
  * writes each output's rows at the bytes per row it set.  Before going on
@@ -134,66 +134,90 @@ typedef int (*ae_host_reshape_fn)(void *ctx, uint64_t request, const ae_host_ten
                                   ae_host_tensor *outputs, int n_outputs, uint64_t *rows_out,
                                   ae_shape_edit *shape, char *message, size_t message_size);
 
-/* A node may run on several instances of its model (loaded k times, sharing
- * one copy of the weights), each bound to its own compute stream: request r
- * runs on instance r % instances, so no model id ever executes on two
- * streams.  model_id and stream are instance 0; with instances > 1,
- * model_ids / streams list every instance (the first equal to them). */
-typedef struct ae_node_plan {
-    char name[AE_NAME_MAX];
-    uint32_t model_id;
-    int stream;                 /* index of its compute stream */
-    int instances;              /* 0 or 1: one model id; k > 1: model_ids/streams hold k */
-    const uint32_t *model_ids;
-    const int *streams;
-    int n_inputs;               /* model inputs, including the dynamic-batch input */
-    const int *inputs;          /* tensor per model input; -1 at dyn_index */
-    int n_outputs;
-    const int *outputs;         /* tensor per model output */
-    int dyn_index;              /* index of ACL_DYNAMIC_TENSOR_NAME, or -1 */
+/* A model node (AE_NODE_MODEL): the model it executes and how its gear is
+ * set.  dyn_index is -1 for every other node (its inputs are all tensors). */
+typedef struct ae_node_model {
+    uint32_t id;                /* the model id of instance 0 */
+    const uint32_t *ids;        /* instances > 1: every instance's (ids[0] == id) */
+    int dyn_index;              /* index of ACL_DYNAMIC_TENSOR_NAME among the inputs, or -1 */
     size_t dyn_offset;          /* its buffer inside a slot's device region */
     size_t dyn_size;
     int n_gears;                /* ascending gears of a dynamic model */
     const uint64_t *gears;
     uint64_t static_batch;      /* batch a static model was built for (0: dynamic) */
-    /* AE_NODE_HOST: a host step (model_id, gears, dyn_* unused; inputs and
-     * outputs are tensors; stream is the step's own copy stream) */
-    int kind;
-    ae_host_fn host_fn;
-    void *host_ctx;
+} ae_node_model;
+
+/* A host step (AE_NODE_HOST): its function (the ae_host_fn contract above),
+ * one of fn and reshape_fn, and the rows it returns.  Its inputs and outputs are
+ * tensors; the node's stream is the step's own copy stream. */
+typedef struct ae_node_host {
+    ae_host_fn fn;
+    ae_host_reshape_fn reshape_fn;  /* set instead of fn for a step that changes shapes */
+    void *ctx;
     int rows_any;               /* the step sets its outputs' row count (up to max_rows) */
     uint64_t max_rows;          /* rows_any: most rows it may return */
     int workers;                /* threads running the step (at least 1) */
-    int domain;                 /* whose rows the node runs on (AE_ROWS_REQUEST or a host step) */
-    /* The device (index into the plan's devices) the node runs on: its
-     * stream, event and buffers are that device's.  AE_NODE_COPY: copies
-     * inputs[0] (on another device) into outputs[0] (on this one) on its
-     * stream, device to device with peer access; or, when bridge_stream >= 0,
-     * through pinned host memory: D2H on bridge_stream (a stream of the
-     * source device), then H2D on its own stream. */
-    int device;
+} ae_node_host;
+
+/* A copy between devices (AE_NODE_COPY): inputs[0] (on another device) into
+ * outputs[0] (on the node's device) on its stream, device to device with peer
+ * access; or, when bridge_stream >= 0, through pinned host memory: D2H on
+ * bridge_stream (a stream of the source device), then H2D on its own stream. */
+typedef struct ae_node_copy {
     int bridge_stream;
-    /* AE_DYN_*: an AE_DYN_HW or AE_DYN_DIMS node ("shaped") takes its gear
-     * per request from ae_engine_submit_shaped (n_gears may be 0), or from
-     * the step before it that changed the request's shapes; plans with such
-     * nodes take requests through that call only.  A shaped node running
-     * rows a step with rows "any" produced executes static_batch rows at a
-     * time (its model's fixed first dimension), every chunk at the gear. */
-    int dyn_kind;
-    /* AE_NODE_HOST: set instead of host_fn for a step that changes shapes */
-    ae_host_reshape_fn host_reshape_fn;
-    /* An AE_DYN_DIMS node running a host step's rows whose first dimension
-     * is itself a dims gear dimension (static_batch 0): every gear of the
-     * model, dims_count values each (the flattened dims of its inputs, as
-     * the request's gear gives them), and where the inputs' rows sit among
-     * those values.  Each chunk runs a gear that agrees with the request's
-     * gear everywhere but the rows, at the rows ae_chunk_next picks from
-     * those gears' rows (under gear_policy). */
+} ae_node_copy;
+
+/* A model node's dynamic shapes.  An AE_DYN_HW or AE_DYN_DIMS node
+ * ("shaped") takes its gear per request from ae_engine_submit_shaped
+ * (model.n_gears may be 0), or from the step before it that changed the
+ * request's shapes; plans with such nodes take requests through that call
+ * only.  A shaped node running rows a step with rows "any" produced executes
+ * model.static_batch rows at a time (its model's fixed first dimension),
+ * every chunk at the gear.
+ *
+ * An AE_DYN_DIMS node running a host step's rows whose first dimension is
+ * itself a dims gear dimension (static_batch 0) has dims gears over its rows:
+ * every gear of the model, dims_count values each (the flattened dims of its
+ * inputs, as the request's gear gives them), and where the inputs' rows sit
+ * among those values.  Each chunk runs a gear that agrees with the request's
+ * gear everywhere but the rows, at the rows ae_chunk_next picks from those
+ * gears' rows (under gear_policy). */
+typedef struct ae_node_shape {
+    int dyn_kind;               /* AE_DYN_* */
     int n_dims_gears;
     int dims_count;
     const int64_t *dims_gears;  /* n_dims_gears x dims_count */
     int n_row_dims;
     const int *row_dims;
+} ae_node_shape;
+
+/* One node of the pipeline: what every kind has, then one part per kind
+ * (only the part of its kind is read, but model.dyn_index, which is -1 for
+ * the others).
+ *
+ * A model node may run on several instances of its model (loaded k times,
+ * sharing one copy of the weights), each bound to its own compute stream:
+ * request r runs on instance r % instances, so no model id ever executes on
+ * two streams.  model.id and stream are instance 0; with instances > 1,
+ * model.ids / streams list every instance (the first equal to them). */
+typedef struct ae_node_plan {
+    char name[AE_NAME_MAX];
+    int kind;                   /* AE_NODE_* */
+    int stream;                 /* index of its compute stream */
+    int instances;              /* 0 or 1: one instance; k > 1: model.ids/streams hold k */
+    const int *streams;
+    int n_inputs;               /* a model's inputs include the dynamic-batch input */
+    const int *inputs;          /* tensor per input; -1 at model.dyn_index */
+    int n_outputs;
+    const int *outputs;         /* tensor per output */
+    int domain;                 /* whose rows the node runs on (AE_ROWS_REQUEST or a host step) */
+    /* The device (index into the plan's devices) the node runs on: its
+     * stream, event and buffers are that device's. */
+    int device;
+    ae_node_model model;
+    ae_node_host host;
+    ae_node_copy copy;
+    ae_node_shape shape;
 } ae_node_plan;
 
 typedef struct ae_plan {
@@ -270,7 +294,7 @@ int ae_engine_submit(ae_engine *engine, const void *const *inputs, uint64_t rows
 int ae_engine_submit_rows(ae_engine *engine, const void *const *inputs, uint64_t rows,
                           void *const *outputs, uint64_t *out_rows, ae_error *err);
 /*
- * Requests of a plan with dynamic-shape nodes (dyn_kind AE_DYN_HW or
+ * Requests of a plan with dynamic-shape nodes (shape.dyn_kind AE_DYN_HW or
  * AE_DYN_DIMS).  Their tensors' sizes change per request: row_bytes[t]
  * (n_tensors values) gives every tensor's bytes per row for this request
  * (at most its planned row_bytes, so it fits the slot's buffers), and node

@@ -31,6 +31,9 @@ def test_build_inputs_are_named(setup_module):
         "ascend_engine/_runtime.pxd",
         "ascend_engine/csrc/loader.c",
         "ascend_engine/csrc/executor.c",
+        "ascend_engine/csrc/executor_internal.h",
+        *(f"ascend_engine/csrc/{name}.c"
+          for name in ("plan", "build", "submit", "enqueue", "host_steps", "chunks", "complete", "timeline")),
         "ascend_engine/sim/csrc/model.h",
         "ascend_engine/sim/csrc/aipp.c",
         "ascend_engine/sim/dvpp/dvpp.c",

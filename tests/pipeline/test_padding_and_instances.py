@@ -45,7 +45,8 @@ def test_chunks_after_a_step_are_padded_within_buffers_sized_from_its_max_rows(a
     pipe = ae.Pipeline(device=0)
     x = pipe.input("x", "float32", (-1, FEAT))
     rows = pipe.host(repeat_first_row, pipe.model(first.path, x, name="first"),
-                     outputs=[("rows", "float32", (-1, FEAT))], rows="any", max_rows=STEP_MAX_ROWS, name="repeat")
+                     outputs=[("rows", "float32", (-1, FEAT))], rows="any", max_rows=STEP_MAX_ROWS,
+                     name="repeat")
     pipe.output("y", pipe.model(second.path, rows, name="second"))
     rng = np.random.default_rng(3)
     with pipe.compile(depth=2, gear_policy="upper") as engine:
@@ -102,7 +103,8 @@ def test_inputs_padded_up_to_a_gear_are_padded_with_zeros(tmp_path):
             got = engine.run({"x": x})["y"]
             assert got.shape == (rows, seq, 4)
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3, err_msg=f"{rows} x {seq}")
-            np.testing.assert_allclose(model(x=x)["y"], want, rtol=1e-4, atol=1e-3, err_msg=f"Model {rows} x {seq}")
+            np.testing.assert_allclose(model(x=x)["y"], want, rtol=1e-4, atol=1e-3,
+                                       err_msg=f"Model {rows} x {seq}")
 
 
 # ---- instances: each execution on its own instance's stream -------------------------------------

@@ -124,7 +124,8 @@ def test_a_queued_deadline_expires_while_every_slot_is_busy(build):
         seen = {}
         late = engine.submit(feeds_for(1, 1), timeout=0.05)
         late.add_done_callback(lambda _f: seen.setdefault("slow done", holding.done()))
-        with pytest.raises(TimeoutError, match=r"not started within its timeout of 0\.050 s \(it never ran\)"):
+        expired = r"not started within its timeout of 0\.050 s \(it never ran\)"
+        with pytest.raises(TimeoutError, match=expired):
             late.result(timeout=30)
         assert seen == {"slow done": False}
         assert not holding.done()

@@ -12,8 +12,6 @@ import numpy as np
 import pytest
 from helpers.pipelines import WIDTH, chain_reference, compile_chain, dense
 
-import ascend_engine as ae
-
 
 @pytest.fixture(scope="module")
 def chain(build):
@@ -139,9 +137,10 @@ def test_a_queued_deadline_expires_while_every_slot_is_busy(build):
 @pytest.mark.parametrize("where", ["admission queue", "batcher"])
 def test_an_engine_dropped_completes_its_queued_calls(build, where):
     """Dropped without close() while calls wait for a slot (one slot, a slow
-    model) or in the batcher (a long max_delay_ms): every future resolves --
-    with its result or a clear EngineError -- none hangs."""
-    slow = build(dense(932), "pins_drop", latency_us=20_000)
+    model) or in the batcher (a long max_delay_ms): the calls already admitted
+    still run and every future resolves with its own result; none hangs and
+    none is failed for the drop (docs/executor.md, "Errors": Ownership)."""
+    slow = build(dense(932), "pins_drop", latency_us=100_000)
     kw = {"depth": 1} if where == "admission queue" else {"depth": 2, "max_delay_ms": 300}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ResourceWarning)
@@ -151,9 +150,4 @@ def test_an_engine_dropped_completes_its_queued_calls(build, where):
         del engine
         gc.collect()
         for k, f in enumerate(futures):
-            try:
-                out = f.result(timeout=20)
-            except ae.EngineError as exc:
-                assert "closed" in str(exc), exc
-            else:
-                close_to(out["y"], slow.ref(x=feeds_for(k, 1)["x"]))
+            close_to(f.result(timeout=20)["y"], slow.ref(x=feeds_for(k, 1)["x"]))

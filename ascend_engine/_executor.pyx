@@ -52,7 +52,6 @@ from ascend_engine._acl cimport *
 from ascend_engine._executor_api cimport *
 from ascend_engine._runtime cimport api, check_not_forked, close_from_finalizer, Resource, Device
 
-from ascend_engine import _runtime
 from ascend_engine import errors as _errors
 from ascend_engine import requests as _requests
 from ascend_engine import timeline as _timeline

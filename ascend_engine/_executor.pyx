@@ -387,7 +387,6 @@ cdef class Engine(Resource):
         self._ints = NULL
         self._gears = NULL
 
-
     # ---- lifetime (the scaffolding of every native object: _runtime.Resource) ----
 
     def close(self):

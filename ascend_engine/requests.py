@@ -76,13 +76,6 @@ class Requests:
         # output index -> the rows its array must hold (the step's max_rows)
         self.var_rows = {k: plan.nodes[tensors[plan.outputs[k][1]].domain].max_rows for k in self.variable}
 
-    def check_fixed(self, rows, batch):
-        fixed = self.plan.fixed_batch
-        if fixed and (batch != fixed or rows % fixed):
-            raise ValueError(f"the pipeline has a fixed batch of {fixed} (a static model or input): "
-                             f"requests must carry exactly {fixed} rows, got batches of {batch} "
-                             f"over {rows} rows")
-
     def output_room(self, k, rows):
         """An array output k of a request of ``rows`` rows can be written
         into: its rows (a host step's max_rows where the step sets them) at
@@ -118,14 +111,13 @@ class Requests:
         return record.outputs
 
     def result(self, outputs):
+        """{output name: array} of a finished request's outputs."""
         return dict(zip(self.names, outputs, strict=True))
 
 
-class Plain(Requests):
-    """A plan without host steps or dynamic shapes: feeds of fixed trailing
-    shapes, outputs known before the request runs."""
-
-    direct = True     # run_many and run_batch hand requests to the executor themselves
+class FixedShapes(Requests):
+    """What Plain and HostSteps share: feeds of the inputs' trailing shapes,
+    any number of rows."""
 
     def __init__(self, plan):
         super().__init__(plan)
@@ -139,13 +131,16 @@ class Plain(Requests):
         """
         return check_feeds(feeds, self.feed_specs, "pipeline")
 
-    def outputs_for(self, rows):
-        """The arrays the executor writes ``rows`` rows of outputs into."""
-        return [np.empty((rows,) + trailing, dtype=dtype) for _, dtype, trailing in self.output_specs]
+    def check_fixed(self, rows, batch):
+        fixed = self.plan.fixed_batch
+        if fixed and (batch != fixed or rows % fixed):
+            raise ValueError(f"the pipeline has a fixed batch of {fixed} (a static model or input): "
+                             f"requests must carry exactly {fixed} rows, got batches of {batch} "
+                             f"over {rows} rows")
 
     def call_outputs(self, rows):
         """The output arrays of one submitted request (None: known once it ran)."""
-        return self.outputs_for(rows)
+        raise NotImplementedError
 
     def request(self, feeds):
         """submit(): (inputs, outputs, rows, shape) of one request, checked."""
@@ -170,11 +165,23 @@ class Plain(Requests):
                 for lo in range(0, rows, batch)]
 
 
-class HostSteps(Plain):
+class Plain(FixedShapes):
+    """A plan without host steps or dynamic shapes: every output is known
+    before the request runs."""
+
+    direct = True     # run_many and run_batch hand requests to the executor themselves
+
+    def outputs_for(self, rows):
+        """The arrays the executor writes ``rows`` rows of outputs into."""
+        return [np.empty((rows,) + trailing, dtype=dtype) for _, dtype, trailing in self.output_specs]
+
+    def call_outputs(self, rows):
+        return self.outputs_for(rows)
+
+
+class HostSteps(FixedShapes):
     """A plan with host steps (and fixed trailing shapes): an output whose
     rows a step sets comes back with the rows the request got."""
-
-    direct = False
 
     def call_outputs(self, rows):
         return [None if k in self.var_rows else np.empty((rows,) + trailing, dtype=dtype)
@@ -223,11 +230,6 @@ class DynamicShapes(Requests):
         self.request_specs = [(name, tensors[t].dtype, tensors[t].shape) for name, t in plan.inputs]
         self.batch_specs = [(name, tensors[t].dtype, (-1,) + tuple(tensors[t].shape[1:]))
                             for name, t in plan.inputs]
-
-    def prepare(self, feeds):
-        raise ValueError("a pipeline with dynamic shapes (image-size or dims-gear models) takes requests of "
-                         "any shape through run(), submit(), run_async(), run_many() or run_batch(); this "
-                         "call takes arrays of one fixed shape")
 
     def request(self, feeds):
         """submit(): each model's gear from the request's shapes, the inputs padded to it."""

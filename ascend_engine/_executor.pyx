@@ -14,24 +14,30 @@ whoever completes it, so run(), run_batch() and run_many() from different
 threads interleave safely.  For parallel throughput, compile the pipeline
 into several engines (on several devices, for data parallelism).
 
-Requests and failures: every request submitted by run() or run_many() has a
-record (:class:`_Request`) that the engine keeps until the executor is done
-with it.  The record owns the output arrays the executor writes into, so a
-caller that abandons a run_many() generator (break, an exception, Ctrl-C)
-never leaves the executor writing into freed memory; and the record carries
-the request's own outcome, so each caller gets its own result or error:
-the request that failed raises the AscendCL error (naming the node), the
-others in flight at that moment raise EngineError saying they were
-cancelled and why.
+One request path: run(), submit(), run_async() and trace() -- and run_many()
+and run_batch() of a plan with host steps or dynamic shapes -- admit calls
+into the server (ascend_engine/serving.py), which puts them on the device.
+A plan with neither keeps two fast paths: run_batch() is one GIL-free call
+into the executor, and run_many() hands its requests to the executor
+directly.  What a request is for the plan's kind (its feeds, output arrays
+and delivery) is answered by ascend_engine/requests.py, chosen once.
+
+Requests and failures: every request on the executor has a record
+(:class:`ascend_engine.requests.DeviceRequest`) that the engine keeps until
+the executor is done with it.  The record owns the output arrays the
+executor writes into, so a caller that abandons a run_many() generator
+(break, an exception, Ctrl-C) never leaves the executor writing into freed
+memory; and the record carries the request's own outcome, so each caller
+gets its own result or error: the request that failed raises the AscendCL
+error (naming the node), the others in flight at that moment raise
+EngineError saying they were cancelled and why.
 """
 
 import asyncio
 import collections
-import json
 import time
 import threading
 import traceback
-import warnings
 
 import logging
 
@@ -44,63 +50,24 @@ from libc.string cimport memcpy, memset, strncpy
 
 from ascend_engine._acl cimport *
 from ascend_engine._executor_api cimport *
-from ascend_engine._runtime cimport api, check_not_forked, Resource, Device
+from ascend_engine._runtime cimport api, check_not_forked, close_from_finalizer, Resource, Device
 
-from ascend_engine import _runtime
 from ascend_engine import errors as _errors
+from ascend_engine import requests as _requests
+from ascend_engine import timeline as _timeline
 from ascend_engine._checks import positive_int, timeout_ms
-from ascend_engine._feeds import check_feeds, random_feeds
 from ascend_engine.errors import EngineBusy, EngineError, HostStepError
 from ascend_engine.pipeline import NativeStep, ShapedRequests, pad_to
+from ascend_engine.requests import DeviceRequest
 from ascend_engine.serving import Call, Server
 from concurrent.futures import Future
 
 _log = logging.getLogger("ascend_engine")
 cnp.import_array()
 
-
-cdef object _error_of(ae_error *err):
-    """The exception for an executor error (an AclError subclass when AscendCL failed)."""
-    function = err.function.decode("utf-8", "replace")
-    node = err.node.decode("utf-8", "replace")
-    message = err.message.decode("utf-8", "replace")
-    if function == "ae_host_step":
-        request = None if err.request == AE_NO_REQUEST else int(err.request)
-        return HostStepError(f"request {request}: {message}", step=node, request=request)
-    where = f"node {node!r}: " if node else ""
-    if err.code != 0:
-        exc = _errors.error_class(err.code)(function, err.code, where + message)
-        exc.node = node or None
-        return exc
-    return EngineError(where + message)
-
-
-cdef object _raise_error(ae_error *err):
-    raise _error_of(err)
-
-
-# Ctrl-C during a long GIL-free call: the executor asks this function every
-# 20 ms while the main thread waits for the device.  The exception a signal
-# handler raised (KeyboardInterrupt) is kept here until the call returns,
-# drains what was in flight and re-raises it.  Only the main thread runs
-# signal handlers, so only its calls set the function (see _arm_poll).
-_pending_signal = None
-_MAIN_THREAD = threading.main_thread().ident
-
-
-cdef extern from "Python.h":
-    int PyErr_CheckSignals() except -1
-
-
-cdef int _poll_signals(void *ctx) noexcept nogil:
-    global _pending_signal
-    with gil:
-        try:
-            PyErr_CheckSignals()
-        except BaseException as exc:
-            _pending_signal = exc
-            return 1
-    return 0
+# executor errors and Ctrl-C polling; the Python host-step trampoline
+include "_executor_errors.pxi"
+include "_host_steps.pxi"
 
 
 _GEAR_POLICY = {"upper": AE_GEAR_UPPER, "lower": AE_GEAR_LOWER, "nearest": AE_GEAR_NEAREST}
@@ -137,213 +104,6 @@ def chunk_plan(gears, policy, uint64_t rows):
     return chunks
 
 
-cdef extern from "Python.h":
-    object PyMemoryView_FromMemory(char *mem, Py_ssize_t size, int flags)
-    int PyBUF_READ
-    int PyBUF_WRITE
-
-
-def _rows_shape(trailing):
-    """"(rows, 4)" for a host step output of trailing shape (4,)."""
-    return "(" + ", ".join(["rows"] + [str(d) for d in trailing]) + (",)" if not trailing else ")")
-
-
-cdef class _PyStep:
-    """A Python host step as the executor calls it: the function, what its
-    inputs and outputs look like, and the exceptions it raised (kept by
-    request number until the request's caller collects them)."""
-    cdef readonly str name
-    cdef object fn
-    cdef list in_specs       # (dtype, trailing shape) per input
-    cdef list out_specs      # (name, dtype, trailing shape) per output
-    cdef bint rows_any
-    cdef dict errors
-    cdef object errors_lock
-    cdef object shapes       # the engine's ShapedRequests (a plan with dynamic shapes), else None
-    cdef int node            # the step's index in the plan
-    cdef bint reshapes       # some output's trailing dimensions are chosen per request
-
-    def __init__(self, name, fn, in_specs, out_specs, rows_any, shapes=None, node=-1):
-        self.name = name
-        self.fn = fn
-        self.in_specs = list(in_specs)
-        self.out_specs = list(out_specs)
-        self.rows_any = rows_any
-        self.errors = {}
-        self.errors_lock = threading.Lock()
-        self.shapes = shapes
-        self.node = node
-        self.reshapes = any(-1 in trailing for _name, _dtype, trailing in self.out_specs)
-
-    def take_error(self, request):
-        """The exception the function raised for ``request``, once."""
-        with self.errors_lock:
-            return self.errors.pop(request, None)
-
-    def forget_errors(self):
-        with self.errors_lock:
-            self.errors.clear()
-
-    cdef object _walk(self, uint64_t request):
-        walk = self.shapes.live.get(request) if self.shapes is not None else None
-        if walk is None:
-            raise HostStepError(f"host step {self.name!r}: request {request} has no shapes on record")
-        return walk
-
-    cdef object _input(self, uint64_t request, int i, const ae_host_tensor *t):
-        """Input i as the function sees it: its rows at the request's shape."""
-        dtype, trailing = self.in_specs[i]
-        nbytes = t.rows * t.row_bytes
-        view = PyMemoryView_FromMemory(<char *>t.data, nbytes, PyBUF_READ)
-        a = np.frombuffer(view, dtype=dtype)
-        if -1 not in trailing:
-            return a.reshape((t.rows,) + trailing)
-        # laid out at the gear's shape on the device: cut to the request's
-        device, logical = self._walk(request).host_input(self.shapes.plan.nodes[self.node].inputs[i], t.rows)
-        a = a.reshape(device)
-        return a if device == logical else a[tuple(slice(0, n) for n in logical)]
-
-    cdef list _reshape(self, uint64_t request, list result, uint64_t rows, ae_shape_edit *edit):
-        """Outputs whose shapes the step chose: resolve the models after it
-        from them, pad each to the gear of the model reading it, and give the
-        executor the request's new sizes."""
-        cdef int n, j
-        if edit is NULL:
-            raise HostStepError(f"host step {self.name!r}: the executor gave no shapes to edit")
-        walk = self._walk(request)
-        try:
-            device, row_bytes, values = walk.after_step(self.node, [a.shape for a in result], rows)
-        except ValueError as exc:
-            raise HostStepError(f"host step {self.name!r} returned shapes no model after it takes: {exc}") from None
-        for t_, rb in row_bytes.items():
-            if 0 <= t_ < edit.n_tensors:
-                edit.row_bytes[t_] = rb
-        for n, vals in values.items():
-            if 0 <= n < edit.n_nodes and len(vals) <= AE_MAX_GEAR_DIMS:
-                edit.gear_count[n] = len(vals)
-                for j in range(len(vals)):
-                    edit.gear_dims[<size_t>n * AE_MAX_GEAR_DIMS + j] = vals[j]
-        return [pad_to(a, shape) for a, shape in zip(result, device)]
-
-    cdef int run(self, uint64_t request, const ae_host_tensor *inputs, int n_inputs,
-                 ae_host_tensor *outputs, int n_outputs, uint64_t *rows_out, ae_shape_edit *edit,
-                 char *message, size_t message_size):
-        """Call the function on views of the pinned staging; copy its outputs
-        into the output staging (padded to the gears of the models after it,
-        whose sizes it sets in ``edit``, when it chooses its outputs' shapes).
-        Returns 0, or 1 with ``message`` filled."""
-        try:
-            arrays = [self._input(request, i, &inputs[i]) for i in range(n_inputs)]
-            result = self.fn(*arrays)
-            if isinstance(result, np.ndarray) or not isinstance(result, (tuple, list)):
-                result = (result,)
-            if len(result) != n_outputs:
-                raise HostStepError(f"host step {self.name!r} returned {len(result)} value(s); it declares "
-                                    f"{n_outputs} output(s): {', '.join(o[0] for o in self.out_specs)}")
-            rows = None
-            for o in range(n_outputs):
-                name, dtype, trailing = self.out_specs[o]
-                a = result[o]
-                if not isinstance(a, np.ndarray):
-                    raise HostStepError(f"host step {self.name!r} output {name!r}: expected a numpy array, got "
-                                        f"{type(a).__name__}")
-                if a.dtype != dtype or a.ndim != 1 + len(trailing) or any(
-                        d != w and not (w == -1 and d > 0) for d, w in zip(a.shape[1:], trailing)):
-                    raise HostStepError(
-                        f"host step {self.name!r} output {name!r}: expected {dtype} of shape "
-                        f"{_rows_shape(trailing)}, got {a.dtype} of shape {a.shape}")
-                if rows is None:
-                    rows = a.shape[0]
-                elif a.shape[0] != rows:
-                    raise HostStepError(f"host step {self.name!r}: its outputs have different numbers of rows "
-                                        f"({self.out_specs[0][0]!r} {rows}, {name!r} {a.shape[0]}); "
-                                        "they must agree")
-                if a.shape[0] > outputs[o].rows:
-                    limit = "its max_rows is" if self.rows_any else "rows='same' needs at most"
-                    raise HostStepError(f"host step {self.name!r} output {name!r}: returned {a.shape[0]} rows; "
-                                        f"{limit} {outputs[o].rows}")
-            rows = rows if rows is not None else 0
-            result = list(result)
-            if self.reshapes:
-                result = self._reshape(request, result, rows, edit)
-            for o in range(n_outputs):
-                a = np.ascontiguousarray(result[o])
-                if a.nbytes > outputs[o].rows * outputs[o].row_bytes:   # the plan's gears bound it: cannot happen
-                    raise HostStepError(f"host step {self.name!r} output {self.out_specs[o][0]!r}: {a.nbytes} "
-                                        f"bytes do not fit its {outputs[o].rows * outputs[o].row_bytes}-byte buffer")
-                if a.nbytes:
-                    view = PyMemoryView_FromMemory(<char *>outputs[o].data, a.nbytes, PyBUF_WRITE)
-                    np.frombuffer(view, dtype=a.dtype)[:] = a.reshape(-1)
-            rows_out[0] = rows
-            return 0
-        except BaseException as exc:
-            if isinstance(exc, HostStepError):
-                text = str(exc)
-            else:
-                tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-                text = f"host step {self.name!r} raised {type(exc).__name__}: {exc}\n{tb}"
-                with self.errors_lock:
-                    self.errors[request] = exc   # becomes the HostStepError's __cause__
-            data = text.encode("utf-8", "replace")[:message_size - 1]   # room for the NUL
-            memcpy(message, <const char *>data, len(data))
-            message[len(data)] = 0
-            return 1
-
-
-cdef int _run_py_step(void *ctx, uint64_t request, const ae_host_tensor *inputs, int n_inputs,
-                      ae_host_tensor *outputs, int n_outputs, uint64_t *rows_out, ae_shape_edit *edit,
-                      char *message, size_t message_size) noexcept nogil:
-    # called on an engine worker thread: the GIL only while the step runs
-    with gil:
-        return (<_PyStep>ctx).run(request, inputs, n_inputs, outputs, n_outputs, rows_out, edit, message,
-                                  message_size)
-
-
-def _take_pending_signal():
-    global _pending_signal
-    exc, _pending_signal = _pending_signal, None
-    return exc if exc is not None else KeyboardInterrupt()
-
-
-class _Request:
-    """One submitted request: its number, the arrays its outputs are written
-    into (owned here, so they outlive any caller that gives up on them), and
-    its outcome once the executor is done with it."""
-
-    __slots__ = ("ticket", "outputs", "done", "error", "on_done", "out_rows", "walk")
-
-    def __init__(self, outputs, on_done=None, variable=False, walk=None):
-        self.ticket = None
-        self.outputs = outputs
-        self.done = False
-        self.error = None
-        self.on_done = on_done      # called (engine lock held) once the outcome is known
-        # rows of each output, reported by the executor, when a host step sets some
-        self.out_rows = np.zeros(len(outputs), dtype=np.uint64) if variable else None
-        # its RequestWalk, when host steps read or set its shapes
-        self.walk = walk
-
-
-class _ShapedCall(Call):
-    """A request of a pipeline with dynamic shapes: its outputs arrive at the
-    gears' shapes and are cut back to the request's size when it is done."""
-
-    __slots__ = ("cuts",)
-
-    def __init__(self, future, inputs, outputs, rows, deadline, names, shape):
-        super().__init__(future, inputs, outputs, rows, deadline, names)
-        self.shape = shape          # its RequestShape (padded inputs of other sizes share gears, not cuts)
-        self.cuts = shape.cuts
-
-    def piece_done(self):
-        self.pieces_left -= 1
-        if self.pieces_left == 0 and not self.failed and not self.future.done():
-            # None: an output known only once the request ran (its only part is final)
-            outputs = [self.parts[k][0][1] if o is None else o if cut is None else np.ascontiguousarray(o[cut])
-                       for k, (o, cut) in enumerate(zip(self.outputs, self.cuts))]
-            self.future.set_result(dict(zip(self.names, outputs, strict=True)))
-
-
 cdef int _put_ints(int *dst, int at, values) except -1:
     """Write `values` into dst from index `at`; returns the index after them."""
     for v in values:
@@ -370,17 +130,17 @@ cdef class _Arrays:
         PyMem_Free(self.ptrs)
 
 
-cdef class _Remains:
+
+cdef class _Remains(Resource):
     """What a closed engine could not release yet: its executor, while the
     device still runs requests abandoned after a timeout, with the models and
-    device reference it uses.  A child of the device: released (waiting for
-    the device as long as it takes) when the device is closed or at exit."""
+    device reference it uses.  Released (waiting for the device as long as it
+    takes) when it is closed: at the latest by the exit hook, which closes
+    the newest objects first."""
     cdef ae_engine *_engine
     cdef void *_plan_arrays[4]
     cdef list _models
     cdef Device _device
-    cdef object _serial
-    cdef object __weakref__
 
     @staticmethod
     cdef keep(ae_engine *engine, list models, Device device, void *a, void *b, void *c, void *d):
@@ -392,18 +152,18 @@ cdef class _Remains:
         r._plan_arrays[3] = d
         r._models = list(models)
         r._device = device
-        r._serial = _runtime._adopt(r, device)
+        r._ctx = (<Resource>device)._ctx
+        r._register(None)
         _REMAINS.add(r)
 
     def close(self):
         """Wait for the device, then release everything. Idempotent."""
-        cdef ae_engine *engine = self._engine
-        if engine is NULL:
-            return
-        self._engine = NULL
         _REMAINS.discard(self)
-        _runtime._disown(self._serial, self._device)
-        (<Resource>self._device)._activate()
+        Resource.close(self)
+
+    cdef int _release(self) except -1:
+        cdef ae_engine *engine = self._engine
+        self._engine = NULL
         with nogil:
             ae_engine_destroy(engine)
         for k in range(4):
@@ -413,15 +173,13 @@ cdef class _Remains:
             m.close()
         self._models = []
         self._device.close()
-
-    def _forget_after_fork(self):
-        self._engine = NULL
+        return 0
 
 
-_REMAINS = set()   # keeps _Remains alive until released (they are only weakly in the tree)
+_REMAINS = set()   # keeps _Remains alive until released (the registry holds them weakly)
 
 
-cdef class Engine:
+cdef class Engine(Resource):
     """A compiled pipeline (see :meth:`ascend_engine.Pipeline.compile`).
 
     ``engine.run({"x": a})`` -> ``{"y": array}``;
@@ -434,19 +192,12 @@ cdef class Engine:
     cdef readonly object plan
     cdef Device _device
     cdef object _lock
-    cdef dict _pending         # ticket -> _Request, in submission order, until the executor is done
-    cdef object _serial        # place in the device's ownership tree (see _runtime._adopt)
+    cdef dict _pending         # ticket -> DeviceRequest, in submission order, until the executor is done
     cdef object _server        # admission queue, batcher and engine threads (ascend_engine.serving)
-    cdef object __weakref__
-    cdef object _input_specs   # [(name, dtype, trailing shape)]
-    cdef object _feed_specs    # [(name, dtype, (-1,) + trailing shape)]: what _feeds.check_feeds takes
-    cdef object _output_specs
+    cdef object _requests      # what a request is for the plan's kind (ascend_engine.requests)
     cdef list _owned_models    # models loaded for this engine, unloaded by close()
     cdef dict _py_steps        # name -> _PyStep: the Python host steps (their ctx pointers live here)
     cdef list _keep            # what native host steps need alive, and plan arrays until create copies them
-    cdef list _variable        # indices of outputs whose rows a host step sets
-    cdef dict _var_rows        # output index -> rows its array must hold
-    cdef object _shapes        # ShapedRequests of a plan with dynamic shapes, else None
     # C copies of the plan, alive as long as the engine
     cdef ae_tensor_plan *_tensors
     cdef ae_node_plan *_nodes
@@ -471,14 +222,7 @@ cdef class Engine:
         self._server = Server(self, self._lock)
         self._device = Device(plan.device)
         self._other_devices = [Device(d) for d in plan.devices[1:]]
-        self._input_specs = [(name, plan.tensors[t_].dtype, tuple(plan.tensors[t_].shape[1:]))
-                             for name, t_ in plan.inputs]
-        self._output_specs = [(name, plan.tensors[t_].dtype, tuple(plan.tensors[t_].shape[1:]))
-                              for name, t_ in plan.outputs]
-        self._feed_specs = [(name, dtype, (-1,) + trailing) for name, dtype, trailing in self._input_specs]
-        self._shapes = ShapedRequests(plan) if plan.shaped else None
-        self._variable = list(plan.variable_outputs)
-        self._var_rows = {k: plan.nodes[plan.tensors[plan.outputs[k][1]].domain].max_rows for k in self._variable}
+        self._requests = _requests.for_plan(plan)
         self._py_steps = {}
         self._keep = []
         for node in plan.nodes:
@@ -486,7 +230,7 @@ cdef class Engine:
                 self._py_steps[node.name] = _PyStep(
                     node.name, node.fn, [(plan.tensors[t_].dtype, tuple(plan.tensors[t_].shape[1:]))
                                          for t_ in node.inputs],
-                    node.output_specs, node.rows_any, self._shapes, plan.nodes.index(node))
+                    node.output_specs, node.rows_any, self._requests.shapes, plan.nodes.index(node))
             elif node.kind == "host":
                 self._keep.append(node.fn)
         memset(&p, 0, sizeof(p))   # fields a plan does not use stay 0
@@ -502,9 +246,12 @@ cdef class Engine:
                 d.close()
             _raise_error(&err)
         self._engine = engine
-        # A child of its device: Device.close() and the exit hook close the
-        # engine before the device is reset and AscendCL finalized.
-        self._serial = _runtime._adopt(self, self._device)
+        # A root of the ownership tree, as a model that opened its own device
+        # is: close() releases its models and devices after the executor, and
+        # the exit hook closes it (newest first) before the devices are reset
+        # and AscendCL finalized.
+        self._ctx = (<Resource>self._device)._ctx
+        self._register(None)
 
     cdef _fill_plan(self, ae_plan *p):
         plan = self.plan
@@ -642,6 +389,8 @@ cdef class Engine:
         self._ints = NULL
         self._gears = NULL
 
+    # ---- lifetime (the scaffolding of every native object: _runtime.Resource) ----
+
     def close(self):
         """Wait for the work in flight, deliver it, then release every stream,
         event, buffer and model of the engine.  Idempotent.
@@ -651,20 +400,21 @@ cdef class Engine:
         device is still running requests abandoned after a timeout, the
         engine is closed at once but its device memory, streams and models
         are released only when the device is done with them (at the latest
-        when the device is closed or the process exits): until then the
-        device may still write into that memory.
+        when the process exits): until then the device may still write into
+        that memory.
         """
+        if not self._closed:
+            self._server.close()     # queued requests fail; in-flight ones complete
+        Resource.close(self)         # _release, with the device's context current
+
+    cdef int _release(self) except -1:
         cdef ae_engine *engine
         cdef ae_error err
         cdef int rc
         problems = []
-        if self._engine is not NULL and not _runtime.in_forked_child():
-            self._server.close()     # queued requests fail; in-flight ones complete
         with self._lock:
-            if self._engine is NULL:
-                return
-            check_not_forked()
-            (<Resource>self._device)._activate()
+            if self._engine is NULL:   # closed by another thread meanwhile
+                return 0
             # deliver what is in flight to its requests (their owners may still collect)
             rc = AE_REQUEST_FAILED
             while rc == AE_REQUEST_FAILED:   # one request's host step failed: go on with the others
@@ -676,7 +426,6 @@ cdef class Engine:
                 rc = ae_engine_close(engine, &err)
             self._engine = NULL
             self._cancel_pending("the engine was closed before the request completed")
-            _runtime._disown(self._serial, self._device)
             if rc == 1:
                 _log.warning("ascend_engine: %s; its memory is released once the device finishes "
                              "(at the latest when the device is closed)", _error_of(&err).message)
@@ -688,7 +437,7 @@ cdef class Engine:
                 self._ints = NULL
                 self._gears = NULL
                 self._owned_models = []
-                return
+                return 0
             if rc != 0:
                 problems.append(_error_of(&err))
             self._free_plan()
@@ -708,80 +457,37 @@ cdef class Engine:
             text = "; ".join(f"{type(p).__name__}: {p}" for p in problems)
             raise EngineError(f"close() released everything it could, but {len(problems)} release(s) "
                               f"failed: {text}") from problems[0]
+        return 0
 
-    def _forget_after_fork(self):
-        # In a forked child: the executor's handles belong to the parent.
-        self._engine = NULL
-
-    def __del__(self):
-        # Dropped without close(): close it now, as files and sockets do, and
-        # say so.  A PEP 442 finalizer (tp_finalize): the whole engine is
-        # still intact, so the orderly close runs -- the requests already
-        # admitted complete and their futures resolve, then models and
-        # devices are released.  The engine's lock may be held by the thread
-        # that dropped the last reference (its completer drops the engine
-        # under the lock): then the close runs on a thread of its own once
-        # the lock is free.  After shutdown() or in a forked child nothing is
-        # called.
-        if self._engine is NULL or _runtime.in_forked_child() or _runtime._shut_down:
-            return
-        warnings.warn(f"unclosed {self!r}: closed when it was garbage-collected; call close() or use a "
-                      "with block", ResourceWarning, source=self)
+    cdef int _close_dropped(self) except -1:
+        # Resource.__del__ (dropped without close(); the whole engine is still
+        # intact): the orderly close runs -- the requests already admitted
+        # complete and their futures resolve, then models and devices are
+        # released.  The engine's lock may be held by the thread that dropped
+        # the last reference (its completer drops the engine under the lock):
+        # then the close runs on a thread of its own once the lock is free.
         if self._lock.acquire(blocking=False):
             self._lock.release()
-            self._close_dropped()
+            self._close_after_admitted()
         else:
-            threading.Thread(target=self._close_dropped, name="ascend-engine-close", daemon=True).start()
+            threading.Thread(target=self._close_after_admitted, name="ascend-engine-close", daemon=True).start()
+        return 0
 
-    def _close_dropped(self):
+    def _close_after_admitted(self):
         # What was admitted still runs: its callers may hold its futures.
         # Bounded by the plan's timeout in all; what is left then fails clearly.
         timeout = self.plan.timeout_ms / 1000.0 if self.plan.timeout_ms >= 0 else 60.0
         deadline = time.monotonic() + timeout
         while (self._server.queued_calls or self._in_flight()) and time.monotonic() < deadline:
             time.sleep(0.002)
-        try:
-            self.close()
-        except Exception:
-            _log.exception("ascend_engine: closing an engine dropped without close() failed")
+        close_from_finalizer(self)
 
     def __dealloc__(self):
-        # Dropped without close().  After shutdown or in a forked child the
-        # runtime is gone: nothing may be called, the process owns nothing.
-        cdef ae_engine *engine = self._engine
-        if engine is not NULL and not _runtime.in_forked_child() and not _runtime._shut_down:
-            self._engine = NULL
-            with nogil:   # host-step workers may need the GIL to finish before they are joined
-                ae_engine_destroy(engine)
-            for m in self._owned_models or ():
-                try:
-                    m.close()
-                except Exception:
-                    pass
-            if self._device is not None:
-                try:
-                    _runtime._disown(self._serial, self._device)
-                    self._device.close()
-                except Exception:
-                    pass
-            for d in self._other_devices or ():
-                try:
-                    d.close()
-                except Exception:
-                    pass
-        self._free_plan()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
-
-    @property
-    def closed(self):
-        """True once close() has run."""
-        return self._engine is NULL
+        # The plan's C copies are host memory of this object.  An executor
+        # never closed (in a child forked from this process: it belongs to
+        # the parent) may still point into them: they stay then.
+        if self._engine is NULL:
+            self._free_plan()
 
     @property
     def depth(self):
@@ -794,52 +500,16 @@ cdef class Engine:
         return self.plan.max_batch
 
     def __repr__(self):
-        state = "closed" if self._engine is NULL else f"depth={self.plan.depth}"
+        state = "closed" if self._closed else f"depth={self.plan.depth}"
         nodes = ", ".join(f"{n.name}@stream{n.stream}" for n in self.plan.nodes)
         return (f"<ascend_engine.Engine device={self.plan.device} {state} max_batch={self.plan.max_batch} "
                 f"nodes=[{nodes}]>")
 
-    # ---- inputs and outputs ------------------------------------------------------
-
-    def _prepare(self, feeds):
-        """Check feeds before anything is submitted; returns (arrays, rows).
-
-        Names, dtypes and shapes must match the pipeline inputs exactly (no
-        silent casts); arrays that are not C-contiguous are copied.
-        """
-        if self._shapes is not None:
-            raise ValueError("a pipeline with dynamic shapes (image-size or dims-gear models) takes requests of "
-                             "any shape through run(), submit(), run_async(), run_many() or run_batch(); this "
-                             "call takes arrays of one fixed shape")
-        return check_feeds(feeds, self._feed_specs, "pipeline")
-
-    def _outputs_for(self, rows):
-        """Arrays the executor writes one request's outputs into: ``rows`` rows,
-        or room for the host step's max_rows where a host step sets them."""
-        return [np.empty((self._var_rows.get(k, rows),) + trailing, dtype=dtype)
-                for k, (_, dtype, trailing) in enumerate(self._output_specs)]
-
-    def _output_room(self, k, rows):
-        """An array output k of a request of ``rows`` rows can be written
-        into: its rows (a host step's max_rows where the step sets them) at
-        its largest shape (flat where its trailing dimensions change per
-        request; the request's walk gives it its shape once it is done)."""
-        name, dtype, trailing = self._output_specs[k]
-        rows = self._var_rows.get(k, rows)
-        t_ = self.plan.outputs[k][1]
-        if -1 in trailing:
-            return np.empty(rows * self.plan.tensors[t_].row_bytes // np.dtype(dtype).itemsize, dtype=dtype)
-        return np.empty((rows,) + trailing, dtype=dtype)
-
-    def _check_fixed(self, rows, batch):
-        fixed = self.plan.fixed_batch
-        if fixed and (batch != fixed or rows % fixed):
-            raise ValueError(f"the pipeline has a fixed batch of {fixed} (a static model or input): "
-                             f"requests must carry exactly {fixed} rows, got batches of {batch} "
-                             f"over {rows} rows")
+    # ---- the executor's requests (engine lock held) -----------------------------
 
     cdef int _ensure_open(self) except -1:
-        if self._engine is NULL:
+        # closed, or in a child forked from this process (the executor is the parent's)
+        if self._engine is NULL or self._closed:
             check_not_forked()
             raise EngineError("the engine is closed")
         return 0
@@ -873,14 +543,9 @@ cdef class Engine:
                 break
             record = pending.pop(ticket)
             record.done = True
-            if record.walk is not None:
-                self._shapes.live.pop(ticket, None)
-                if not (rc != 0 and begin <= ticket < end):
-                    record.outputs = record.walk.deliver(record.outputs, record.out_rows)
-            elif record.out_rows is not None and not (rc != 0 and begin <= ticket < end):
-                # the rows each output carries for this request
-                record.outputs = [o[:int(record.out_rows[k])] if k in self._var_rows else o
-                                  for k, o in enumerate(record.outputs)]
+            self._requests.forget(ticket)
+            if not (rc != 0 and begin <= ticket < end):
+                record.outputs = self._requests.deliver(record)
             if rc != 0 and begin <= ticket < end:
                 if rc == AE_INTERRUPTED:
                     record.error = EngineError(f"request {ticket} was cancelled: the caller waiting for "
@@ -911,10 +576,9 @@ cdef class Engine:
             record.done = True
             record.error = EngineError(f"request {ticket}: {why}")
         self._pending.clear()
-        if self._shapes is not None:
-            self._shapes.live.clear()
+        self._requests.forget_all()
 
-    cdef _submit(self, record, _Arrays ins, uint64_t n_rows, shape=None):
+    cdef _submit(self, record, _Arrays ins, uint64_t n_rows):
         """Enqueue one request for ``record`` (lock held).
 
         If completing an older request fails on the way (to free a slot),
@@ -929,6 +593,7 @@ cdef class Engine:
         cdef ae_request_shape req
         cdef const ae_request_shape *req_ptr = NULL
         cdef cnp.ndarray row_bytes, gear_dims, gear_at, gear_count
+        shape = record.shape
         if shape is not None:
             # the executor copies these into the slot before submit returns
             row_bytes, gear_dims = shape.row_bytes, shape.gear_dims
@@ -945,13 +610,12 @@ cdef class Engine:
             self._ensure_open()
             self._arm_poll()
             ticket = ae_engine_submitted(self._engine)
-            if record.walk is not None:   # its host steps may run before submit returns
-                self._shapes.live[ticket] = record.walk
+            self._requests.track(ticket, record)   # its host steps may run before submit returns
             with nogil:
                 rc = ae_engine_submit_shaped(self._engine, ins.ptrs, n_rows, <void *const *>outp.ptrs, out_rows,
                                              req_ptr, &err)
-            if rc != 0 and record.walk is not None:
-                self._shapes.live.pop(ticket, None)
+            if rc != 0:
+                self._requests.forget(ticket)
             failure = self._settle(rc, &err)
             if rc == 0:
                 record.ticket = ticket
@@ -994,9 +658,6 @@ cdef class Engine:
         if rc != 0 and err.request == AE_NO_REQUEST:
             raise failure
 
-    def _result(self, record):
-        return {name: o for (name, _, _), o in zip(self._output_specs, record.outputs)}
-
     # ---- running -----------------------------------------------------------------
 
     def run(self, feeds, *, timeout=None):
@@ -1026,41 +687,13 @@ cdef class Engine:
         never runs.  ``Future.cancel()`` works until the request is put on the
         device.  With ``compile(max_delay_ms=...)`` small requests are merged
         into device requests of up to ``max_batch`` rows (each caller gets
-        back exactly its own rows).
+        back exactly its own rows).  A pipeline with dynamic shapes takes a
+        request of any shape its gears hold, of at most ``max_batch`` rows.
         """
-        if self._shapes is not None:
-            return self._submit_shaped(feeds, timeout, block)
-        arrays, rows = self._prepare(feeds)
-        self._check_fixed(rows, min(rows, self.plan.max_batch))
+        inputs, outputs, rows, shape = self._requests.request(feeds)
         deadline = None if timeout is None else time.monotonic() + timeout_ms(timeout) / 1000.0
         self._ensure_open()
-        outputs = [None if k in self._var_rows else np.empty((rows,) + trailing, dtype=dtype)
-                   for k, (_, dtype, trailing) in enumerate(self._output_specs)]
-        call = Call(Future(), arrays, outputs, rows, deadline, [name for name, _, _ in self._output_specs])
-        self._server.admit(call, bool(block))
-        return call.future
-
-    def _submit_shaped(self, feeds, timeout, block):
-        """submit() for a pipeline with dynamic shapes: each model's gear from
-        the request's shapes, the inputs padded to it, outputs cut back."""
-        specs = [(name, self.plan.tensors[t_].dtype, self.plan.tensors[t_].shape) for name, t_ in self.plan.inputs]
-        arrays = check_feeds(feeds, specs, "pipeline", batched=False)[0]
-        rows = arrays[0].shape[0]
-        for (name, _, _), a in zip(specs, arrays):
-            if a.shape[0] != rows:
-                raise ValueError(f"input {name!r}: {a.shape[0]} rows differ from the other inputs' {rows}")
-        if rows > self.plan.max_batch:
-            raise ValueError(f"a request of a pipeline with dynamic shapes carries at most {self.plan.max_batch} "
-                             f"rows (its models' gears), got {rows}: submit smaller requests")
-        shape = self._shapes.resolve([a.shape for a in arrays])
-        deadline = None if timeout is None else time.monotonic() + timeout_ms(timeout) / 1000.0
-        self._ensure_open()
-        inputs = [pad_to(a, s) for a, s in zip(arrays, shape.inputs)]
-        # None: known once the request ran (after a host step that sets rows or shapes)
-        outputs = [None if s is None or shape.walk is not None else np.empty(s, dtype=dtype)
-                   for s, (_, dtype, _) in zip(shape.outputs, self._output_specs)]
-        call = _ShapedCall(Future(), inputs, outputs, rows, deadline, [name for name, _, _ in self._output_specs],
-                           shape)
+        call = Call(Future(), inputs, outputs, rows, deadline, self._requests.names, shape)
         self._server.admit(call, bool(block))
         return call.future
 
@@ -1079,6 +712,113 @@ cdef class Engine:
             except EngineBusy:
                 await asyncio.wrap_future(self._server.space_future())
         return await asyncio.wrap_future(future)
+
+    def run_batch(self, feeds, batch_size=None):
+        """Split the feeds along their first axis into requests of ``batch_size``
+        rows and run them pipelined in one call with the GIL released.
+
+        The last request may be smaller; requests above ``max_batch`` are split.
+        Default batch_size: ``max_batch``.  Returns the outputs concatenated
+        in order -- except outputs whose rows a host step with rows="any"
+        sets: each of those is a list with one array per request (of
+        ``batch_size`` rows, the last maybe smaller), since a request's rows
+        there need not match its input rows.  A pipeline with dynamic shapes
+        takes arrays of one shape past the first axis.
+        """
+        batch = self.plan.max_batch if batch_size is None else positive_int(batch_size, "batch_size")
+        if not self._requests.direct:   # host steps or dynamic shapes: requests through submit
+            requests, join = self._requests.batches(feeds, batch)
+            return join(list(self._run_submitted(requests)))
+        arrays, rows = self._requests.prepare(feeds)
+        self._requests.check_fixed(rows, min(batch, self.plan.max_batch))
+        outs = self._requests.outputs_for(rows)
+        cdef _Arrays ins = _Arrays(arrays)
+        cdef _Arrays outp = _Arrays(outs)
+        cdef ae_error err
+        cdef int rc
+        cdef uint64_t total = rows, b = batch
+        with self._lock:
+            self._ensure_open()
+            # other callers' requests first, so that a failure of theirs is
+            # theirs, and every failure inside the call below is ours
+            self._flush_others()
+            self._arm_poll()
+            try:
+                with nogil:
+                    rc = ae_engine_run_batch(self._engine, ins.ptrs, total, b, <void *const *>outp.ptrs, &err)
+                failure = self._settle(rc, &err)
+            finally:
+                # serving calls that queued up while this call held every slot
+                # go on now, not when the dispatcher next looks
+                self._server.dispatch_locked("exclusive")
+            if rc == AE_INTERRUPTED:
+                raise _take_pending_signal()
+            if rc != 0:
+                raise failure
+        return self._requests.result(outs)
+
+    def run_many(self, feeds_iterable):
+        """Yield the outputs of each feeds dict in order, keeping up to ``depth``
+        requests in flight.  Each feeds dict is one request (split if above
+        ``max_batch``).
+
+        The generator may be abandoned at any point (break, an exception in
+        the loop or in the iterable, close()): requests already on the device
+        complete in the background and their results are dropped.
+        """
+        if self._requests.direct:
+            return self._run_many_direct(feeds_iterable)
+        return self._run_submitted(feeds_iterable)
+
+    def _run_submitted(self, feeds_iterable):
+        """run_many through submit(): each feeds dict one request, ``depth``
+        in flight.  An abandoned generator cancels what has not started; what
+        has runs to the end into arrays its request owns."""
+        pending = collections.deque()
+        try:
+            for feeds in feeds_iterable:
+                if len(pending) >= self.plan.depth:
+                    yield pending.popleft().result()
+                pending.append(self.submit(feeds))
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for future in pending:
+                future.cancel()
+
+    def _run_many_direct(self, feeds_iterable):
+        """run_many of a plain plan: each request's record goes to the
+        executor from this thread, and this thread completes it (no server
+        hand-over: the least host CPU per request)."""
+        mine = collections.deque()   # this generator's records, oldest first
+        requests = self._requests
+        cdef _Arrays ins
+        for feeds in feeds_iterable:
+            arrays, rows = requests.prepare(feeds)
+            if rows > self.plan.max_batch:
+                # rare: deliver ours, then run this one split
+                while mine:
+                    yield self._collect(mine.popleft())
+                yield self.run_batch(feeds, batch_size=rows)
+                continue
+            requests.check_fixed(rows, rows)
+            record = DeviceRequest(requests.outputs_for(rows))
+            ins = _Arrays(arrays)
+            if len(mine) >= self.plan.depth:
+                yield self._collect(mine.popleft())
+            with self._lock:
+                self._submit(record, ins, rows)
+            mine.append(record)
+        while mine:
+            yield self._collect(mine.popleft())
+
+    def _collect(self, record):
+        if not record.done:
+            with self._lock:
+                self._wait_for(record)
+        elif record.error is not None:
+            raise record.error
+        return self._requests.result(record.outputs)
 
     # ---- the serving protocol (ascend_engine.serving; engine lock held unless said) ----
 
@@ -1126,160 +866,13 @@ cdef class Engine:
 
     def _enqueue_device(self, list inputs, list outputs, uint64_t rows, on_done, shape=None):
         """Put one device request on the device (a free slot is known to exist).
-        Where a host step sets an output's rows, ``outputs`` holds None: the
-        record gets an array with room for them, cut to the rows it got.
-        ``shape``: the request's RequestShape in a plan with dynamic shapes
-        (else looked up from the padded inputs)."""
-        if shape is None and self._shapes is not None:
-            shape = self._shapes.padded([a.shape for a in inputs])
-        outputs = [self._output_room(k, rows) if o is None else o for k, o in enumerate(outputs)]
-        walk = shape.walk.copy() if shape is not None and shape.walk is not None else None
-        record = _Request(outputs, on_done, bool(self._variable), walk)
+        Where a host step sets an output's rows, ``outputs`` holds None (see
+        Requests.device_request).  ``shape``: the request's RequestShape in a
+        plan with dynamic shapes."""
+        record = self._requests.device_request(inputs, outputs, rows, on_done, shape)
         cdef _Arrays ins = _Arrays(inputs)
-        self._submit(record, ins, rows, shape)
+        self._submit(record, ins, rows)
         self._server.cv.notify()     # the completer
-
-    def run_batch(self, feeds, batch_size=None):
-        """Split the feeds along their first axis into requests of ``batch_size``
-        rows and run them pipelined in one call with the GIL released.
-
-        The last request may be smaller; requests above ``max_batch`` are split.
-        Default batch_size: ``max_batch``.  Returns the outputs concatenated
-        in order -- except outputs whose rows a host step with rows="any"
-        sets: each of those is a list with one array per request (of
-        ``batch_size`` rows, the last maybe smaller), since a request's rows
-        there need not match its input rows.
-        """
-        batch = self.plan.max_batch if batch_size is None else positive_int(batch_size, "batch_size")
-        if self._shapes is not None:
-            return self._run_batch_shaped(feeds, batch)
-        arrays, rows = self._prepare(feeds)
-        self._check_fixed(rows, min(batch, self.plan.max_batch))
-        if self._py_steps or self._keep:
-            return self._run_batch_steps(arrays, rows, batch)
-        outs = self._outputs_for(rows)
-        cdef _Arrays ins = _Arrays(arrays)
-        cdef _Arrays outp = _Arrays(outs)
-        cdef ae_error err
-        cdef int rc
-        cdef uint64_t total = rows, b = batch
-        with self._lock:
-            self._ensure_open()
-            # other callers' requests first, so that a failure of theirs is
-            # theirs, and every failure inside the call below is ours
-            self._flush_others()
-            self._arm_poll()
-            try:
-                with nogil:
-                    rc = ae_engine_run_batch(self._engine, ins.ptrs, total, b, <void *const *>outp.ptrs, &err)
-                failure = self._settle(rc, &err)
-            finally:
-                # serving calls that queued up while this call held every slot
-                # go on now, not when the dispatcher next looks
-                self._server.dispatch_locked("exclusive")
-            if rc == AE_INTERRUPTED:
-                raise _take_pending_signal()
-            if rc != 0:
-                raise failure
-        return {name: o for (name, _, _), o in zip(self._output_specs, outs)}
-
-    def _run_batch_steps(self, arrays, rows, batch):
-        """run_batch for a plan with host steps: requests submitted one by one
-        (depth in flight), each with its own record; a request above
-        max_batch goes in pieces whose rows are joined again."""
-        piece = min(batch, self.plan.max_batch)
-        starts = [lo for r0 in range(0, rows, batch) for lo in range(r0, min(rows, r0 + batch), piece)]
-        feeds = ({name: a[lo:min(lo + piece, (lo // batch + 1) * batch, rows)]
-                  for (name, _, _), a in zip(self._input_specs, arrays)} for lo in starts)
-        per_request = collections.defaultdict(list)
-        for lo, out in zip(starts, self.run_many(feeds)):
-            per_request[lo // batch].append(out)
-        result = {}
-        for k, (name, dtype, trailing) in enumerate(self._output_specs):
-            joined = [np.concatenate([out[name] for out in outs]) for _, outs in sorted(per_request.items())]
-            if k in self._var_rows:
-                result[name] = joined
-            else:
-                result[name] = np.concatenate(joined) if joined else np.empty((0,) + trailing, dtype)
-        return result
-
-    def _run_many_shaped(self, feeds_iterable):
-        """run_many for a pipeline with dynamic shapes: each feeds dict is a
-        request of its own shape, submitted with ``depth`` in flight.  An
-        abandoned generator cancels what has not started; what has runs to
-        the end into arrays its request owns."""
-        pending = collections.deque()
-        try:
-            for feeds in feeds_iterable:
-                if len(pending) >= self.plan.depth:
-                    yield pending.popleft().result()
-                pending.append(self.submit(feeds))
-            while pending:
-                yield pending.popleft().result()
-        finally:
-            for future in pending:
-                future.cancel()
-
-    def _run_batch_shaped(self, feeds, batch):
-        """run_batch for a pipeline with dynamic shapes: the arrays (one shape
-        past the first axis) split into requests of ``batch`` rows, the
-        outputs joined again along the first axis."""
-        # any number of rows here; each request then has the rows the inputs declare
-        specs = [(name, self.plan.tensors[t_].dtype, (-1,) + tuple(self.plan.tensors[t_].shape[1:]))
-                 for name, t_ in self.plan.inputs]
-        arrays = check_feeds(feeds, specs, "pipeline", batched=False)[0]
-        rows = arrays[0].shape[0]
-        step = min(batch, self.plan.max_batch)
-        outs = list(self._run_many_shaped({name: a[lo:lo + step] for (name, _, _), a in zip(specs, arrays)}
-                                          for lo in range(0, rows, step)))
-        # outputs after a host step that sets rows or shapes: one array per request
-        later = self._shapes.resolve([(min(step, rows),) + a.shape[1:] for a in arrays]).outputs
-        return {name: [o[name] for o in outs] if later[k] is None else np.concatenate([o[name] for o in outs])
-                for k, (name, _, _) in enumerate(self._output_specs)}
-
-    def run_many(self, feeds_iterable):
-        """Yield the outputs of each feeds dict in order, keeping up to ``depth``
-        requests in flight.  Each feeds dict is one request (split if above
-        ``max_batch``).
-
-        The generator may be abandoned at any point (break, an exception in
-        the loop or in the iterable, close()): requests already submitted
-        complete in the background and their results are dropped.
-        """
-        if self._shapes is not None:
-            yield from self._run_many_shaped(feeds_iterable)
-            return
-        mine = collections.deque()   # this generator's records, oldest first
-        cdef _Arrays ins
-        for feeds in feeds_iterable:
-            arrays, rows = self._prepare(feeds)
-            if rows > self.plan.max_batch:
-                # rare: deliver ours, then run this one split
-                while mine:
-                    yield self._collect(mine.popleft())
-                out = self.run_batch(feeds, batch_size=rows)
-                if self._var_rows:   # one request: its pieces' rows together
-                    out = {name: np.concatenate(v) if isinstance(v, list) else v for name, v in out.items()}
-                yield out
-                continue
-            self._check_fixed(rows, rows)
-            record = _Request(self._outputs_for(rows), variable=bool(self._variable))
-            ins = _Arrays(arrays)
-            if len(mine) >= self.plan.depth:
-                yield self._collect(mine.popleft())
-            with self._lock:
-                self._submit(record, ins, rows)
-            mine.append(record)
-        while mine:
-            yield self._collect(mine.popleft())
-
-    def _collect(self, record):
-        if not record.done:
-            with self._lock:
-                self._wait_for(record)
-        elif record.error is not None:
-            raise record.error
-        return self._result(record)
 
     # ---- reporting -----------------------------------------------------------------
 
@@ -1332,80 +925,24 @@ cdef class Engine:
         (a list, cycled) or one dict for every request.  Returns a summary
         dict.
         """
-        cdef ae_error err
-        cdef int rc
-        cdef size_t cap
         with self._lock:
             self._ensure_open()
         if not self.plan.profile:
             raise EngineError("timelines need timing events: compile the pipeline with profile=True")
         requests = positive_int(requests, "requests", 1 << 20)
-        cap = requests
         batch = self.plan.max_batch if batch_size is None else positive_int(batch_size, "batch_size")
         batch = min(batch, self.plan.max_batch)
         if self.plan.fixed_batch:
             batch = self.plan.fixed_batch
-        if self._shapes is not None:
-            return self._trace_shaped(path, int(requests), feeds)
-        if feeds is None:
-            feeds = random_feeds(self._input_specs, int(requests) * batch)[0]
-        arrays, total = self._prepare(feeds)
-        total = min(total, int(requests) * batch)
-        arrays = [a[:total] for a in arrays]
-        outs = self._outputs_for(total)
-        cdef _Arrays ins = _Arrays(arrays)
-        cdef _Arrays outp = _Arrays(outs)
-        cdef uint64_t c_total = total, c_batch = batch
-        if self._py_steps or self._keep:
-            # host steps: requests one by one (run_batch's C loop does not take them)
-            self._timeline_begin(cap)
-            try:
-                self._run_batch_steps(arrays, total, batch)
-            finally:
-                with self._lock:
-                    request_ids, table = self._take_timeline()
-        else:
-            with self._lock:
-                self._ensure_open()
-                self._flush_others()
-                if ae_engine_trace_begin(self._engine, cap, &err) != 0:
-                    _raise_error(&err)
-                with nogil:
-                    rc = ae_engine_run_batch(self._engine, ins.ptrs, c_total, c_batch, <void *const *>outp.ptrs,
-                                             &err)
-                request_ids, table = self._take_timeline()
-                failure = self._settle(rc, &err)
-                if rc != 0:
-                    raise failure
-        return self._write_trace(path, request_ids, table, {"batch": batch})
-
-    def _write_trace(self, path, request_ids, table, other):
-        events = self._trace_events(table, request_ids)
-        with open(path, "w") as f:
-            json.dump({"traceEvents": events, "displayTimeUnit": "ms",
-                       "otherData": {"engine": repr(self), **other}}, f)
-        spans = [e for e in events if e["ph"] == "X"]
-        return {"path": str(path), "requests": len(table), "events": len(spans),
-                "lanes": sorted({e["tid"] for e in spans})}
-
-    def _trace_shaped(self, path, requests, feeds):
-        """trace() of a pipeline with dynamic shapes: each feeds dict is a
-        request of its own shape, run by run_many while every request's
-        steps are recorded."""
-        if feeds is None:
-            raise ValueError("trace() of a pipeline with dynamic shapes needs feeds: one feeds dict per request "
-                             "(a list, cycled) or one dict for every request, at the shapes to trace")
-        pool = [feeds] if isinstance(feeds, dict) else list(feeds)
-        if not pool or not all(isinstance(f, dict) for f in pool):
-            raise ValueError("trace() of a pipeline with dynamic shapes takes feeds dicts, one per request; "
-                             f"got {type(feeds).__name__}")
+        work, other = self._requests.trace_requests(feeds, int(requests), batch)
         self._timeline_begin(requests)
         try:
-            for _ in self.run_many(pool[k % len(pool)] for k in range(requests)):
+            for _ in self._run_submitted(work):
                 pass
         finally:
             request_ids, table = self._timeline_end()
-        return self._write_trace(path, request_ids, table, {})
+        return _timeline.write_trace(path, _timeline.Layout.of(self.plan), table, request_ids,
+                                     {"engine": repr(self), **other})
 
     cdef tuple _take_timeline(self):
         """Stop recording timeline rows; returns (request numbers, rows) (lock held by the caller)."""
@@ -1419,9 +956,10 @@ cdef class Engine:
     def _timeline_begin(self, max_requests):
         """Keep one timeline row for each of the next ``max_requests`` completed
         requests, whichever call runs them (profile engines only; the rows are
-        the ones :meth:`trace` writes).  Completes what is in flight first.
-        Returns the number the next submitted request will get.  Used by the
-        ``bench`` command to time every step of the requests it measures."""
+        the ones :meth:`trace` writes, ascend_engine/timeline.py).  Completes
+        what is in flight first.  Returns the number the next submitted
+        request will get.  Used by the ``bench`` command to time every step of
+        the requests it measures."""
         cdef ae_error err
         cdef size_t cap = positive_int(max_requests, "max_requests", 1 << 24)
         if not self.plan.profile:
@@ -1440,56 +978,3 @@ cdef class Engine:
         with self._lock:
             self._ensure_open()
             return self._take_timeline()
-
-    def _trace_events(self, table, request_ids):
-        """Chrome trace events (ph "X" spans in microseconds) from timeline rows:
-        one process per device, one lane per stream."""
-        plan = self.plan
-        devices = list(plan.devices or (plan.device,))
-        pid = plan.device
-        n_nodes = len(plan.nodes)
-        copy_in = 0
-        copy_out = plan.n_streams + 1 if not plan.single_stream else 1
-        def lane_of(k, request=0):
-            # an instanced node runs request r on the stream of instance r % instances
-            if plan.single_stream:
-                return 1
-            streams = plan.nodes[k].streams or (plan.nodes[k].stream,)
-            return streams[request % len(streams)] + 1
-
-        pid_of = lambda k: devices[plan.nodes[k].device]
-        names = {(pid, copy_in): "copy-in (H2D)" if not plan.single_stream else "stream 0 (copies)",
-                 (pid, copy_out): "copy-out (D2H)"}
-        for k, node in enumerate(plan.nodes):
-            streams = node.streams or (node.stream,)
-            for j, st in enumerate(streams):
-                lane = (pid_of(k), lane_of(k, j))
-                what = f" host step {node.name}" if node.kind == "host" else f" {node.name}"
-                if len(streams) > 1 and not plan.single_stream:
-                    what += f" (instance {j})"
-                names[lane] = names.get(lane, f"stream {st}") + what
-        events = [{"name": "thread_name", "ph": "M", "pid": p, "tid": tid, "args": {"name": label}}
-                  for (p, tid), label in sorted(names.items())]
-        events += [{"name": "process_name", "ph": "M", "pid": d, "tid": 0,
-                    "args": {"name": f"ascend-engine device {d}"}} for d in devices]
-
-        def span(name, cat, tid, start, end, request, on=pid):
-            if start < 0 or end < 0 or end < start:
-                return
-            events.append({"name": name, "cat": cat, "ph": "X", "pid": on, "tid": tid,
-                           "ts": round(start * 1000.0, 3), "dur": round((end - start) * 1000.0, 3),
-                           "args": {"request": request}})
-
-        for row, request in zip(table, request_ids):
-            span("H2D", "copy", copy_in, row[0], row[1], request)
-            for k in range(n_nodes):
-                wait, start, end = row[2 + 3 * k], row[3 + 3 * k], row[4 + 3 * k]
-                name = plan.nodes[k].name
-                if start - wait > 1e-3:
-                    span(f"wait {name}", "wait", lane_of(k, request), wait, start, request, pid_of(k))
-                span(name, "execute", lane_of(k, request), start, end, request, pid_of(k))
-            wait, start, end = row[2 + 3 * n_nodes], row[3 + 3 * n_nodes], row[4 + 3 * n_nodes]
-            if start - wait > 1e-3:
-                span("wait outputs", "wait", copy_out, wait, start, request)
-            span("D2H", "copy", copy_out, start, end, request)
-        return events

@@ -25,6 +25,10 @@
   if it is not already (one cheap aclrtGetCurrentContext otherwise).
 * ``Resource._activate()`` -- raise if closed, then make the object's
   context current on the calling thread: call it before touching the handle.
+* ``Resource._release()`` -- what a subclass frees when close() runs (its
+  children closed first, its context current); ``Resource._close_dropped()``
+  -- how __del__ closes an object dropped without close() (it then emits the
+  ResourceWarning): ``close_from_finalizer`` unless a subclass needs more.
 * ``runtime_usable()`` -- AscendCL is loaded and initialised and neither
   finalized nor inherited through fork(): a finalizer may release handles.
 * ``close_from_finalizer(obj)`` -- close ``obj`` from a finalizer (failures
@@ -62,6 +66,7 @@ cdef class Resource:
     cdef int _activate(self) except -1
     cdef int _register(self, Resource owner) except -1
     cdef int _release(self) except -1
+    cdef int _close_dropped(self) except -1
 
 
 cdef class Device(Resource):

@@ -165,12 +165,8 @@ def _after_fork_in_child():
     _api_ptr = NULL
     for ref in list(_live.values()):
         obj = ref()
-        if obj is None:
-            continue
-        if isinstance(obj, Resource):
+        if obj is not None:
             (<Resource>obj)._closed = True
-        else:
-            obj._forget_after_fork()
     _live.clear()
     for i in range(MAX_DEVICES):
         _dev_refs[i] = 0
@@ -178,25 +174,6 @@ def _after_fork_in_child():
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
-def _adopt(obj, Resource owner not None):
-    """Make ``obj`` (a native owner that is not a Resource, e.g. an Engine) a
-    child of ``owner``: closing the owner, or the process exit, closes it
-    first.  ``obj`` needs ``close()`` and ``_forget_after_fork()``.  Returns
-    the serial to pass to :func:`_disown`."""
-    global _serial_counter
-    _serial_counter += 1
-    ref = weakref.ref(obj)
-    _live[_serial_counter] = ref
-    owner._children[_serial_counter] = ref
-    return _serial_counter
-
-
-def _disown(serial, Resource owner not None):
-    """Remove an object adopted with :func:`_adopt` from the ownership tree."""
-    _live.pop(serial, None)
-    owner._children.pop(serial, None)
 
 
 def in_forked_child():
@@ -406,6 +383,10 @@ cdef class Resource:
     cdef int _release(self) except -1:
         return 0
 
+    cdef int _close_dropped(self) except -1:
+        """How __del__ closes this object (an Engine first lets what it admitted finish)."""
+        return close_from_finalizer(self)
+
     def __del__(self):
         # Dropped without close(): release the handle now, as files and
         # sockets do, and say so.  This is a PEP 442 finalizer (tp_finalize),
@@ -417,7 +398,7 @@ cdef class Resource:
         if self._closed or _api_ptr is NULL:
             return
         what = repr(self)
-        close_from_finalizer(self)
+        self._close_dropped()
         warnings.warn(f"unclosed {what}: released when it was garbage-collected; call close() or use "
                       "a with block", ResourceWarning, source=self)
 

@@ -36,12 +36,17 @@ SAMPLES = 100_000   # latency samples kept per figure (the most recent ones)
 
 
 class Call:
-    """One caller's request: its future, inputs, outputs and progress."""
+    """One caller's request: its future, inputs, outputs and progress.
+
+    A request of a pipeline with dynamic shapes carries its ``shape`` (a
+    ``RequestShape``): its inputs are padded to its gears, its outputs arrive
+    at the gears' shapes and are cut back to the request's size when it is
+    done.  Such a call is never split or merged with others."""
 
     __slots__ = ("future", "inputs", "outputs", "rows", "deadline", "submitted", "dispatched",
                  "pieces_left", "failed", "names", "parts", "shape")
 
-    def __init__(self, future, inputs, outputs, rows, deadline, names):
+    def __init__(self, future, inputs, outputs, rows, deadline, names, shape=None):
         self.future = future
         self.inputs = inputs
         self.outputs = outputs
@@ -54,8 +59,9 @@ class Call:
         self.names = names
         # outputs whose rows a host step sets (None in outputs): (row, array) per piece
         self.parts = {}
-        # a request of a pipeline with dynamic shapes: its RequestShape (never merged with others)
-        self.shape = None
+        # a request of a pipeline with dynamic shapes: its RequestShape (padded inputs of other
+        # sizes share gears, not cuts)
+        self.shape = shape
 
     def fail(self, exc):
         if not self.failed:
@@ -66,9 +72,15 @@ class Call:
     def piece_done(self):
         self.pieces_left -= 1
         if self.pieces_left == 0 and not self.failed and not self.future.done():
-            outputs = [np.concatenate([a for _, a in sorted(self.parts[k], key=lambda part: part[0])])
-                       if o is None else o for k, o in enumerate(self.outputs)]
-            self.future.set_result(dict(zip(self.names, outputs, strict=True)))
+            self.future.set_result(dict(zip(self.names, self._finished_outputs(), strict=True)))
+
+    def _finished_outputs(self):
+        if self.shape is None:
+            return [np.concatenate([a for _, a in sorted(self.parts[k], key=lambda part: part[0])])
+                    if o is None else o for k, o in enumerate(self.outputs)]
+        # one piece; None: an output known only once the request ran (its only part is final)
+        return [self.parts[k][0][1] if o is None else o if cut is None else np.ascontiguousarray(o[cut])
+                for k, (o, cut) in enumerate(zip(self.outputs, self.shape.cuts, strict=True))]
 
 
 class Piece:

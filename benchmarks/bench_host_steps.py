@@ -36,6 +36,7 @@ import _models  # noqa: E402
 from _report import report  # noqa: E402
 
 import ascend_engine as ae  # noqa: E402
+from ascend_engine import timeline  # noqa: E402
 
 IMAGE_HW = (32, 32)
 CROP_HW = (8, 8)
@@ -172,7 +173,7 @@ def write_trace(engine, path, images):
     engine._timeline_begin(len(images))
     engine.run_batch({"image": images}, batch_size=1)
     request_ids, table = engine._timeline_end()
-    events = engine._trace_events(table, request_ids)
+    events = timeline.trace_events(timeline.Layout.of(engine.plan), table, request_ids)
     with open(path, "w") as f:
         json.dump({"traceEvents": events, "displayTimeUnit": "ms"}, f)
     return {"requests": len(table)}

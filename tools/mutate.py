@@ -9,7 +9,7 @@ paths (folders or files) that cover it.  The list lives in
 1. checks that the snippet occurs exactly once in the file (otherwise the
    mutant is *stale*: reported, not counted);
 2. applies the edit, and rebuilds the native extensions when the file is
-   native (``.c``, ``.h``, ``.pyx``, ``.pxd``; ``setup.py build_ext --inplace``
+   native (``.c``, ``.h``, ``.pyx``, ``.pxd``, ``.pxi``; ``setup.py build_ext --inplace``
    recompiles only the extensions whose sources changed; a ``.py`` file needs
    no build);
 3. runs ``pytest -x -q`` on the covering paths with a per-mutant timeout: a
@@ -53,7 +53,7 @@ except ModuleNotFoundError:   # Python 3.10: the same parser, packaged as tomli
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_MUTANTS = os.path.join(REPO, "tools", "mutants.toml")
-NATIVE_SUFFIXES = (".c", ".h", ".pyx", ".pxd")
+NATIVE_SUFFIXES = (".c", ".h", ".pyx", ".pxd", ".pxi")
 JOURNAL = os.path.join("build", "mutate", "journal.json")
 REQUIRED = ("id", "file", "original", "replacement", "description", "tests")
 

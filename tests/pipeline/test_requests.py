@@ -342,3 +342,33 @@ def test_a_submission_held_up_by_an_older_failure_goes_in_after_it(slow, sim_fau
         assert own.value.request == 1
         x = rows(12)
         np.testing.assert_allclose(engine.run({"x": x})["y"], slow.ref(x=x), rtol=1e-5, atol=1e-6)
+
+
+def _with_a_host_step(models):
+    pipe = ae.Pipeline(device=0)
+    h = pipe.model(models[0].path, pipe.input("x", "float32", (-1, WIDTH)), name="m0")
+    h = pipe.host(lambda a: a * 2, h, outputs=[("twice", "float32", (-1, WIDTH))], name="twice")
+    pipe.output("y", pipe.model(models[1].path, h, name="m1"))
+    return pipe.compile(depth=2)
+
+
+def test_a_plain_plan_runs_many_and_batches_on_the_executor_a_host_step_plan_through_the_server(chain):
+    """One request path: with host steps, run_many and run_batch submit their
+    requests (the server puts them on the device); a plain plan keeps its
+    fast paths, which the server never sees."""
+    x = np.random.default_rng(3).standard_normal((6, WIDTH)).astype(np.float32)
+    halves = [{"x": x[:3]}, {"x": x[3:]}]
+    with compile_chain(chain, depth=2) as plain:
+        np.testing.assert_allclose(np.concatenate([o["y"] for o in plain.run_many(halves)]),
+                                   chain_reference(chain, x), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(plain.run_batch({"x": x}, batch_size=2)["y"], chain_reference(chain, x),
+                                   rtol=1e-5, atol=1e-5)
+        assert plain.stats()["serving"]["batch_rows"] == {}
+    m0, m1 = chain[0], chain[1]
+    expected = m1.ref(x=m0.ref(x=x) * 2)
+    with _with_a_host_step(chain) as steps:
+        np.testing.assert_allclose(np.concatenate([o["y"] for o in steps.run_many(halves)]), expected,
+                                   rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(steps.run_batch({"x": x}, batch_size=2)["y"], expected,
+                                   rtol=1e-5, atol=1e-5)
+        assert steps.stats()["serving"]["batch_rows"] == {3: 2, 2: 3}

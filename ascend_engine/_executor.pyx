@@ -51,7 +51,8 @@ from ascend_engine import errors as _errors
 from ascend_engine._checks import positive_int, timeout_ms
 from ascend_engine._feeds import check_feeds, random_feeds
 from ascend_engine.errors import EngineBusy, EngineError, HostStepError
-from ascend_engine.pipeline import NativeStep, ShapedRequests, pad_to
+from ascend_engine.planner.builder import NativeStep
+from ascend_engine.shapes import ShapedRequests, pad_to
 from ascend_engine.serving import Call, Server
 from concurrent.futures import Future
 

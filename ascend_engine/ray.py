@@ -63,7 +63,7 @@ def _source_for_actors(source, compile_kwargs):
     absolute model paths (every host must have the model files at those paths).
     """
     from ascend_engine import spec as spec_mod
-    from ascend_engine.pipeline import Pipeline
+    from ascend_engine.planner.builder import Pipeline
 
     if isinstance(source, Pipeline):
         raise TypeError(
@@ -84,7 +84,7 @@ def _source_for_actors(source, compile_kwargs):
 def _build(source):
     """The Pipeline a replica compiles, on its logical device 0."""
     from ascend_engine import spec as spec_mod
-    from ascend_engine.pipeline import Pipeline
+    from ascend_engine.planner.builder import Pipeline
 
     kind, value = source
     if kind == "spec":

@@ -45,8 +45,11 @@ import numpy as np
 
 from ascend_engine._checks import GEAR_POLICIES, MAX_DEPTH, MAX_QUEUE, MAX_TIMEOUT_MS, delay_ms, timeout_ms
 from ascend_engine._checks import shape as check_shape
-from ascend_engine.errors import SpecError  # noqa: F401  (spec.SpecError stays importable)
-from ascend_engine.pipeline import MAX_STEP_ROWS, ROWS_CHOICES, NativeStep, Pipeline, PipelineError
+from ascend_engine.errors import (
+    PipelineError,
+    SpecError,  # noqa: F401  (spec.SpecError stays importable)
+)
+from ascend_engine.planner.builder import MAX_STEP_ROWS, ROWS_CHOICES, NativeStep, Pipeline
 from ascend_engine.toposort import CycleError, topological_order
 
 TOP_KEYS = ("device", "inputs", "models", "host", "outputs", "compile")

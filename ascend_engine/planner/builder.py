@@ -33,7 +33,7 @@ from ascend_engine._feeds import shape_text
 from ascend_engine.errors import PipelineError
 from ascend_engine.planner import placement, validate
 from ascend_engine.planner.memory import plan_memory
-from ascend_engine.planner.models import describe_file, device_count, is_model, peer_link, query_size
+from ascend_engine.planner.models import describe_file, device_count, is_model, kind_of, peer_link, query_size
 from ascend_engine.planner.nodes import node_order, plan_nodes, plan_tensors
 from ascend_engine.planner.plan import Plan
 from ascend_engine.planner.validate import shape_label
@@ -127,7 +127,7 @@ class Pipeline:
         self._tensors: list[TensorHandle] = []
         self._names: set[str] = set()
         # tensor index -> (node name, output name) for outputs without a batch
-        # dimension in dynamic-batch models (see _check_fixed_outputs)
+        # dimension in dynamic-batch models (see validate.check_fixed_outputs)
         self._fixed_outputs: dict[int, tuple[str, str]] = {}
 
     def __repr__(self) -> str:
@@ -307,7 +307,7 @@ class Pipeline:
             node.path = node.model
             node.model = describe_file(node.path, self.device if node.device is None else node.device,
                                        node.name)
-        kind = getattr(node.model, "dynamic_kind", "static")
+        kind = kind_of(node.model)
         rows_dim = node.model.inputs[0].shape[0] if kind in ("hw", "dims") and node.model.inputs else None
         for spec in node.model.outputs:
             handle = self._new_tensor(f"{node.name}.{spec.name}", spec.dtype, spec.shape)

@@ -57,7 +57,7 @@ from ascend_engine import requests as _requests
 from ascend_engine import timeline as _timeline
 from ascend_engine._checks import positive_int, timeout_ms
 from ascend_engine.errors import EngineBusy, EngineError, HostStepError
-from ascend_engine.pipeline import NativeStep, ShapedRequests, pad_to
+from ascend_engine.planner.builder import NativeStep
 from ascend_engine.requests import DeviceRequest
 from ascend_engine.serving import Call, Server
 from concurrent.futures import Future

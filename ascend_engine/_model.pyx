@@ -30,6 +30,7 @@ from ascend_engine._runtime cimport *
 from ascend_engine import errors as _errors
 from ascend_engine._feeds import check_feeds, shape_text
 from ascend_engine._checks import positive_int
+from ascend_engine.shapes import holding_gear, pad_to as _pad_to
 
 # Dataset pairs execute_async keeps per model for the buffer sets it was
 # given, so that a caller cycling through a few sets of buffers (one per
@@ -60,15 +61,6 @@ _DTYPES = {
     ACL_BOOL: np.dtype(np.bool_),
 }
 _FORMATS = {-1: "UNDEFINED", 0: "NCHW", 1: "NHWC", 2: "ND", 3: "NC1HWC0", 4: "FRACTAL_Z", 29: "FRACTAL_NZ"}
-
-
-def _pad_to(a, shape):
-    """``a`` padded with zeros at the end of each dimension up to ``shape``."""
-    if tuple(a.shape) == tuple(shape):
-        return np.ascontiguousarray(a)
-    out = np.zeros(shape, a.dtype)
-    out[tuple(slice(0, n) for n in a.shape)] = a
-    return out
 
 
 cdef object _spec(aclmdlDesc *desc, size_t i, bint is_input):
@@ -541,9 +533,9 @@ cdef class Model(Resource):
 
     def gear_for(self, rows):
         """The smallest gear holding ``rows`` rows (ValueError above the largest)."""
-        for g in self.batch_sizes:
-            if g >= rows:
-                return g
+        found = holding_gear([(g, ((g,),)) for g in self.batch_sizes], ((rows,),))
+        if found is not None:
+            return found[0]
         raise ValueError(f"batch {rows} exceeds the largest gear {self.max_batch} of {self.path!r}")
 
     def __repr__(self):
@@ -698,29 +690,27 @@ cdef class Model(Resource):
                         raise ValueError(f"input {spec.name!r}: image size {got[0]}x{got[1]} differs from the "
                                          f"other image inputs' {hw[0]}x{hw[1]}")
                     hw = got
-            fits = [g for g in self.hw_sizes if g[0] >= hw[0] and g[1] >= hw[1]]
-            if not fits:
+            gears = []
+            for gear in self.hw_sizes:
+                ins = []
+                for spec in self.inputs:
+                    sub = dict(zip([k for k, d in enumerate(spec.shape) if d == -1], gear))
+                    ins.append(tuple(sub.get(k, d) for k, d in enumerate(spec.shape)))
+                gears.append((gear, tuple(ins)))
+            found = holding_gear(gears, [a.shape for a in arrays])
+            if found is None:
                 raise ValueError(f"model {self.path!r}: image size {hw[0]}x{hw[1]} (height x width) exceeds every "
                                  f"gear {[f'{h}x{w}' for h, w in self.hw_sizes]}: resize it to fit one")
-            gear = min(fits, key=lambda g: (g[0] * g[1], g))
-            shapes = {}
-            for spec in self.inputs:
-                dyn = [k for k, d in enumerate(spec.shape) if d == -1]
-                sub = dict(zip(dyn, gear))
-                shapes[spec.name] = tuple(sub.get(k, d) for k, d in enumerate(spec.shape))
-            return gear, shapes
+            gear, ins = found
+            return gear, {spec.name: shape for spec, shape in zip(self.inputs, ins)}
         if self.dynamic_kind == "dims":
-            best = None
-            for i, g in enumerate(self.dims_gears):
-                if all(all(n <= m for n, m in zip(a.shape, g[spec.name])) for spec, a in zip(self.inputs, arrays)):
-                    size = sum(int(np.prod(g[spec.name])) for spec in self.inputs)
-                    if best is None or size < best[0]:
-                        best = (size, i)
-            if best is None:
+            found = holding_gear([(i, tuple(tuple(g[spec.name]) for spec in self.inputs))
+                                  for i, g in enumerate(self.dims_gears)], [a.shape for a in arrays])
+            if found is None:
                 got = {spec.name: tuple(a.shape) for spec, a in zip(self.inputs, arrays)}
                 raise ValueError(f"model {self.path!r}: no dims gear holds the input shapes {got}; gears: "
                                  f"{list(self.dims_gears)}")
-            return best[1], dict(self.dims_gears[best[1]])
+            return found[0], dict(self.dims_gears[found[0]])
         raise ValueError(f"model {self.path!r} has {self.dynamic_kind} shapes, not image-size or dims gears")
 
     cdef int _set_gear(self, aclmdlDataset *dataset, gear) except -1:

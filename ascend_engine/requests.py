@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ascend_engine._feeds import check_feeds, random_feeds
-from ascend_engine.pipeline import ShapedRequests, pad_to
+from ascend_engine.shapes import ShapedRequests, pad_to
 
 
 class DeviceRequest:

@@ -45,9 +45,12 @@ import numpy as np
 
 from ascend_engine._checks import is_tensor_dtype
 from ascend_engine._checks import shape as check_shape
-from ascend_engine.errors import SpecError  # noqa: F401  (spec.SpecError stays importable)
+from ascend_engine.errors import (
+    PipelineError,
+    SpecError,  # noqa: F401  (spec.SpecError stays importable)
+)
 from ascend_engine.options import MAX_HOST_WORKERS, OPTIONS, SPEC_KEYS
-from ascend_engine.pipeline import MAX_STEP_ROWS, ROWS_CHOICES, NativeStep, Pipeline, PipelineError
+from ascend_engine.planner.builder import MAX_STEP_ROWS, ROWS_CHOICES, NativeStep, Pipeline
 from ascend_engine.toposort import CycleError, topological_order
 
 TOP_KEYS = ("device", "inputs", "models", "host", "outputs", "compile")

@@ -42,7 +42,7 @@ class Layout:
 
     @classmethod
     def of(cls, plan):
-        """The layout of a compiled plan (``ascend_engine.pipeline``)."""
+        """The layout of a compiled plan (:class:`ascend_engine.planner.plan.Plan`)."""
         nodes = [(n.name, n.kind, tuple(n.streams or (n.stream,)), n.device) for n in plan.nodes]
         return cls(nodes, plan.devices or (plan.device,), plan.n_streams, plan.single_stream)
 

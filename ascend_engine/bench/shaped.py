@@ -5,7 +5,7 @@ from each request's shapes, so a run needs the shape of its requests: every
 input whose trailing dimensions change per request (``(1, 3, -1, -1)``) must
 be given one, with ``--shapes`` or the spec's ``bench_shape``.  The shape is
 checked against the models' gears before anything runs (the engine's own
-check, :class:`ascend_engine.pipeline.ShapedRequests`), and the run reports
+check, :class:`ascend_engine.shapes.ShapedRequests`), and the run reports
 the gear each model node ran at that shape.
 """
 
@@ -74,7 +74,7 @@ def resolve(plan, shapes, source) -> dict:
     holds is a ShapesError carrying the engine's message (the model node, the
     input and its gears).
     """
-    from ascend_engine.pipeline import ShapedRequests
+    from ascend_engine.shapes import ShapedRequests
 
     try:
         chosen = ShapedRequests(plan).resolve([shapes[name] for name, _ in plan.inputs])

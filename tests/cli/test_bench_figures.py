@@ -226,7 +226,8 @@ def test_bad_input_files_are_usage_errors_naming_the_file(two_inputs):
     cases.append((f"{t['dir'] / 'empty.npy'},{ss}/0000.bin",
                   f"{t['dir'] / 'empty.npy'}: not a readable .npy file: the file is empty or cut short"))
     with open(t["dir"] / "huge.npy", "wb") as f:       # a header claiming 4 TiB over 48 bytes of data
-        np.lib.format.write_array_header_1_0(f, {"descr": "<f4", "fortran_order": False, "shape": (1 << 40, 6)})
+        header = {"descr": "<f4", "fortran_order": False, "shape": (1 << 40, 6)}
+        np.lib.format.write_array_header_1_0(f, header)
         f.write(b"\0" * 48)
     cases.append((f"{t['dir'] / 'huge.npy'},{ss}/0000.bin",
                   f"{t['dir'] / 'huge.npy'}: not a readable .npy file: its header claims float32 "

@@ -91,7 +91,8 @@ def test_host_steps_may_be_listed_first_and_json_works(folder, models, tmp_path)
     parsed = spec.parse(json.loads(path.read_text()), base_dir=str(folder))
     assert [n.name for n in parsed.nodes] == ["detector", "nms", "classifier"]
     assert [m.name for m in parsed.models] == ["detector", "classifier"]
-    assert parsed.host[0].function == "detector_classifier:select" and parsed.host[0].rows == "any" and parsed.host[0].max_rows == 32
+    step = parsed.host[0]
+    assert step.function == "detector_classifier:select" and step.rows == "any" and step.max_rows == 32
     assert parsed.host[0].outputs[0] == ("crops", np.dtype("float32"), (-1, 8, 8))
     again = spec.parse(spec.to_dict(parsed))
     assert [(h.name, h.function, h.inputs, h.outputs, h.rows, h.max_rows) for h in again.host] == \
@@ -138,8 +139,10 @@ NODES = "(detector, classifier, nms)"
 
 # found when the function is imported: by build()/load() with allow_code=True, never by parse()
 IMPORT_ERRORS = [
-    ("nosuch_module_zz:f", "cannot import module 'nosuch_module_zz': no such module on sys.path or in {folder}"),
-    ("detector_classifier:selekt", "'detector_classifier' has no attribute 'selekt' (did you mean 'select'?)"),
+    ("nosuch_module_zz:f",
+     "cannot import module 'nosuch_module_zz': no such module on sys.path or in {folder}"),
+    ("detector_classifier:selekt",
+     "'detector_classifier' has no attribute 'selekt' (did you mean 'select'?)"),
     ("detector_classifier:_models.nmss",
      "'detector_classifier._models' has no attribute 'nmss' (did you mean 'nms'?)"),
     ("detector_classifier:THRESHOLD",
@@ -208,7 +211,8 @@ def test_import_errors_name_the_key_path_when_code_is_allowed(folder, function, 
     assert parsed.host[0].function == function
     with pytest.raises(spec.SpecError) as info:
         spec.load(doc, base_dir=str(folder), allow_code=True)
-    assert (info.value.key, info.value.detail) == ("host[0].function", detail.replace("{folder}", str(folder)))
+    want = detail.replace("{folder}", str(folder))
+    assert (info.value.key, info.value.detail) == ("host[0].function", want)
 
 
 def test_build_errors_name_the_key_path(folder):
@@ -323,8 +327,8 @@ def test_parse_and_load_import_no_code_unless_allowed(folder, tmp_path):
     module, marker, path = _marking_module(tmp_path, folder)
     parsed = spec.parse(json.loads(path.read_text()), base_dir=str(tmp_path), source=str(path))
     assert parsed.host[0].function == f"{module}:best"
-    for refused in (lambda: spec.load(path), lambda: spec.from_spec(path), lambda: ae.Pipeline.from_spec(path),
-                    lambda: spec.build(parsed)):
+    for refused in (lambda: spec.load(path), lambda: spec.from_spec(path),
+                    lambda: ae.Pipeline.from_spec(path), lambda: spec.build(parsed)):
         with pytest.raises(spec.SpecError) as info:
             refused()
         assert info.value.key == "host[0].function"
@@ -341,7 +345,8 @@ def test_bench_and_trace_refuse_a_spec_with_host_code_before_importing_it(folder
     from cli_run import error_line, ok, run_cli
 
     module, marker, path = _marking_module(tmp_path, folder)
-    for args in (("bench", str(path), "--requests", "2"), ("trace", str(path), "--out", str(tmp_path / "t.json"))):
+    for args in (("bench", str(path), "--requests", "2"),
+                 ("trace", str(path), "--out", str(tmp_path / "t.json"))):
         proc = run_cli(*args)
         assert proc.returncode == 2, proc.stderr
         assert f"the spec's host step(s) best ({module}:best) name Python code" in error_line(proc)

@@ -3,7 +3,7 @@
 :class:`FakeModel` describes itself like a loaded ``ascend_engine.Model`` with
 no device behind it, so plans can be built without model files.
 
-:func:`check_memory_plan` judges a compiled :class:`ascend_engine.pipeline.Plan`
+:func:`check_memory_plan` judges a compiled :class:`ascend_engine.planner.plan.Plan`
 from the executor's ordering rules alone (it never looks at what the planner
 derived: ``PlanTensor.readers``, ``producer``), so a planner bug in deciding
 lifetimes cannot hide itself.
@@ -12,7 +12,7 @@ lifetimes cannot hide itself.
 import numpy as np
 
 from ascend_engine import TensorSpec
-from ascend_engine.pipeline import ALIGN, carve
+from ascend_engine.planner.memory import ALIGN, carve
 
 
 class FakeModel:

@@ -101,3 +101,73 @@ def test_host_allocation_failures_are_not_hinted_as_device_memory():
         hint = errors.hint_for(200000, function)
         assert "host memory" in hint and "device memory exhausted" not in hint
     assert "device memory" in errors.hint_for(207001, "aclrtMalloc")
+
+
+@pytest.mark.parametrize("device, message", [
+    (1.5, "device must be a device id (an integer), got 1.5 (float)"),
+    ("0", "device must be a device id (an integer), got '0' (str)"),
+    (2**70, "device must be a device id between 0 and 1023, got 1180591620717411303424"),
+    ("abc", "device must be a device id (an integer), got 'abc' (str)"),
+    (None, "device must be a device id (an integer), got None (NoneType)"),
+    (True, "device must be a device id (an integer), got True (bool)"),
+])
+def test_a_pipeline_device_is_a_device_id(device, message):
+    """Pipeline(1.5) once compiled on device 1 and Pipeline('0') was accepted."""
+    with pytest.raises(ae.PipelineError) as info:
+        ae.Pipeline(device)
+    assert str(info.value) == message
+
+
+def test_a_model_node_device_is_a_device_id(model):
+    pipe = ae.Pipeline(0)
+    with pytest.raises(ae.PipelineError) as info:
+        pipe.model(model.path, pipe.input("x", "float32", (-1, WIDTH)), name="m", device="1")
+    assert str(info.value) == "model node 'm': device must be a device id (an integer), got '1' (str)"
+
+
+@pytest.mark.parametrize("dtype", ["object", "U4", "complex64", "datetime64[s]", np.dtype([("a", "f4")])])
+def test_tensors_hold_numeric_or_bool_dtypes_only(dtype):
+    """An object input once reached the executor, which copied its PyObject pointers as raw bytes."""
+    pipe = ae.Pipeline(0)
+    with pytest.raises(ae.PipelineError, match=r"^input 'x': expected a numeric or bool dtype, got "):
+        pipe.input("x", dtype, (-1, 4))
+    x = pipe.input("x", "float32", (-1, 4))
+    with pytest.raises(ae.PipelineError, match=r"^host step 's': output 'o': expected a numeric or bool "):
+        pipe.host(lambda a: (a,), x, outputs=[("o", dtype, (-1, 4))], name="s")
+    with pytest.raises(ae.PipelineError, match=r"^input 'y': expected a dtype such as 'float32' or 'int8', "
+                                               r"got 'float33'"):
+        pipe.input("y", "float33", (-1, 4))
+
+
+def test_the_compile_options_come_from_the_one_table(model, monkeypatch):
+    """Pipeline.plan checks each option with the table's rule: a limit changed there is the limit here."""
+    import dataclasses
+
+    from ascend_engine.options import OPTIONS
+
+    monkeypatch.setitem(OPTIONS, "depth", dataclasses.replace(OPTIONS["depth"], maximum=2))
+    with pytest.raises(ae.PipelineError, match="^depth must be between 1 and 2, got 3$"):
+        pipeline(model).plan(depth=3)
+    only_upper = dataclasses.replace(OPTIONS["gear_policy"], choices=("upper",))
+    monkeypatch.setitem(OPTIONS, "gear_policy", only_upper)
+    with pytest.raises(ae.PipelineError, match="^gear_policy must be one of upper, got 'lower'$"):
+        pipeline(model).plan(depth=2, gear_policy="lower")
+
+
+def test_a_bad_simulator_variable_is_the_runtimes_error_not_a_model_nodes(model):
+    """A bad ASCEND_SIM_* value was reported as "model node 'm': aclInit failed ..."."""
+    from helpers import simlib
+
+    proc = simlib.run_python(
+        f"""
+        import ascend_engine as ae
+        pipe = ae.Pipeline(0)
+        try:
+            pipe.model({str(model.path)!r}, pipe.input("x", "float32", (-1, 4)), name="m")
+        except ae.AclError as exc:
+            print(type(exc).__name__, isinstance(exc, ae.PipelineError), exc.function)
+        """,
+        env={"ASCEND_SIM_DEVICE_MEMORY": "banana"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["InvalidParamError", "False", "aclInit"]

@@ -19,7 +19,7 @@ from helpers.shaped import DET_GEARS, REC_GEARS, detector, image, recognizer
 
 import ascend_engine as ae
 from ascend_engine import sim
-from ascend_engine.pipeline import PipelineError
+from ascend_engine.errors import PipelineError
 
 
 def batch_model():

@@ -6,7 +6,7 @@ import pytest
 from helpers.pipelines import GEARS, WIDTH, dense
 
 import ascend_engine as ae
-from ascend_engine.pipeline import PipelineError
+from ascend_engine.errors import PipelineError
 
 
 def malloc_bytes(n):

@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 from helpers.planning import FakeModel
 
-from ascend_engine.pipeline import ALIGN, PADDING, Pipeline, PipelineError, carve
+from ascend_engine.errors import PipelineError
+from ascend_engine.planner.builder import Pipeline
+from ascend_engine.planner.memory import ALIGN, PADDING, carve
 
 
 def mlp(width_in=16, width_out=16, **kw):

@@ -13,7 +13,8 @@ from helpers.planning import FakeModel, check_memory_plan
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ascend_engine.pipeline import Pipeline, carve
+from ascend_engine.planner.builder import Pipeline
+from ascend_engine.planner.memory import carve
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 WIDTHS = (4, 16, 40)

@@ -31,8 +31,7 @@ from helpers.shaped import (
 
 import ascend_engine as ae
 from ascend_engine import sim
-from ascend_engine.errors import HostStepError
-from ascend_engine.pipeline import PipelineError
+from ascend_engine.errors import HostStepError, PipelineError
 
 MAX_CROPS = 6
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -380,7 +379,7 @@ def test_dims_gears_over_the_rows_run_the_crops_in_chunks_of_their_width(tmp_pat
 def test_the_executor_refuses_sizes_beyond_the_plan(paths):
     """The C side checks what a step set before it goes on: a size above the
     plan's fails that request, with the tensor and both sizes named."""
-    from ascend_engine.pipeline import RequestWalk
+    from ascend_engine.shapes import RequestWalk
 
     real = RequestWalk.after_step
 

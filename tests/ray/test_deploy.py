@@ -190,8 +190,8 @@ def test_a_spec_with_host_code_is_refused_on_the_driver_unless_allowed(cluster, 
         "     outputs: {y: {dtype: float32, shape: [-1, 16]}}}\n"
         "outputs: {y: same}\n")
     for refused in (lambda: deploy(coded), lambda: serve_app(coded)):
-        with pytest.raises(SpecError, match=r"coded.yaml: host\[0\].function: the spec's host step\(s\) 'same' "
-                                            r"\(rayhost_steps:same\) name Python code"):
+        with pytest.raises(SpecError, match=r"coded.yaml: host\[0\].function: the spec's host step\(s\) "
+                                            r"'same' \(rayhost_steps:same\) name Python code"):
             refused()
     (kind, doc), _kwargs = _source_for_actors(coded, {}, allow_code=True)
     assert kind == "spec" and doc["host"][0]["function"] == "rayhost_steps:same"

@@ -1,0 +1,470 @@
+"""The graph builder: :class:`Pipeline`, its tensor handles and native host steps.
+
+Python only configures.  A :class:`Pipeline` records inputs, model nodes,
+host steps and outputs; :meth:`Pipeline.plan` validates the graph against
+the models' descriptions (:mod:`~ascend_engine.planner.validate`), lowers it
+to plan nodes and tensors (:mod:`~ascend_engine.planner.nodes`), places them
+on streams and devices (:mod:`~ascend_engine.planner.placement`) and lays out
+device memory (:mod:`~ascend_engine.planner.memory`); :meth:`Pipeline.compile`
+hands the :class:`~ascend_engine.planner.plan.Plan` to the native executor
+(:class:`ascend_engine.Engine`).  The builder is the one part of the planner
+that asks the runtime (through :mod:`~ascend_engine.planner.models`): the
+others are pure functions of what it hands them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ascend_engine._checks import device_id, positive_int, tensor_dtype
+from ascend_engine._checks import shape as check_shape
+from ascend_engine._feeds import shape_text
+from ascend_engine.errors import PipelineError
+from ascend_engine.options import OPTIONS
+from ascend_engine.planner import placement, validate
+from ascend_engine.planner.memory import plan_memory
+from ascend_engine.planner.models import describe_file, device_count, is_model, kind_of, peer_link, query_size
+from ascend_engine.planner.nodes import node_order, plan_nodes, plan_tensors
+from ascend_engine.planner.plan import Plan
+from ascend_engine.planner.validate import shape_label
+
+
+@dataclass(frozen=True)
+class TensorHandle:
+    """A tensor of a pipeline: a pipeline input or one output of a model node."""
+
+    pipeline_id: int
+    index: int
+    name: str
+    dtype: np.dtype
+    shape: tuple
+
+    def __repr__(self) -> str:
+        return f"TensorHandle({self.name!r}, {self.dtype}, {shape_label(self.shape)})"
+
+
+class NativeStep:
+    """A host step implemented in native code: the address of a C function
+    with the ``ae_host_fn`` signature of executor.h (docs/executor.md, "Host
+    steps"), and the ``context`` pointer it is called with.
+
+    It runs on the engine's worker thread without the GIL.  Keep whatever
+    owns the function (a ctypes callback object, a loaded library) alive
+    while engines use it: pass it as ``keep``.  A ctypes function pointer
+    given to ``pipe.host`` directly is wrapped in a NativeStep.
+    """
+
+    def __init__(self, address: int, context: int = 0, keep=None):
+        if not isinstance(address, int) or isinstance(address, bool) or address <= 0:
+            raise PipelineError(f"NativeStep: address must be a nonzero function address (int), "
+                                f"got {address!r}")
+        if not isinstance(context, int) or isinstance(context, bool) or context < 0:
+            raise PipelineError(f"NativeStep: context must be an address (int >= 0), got {context!r}")
+        self.address = address
+        self.context = context
+        self.keep = keep
+
+    def __repr__(self) -> str:
+        return f"NativeStep(address={self.address:#x}, context={self.context:#x})"
+
+
+ROWS_CHOICES = ("same", "any")
+MAX_STEP_ROWS = 1 << 20
+
+
+@dataclass
+class _Node:
+    """A node as the builder records it: a model node or a host step."""
+
+    name: str
+    model: object            # a Model, or a path loaded at compile(); None for a host step
+    inputs: list             # TensorHandle per model input
+    outputs: list = field(default_factory=list)
+    device: int | None = None
+    stream: object = None
+    path: str | None = None    # model file loaded per engine at compile()
+    instances: int = 1
+    kind: str = "model"        # or "host"
+    fn: object = None          # a host step's Python callable or NativeStep
+    rows: str = "same"         # a host step's rows: "same" as its inputs, or "any" up to max_rows
+    max_rows: int = 0
+
+    @property
+    def native(self) -> bool:
+        """A host step implemented in native code (it carries rows, not shapes)."""
+        return isinstance(self.fn, NativeStep)
+
+
+class Pipeline:
+    """A graph of models: inputs, model nodes, edges (tensor handles) and outputs.
+
+    >>> pipe = Pipeline(device=0)
+    >>> x = pipe.input("x", "float32", (-1, 64))
+    >>> h = pipe.model("encoder.om", x, name="enc")
+    >>> pipe.output("y", pipe.model("head.om", h, name="head"))
+    >>> engine = pipe.compile(depth=8)
+    """
+
+    _next_id = 0
+
+    def __init__(self, device: int = 0):
+        self.device = device_id(device, error=PipelineError)
+        Pipeline._next_id += 1
+        self._id = Pipeline._next_id
+        self._inputs: list[TensorHandle] = []
+        self._nodes: list[_Node] = []
+        self._outputs: list[tuple[str, TensorHandle]] = []
+        self._tensors: list[TensorHandle] = []
+        self._names: set[str] = set()
+        # tensor index -> (node name, output name) for outputs without a batch
+        # dimension in dynamic-batch models (see validate.check_fixed_outputs)
+        self._fixed_outputs: dict[int, tuple[str, str]] = {}
+
+    def __repr__(self) -> str:
+        return (
+            f"Pipeline(device={self.device}, inputs={[t.name for t in self._inputs]}, "
+            f"nodes={[n.name for n in self._nodes]}, outputs={[n for n, _ in self._outputs]})"
+        )
+
+    @classmethod
+    def from_spec(cls, path_or_dict, device: int | None = None, allow_code: bool = False) -> Pipeline:
+        """Build a pipeline from a spec file (YAML or JSON) or an already-parsed dict.
+
+        See docs/pipeline-spec.md; ``ascend_engine.spec.load`` also returns
+        the spec's compile options.  Schema errors raise ``SpecError`` (a
+        :class:`PipelineError`) naming the key path.  A spec with host steps
+        imports and runs the Python functions they name: it is refused unless
+        ``allow_code=True`` (docs/pipeline-spec.md, "Host steps are code").
+        """
+        from ascend_engine import spec
+
+        return spec.from_spec(path_or_dict, device=device, allow_code=allow_code)
+
+    # ---- building ---------------------------------------------------------
+
+    def _new_tensor(self, name, dtype, shape) -> TensorHandle:
+        handle = TensorHandle(self._id, len(self._tensors), name, dtype, tuple(shape))
+        self._tensors.append(handle)
+        return handle
+
+    def _check(self, handle, where) -> TensorHandle:
+        if not isinstance(handle, TensorHandle):
+            raise PipelineError(f"{where}: expected a tensor handle from this pipeline, got {handle!r}")
+        if handle.pipeline_id != self._id:
+            raise PipelineError(f"{where}: tensor {handle.name!r} belongs to another pipeline")
+        return handle
+
+    def input(self, name: str, dtype, shape) -> TensorHandle:
+        """Declare a pipeline input; a ``-1`` (or ``None``) first dimension is the request batch.
+
+        ``-1`` in a later dimension makes the input *shaped*: its size changes
+        per request (e.g. ``(1, 3, -1, -1)``, images of any size).  A shaped
+        input may feed only image-size or dims-gear models (or be a pipeline
+        output); each request is padded to the gear its model runs.
+        """
+        # None: the batch, as -1 is
+        dtype = tensor_dtype(dtype, f"input {name!r}", error=PipelineError)
+        shape = check_shape(shape, f"input {name!r}", error=PipelineError, variable=True)
+        if name in self._names:
+            raise PipelineError(f"input {name!r}: the name is already used in this pipeline")
+        self._names.add(name)
+        handle = self._new_tensor(name, dtype, shape)
+        self._inputs.append(handle)
+        return handle
+
+    def model(self, model, *inputs, name: str | None = None, device: int | None = None, stream=None,
+              instances: int = 1):
+        """Add a model node fed by ``inputs``; returns its output handle(s).
+
+        ``model`` is a path to a model file (loaded at compile time) or a
+        loaded :class:`ascend_engine.Model`.  Nodes that pass the same
+        ``stream`` label share a stream; so do nodes using the same Model
+        object (one loaded model may not execute on two streams at once).
+        ``instances=k`` (a path only) loads the model k times sharing one
+        copy of its weights, each instance on a stream of its own; request r
+        runs on instance r % k, so k requests run the model at once.
+        Returns one handle for a single-output model, else a tuple.
+        """
+        node_name = name or f"node{len(self._nodes)}"
+        if node_name in self._names:
+            raise PipelineError(f"model node {node_name!r}: the name is already used in this pipeline")
+        if device is not None:
+            device = device_id(device, f"model node {node_name!r}: device", error=PipelineError)
+        instances = positive_int(instances, f"model node {node_name!r}: instances", 1024, error=PipelineError)
+        handles = [self._check(h, f"model node {node_name!r}") for h in inputs]
+        if instances > 1 and is_model(model):
+            raise PipelineError(
+                f"model node {node_name!r}: instances={instances} needs a model file path (each engine "
+                f"loads the instances itself, sharing one weight allocation), got a loaded "
+                f"{type(model).__name__}"
+            )
+        if instances > 1 and stream is not None:
+            raise PipelineError(
+                f"model node {node_name!r}: instances={instances} runs on streams of its own, one per "
+                f"instance; it cannot also take the stream label {stream!r}"
+            )
+        if not is_model(model):
+            model = str(model)
+        node = _Node(node_name, model, handles, device=device, stream=stream, instances=instances)
+        self._names.add(node_name)
+        self._nodes.append(node)
+        self._describe_outputs(node)
+        return node.outputs[0] if len(node.outputs) == 1 else tuple(node.outputs)
+
+    def host(self, fn, *inputs, outputs, name: str | None = None, rows: str = "same",
+             max_rows: int | None = None):
+        """Add a host step: code that runs on the host between models.
+
+        ``fn(*arrays) -> array or tuple of arrays`` gets read-only numpy
+        views of the request's rows of ``inputs`` (valid only during the
+        call: copy what you keep) and returns one array per declared output.
+        It runs on a worker thread of the engine while the device runs other
+        requests.  ``fn`` may instead be native code: a :class:`NativeStep`
+        or a ctypes function pointer with the ``ae_host_fn`` signature
+        (docs/executor.md), called without the GIL.
+
+        ``outputs`` declares ``[(name, dtype, shape), ...]``; each shape's
+        first dimension is the rows (-1 or None).  ``rows="same"``: the step
+        returns as many rows as it was given.  ``rows="any"``: it returns any
+        number from 0 to ``max_rows`` (required), and every model after it
+        runs on that many rows, at the gears ``compile(gear_policy=)``
+        chooses, in several executions when they exceed the model's largest
+        gear; zero rows skip the models.  Returns the output handle(s) like
+        :meth:`model`.
+        """
+        node_name = name or f"node{len(self._nodes)}"
+        where = f"host step {node_name!r}"
+        if node_name in self._names:
+            raise PipelineError(f"{where}: the name is already used in this pipeline")
+        if rows not in ROWS_CHOICES:
+            raise PipelineError(f"{where}: rows must be 'same' or 'any', got {rows!r}")
+        if rows == "any":
+            if max_rows is None:
+                raise PipelineError(f"{where}: rows='any' needs max_rows (the most rows it may return; "
+                                    "it sizes the buffers of everything after it)")
+            max_rows = positive_int(max_rows, f"{where}: max_rows", MAX_STEP_ROWS, error=PipelineError)
+        elif max_rows is not None:
+            raise PipelineError(f"{where}: max_rows applies to rows='any' only (rows='same' returns as many "
+                                "rows as it is given)")
+        if isinstance(fn, ctypes._CFuncPtr):
+            fn = NativeStep(ctypes.cast(fn, ctypes.c_void_p).value, keep=fn)
+        if not isinstance(fn, NativeStep) and not callable(fn):
+            raise PipelineError(f"{where}: fn must be a callable or a NativeStep, got {type(fn).__name__}")
+        handles = [self._check(h, where) for h in inputs]
+        if not handles:
+            raise PipelineError(f"{where}: a host step needs at least one input")
+        specs = self._output_specs(outputs, where)
+        node = _Node(node_name, None, handles, kind="host", fn=fn, rows=rows, max_rows=max_rows or 0)
+        self._names.add(node_name)
+        self._nodes.append(node)
+        for out_name, dtype, shape in specs:
+            node.outputs.append(self._new_tensor(f"{node_name}.{out_name}", dtype, shape))
+        return node.outputs[0] if len(node.outputs) == 1 else tuple(node.outputs)
+
+    @staticmethod
+    def _output_specs(outputs, where):
+        """Check a host step's declared outputs: a list of (name, dtype, shape)."""
+        if isinstance(outputs, (str, bytes)) or not hasattr(outputs, "__iter__"):
+            raise PipelineError(f"{where}: outputs must be a list of (name, dtype, shape), "
+                                f"got {outputs!r:.80}")
+        specs, names = [], set()
+        for k, item in enumerate(outputs):
+            if not isinstance(item, (tuple, list)) or len(item) != 3:
+                raise PipelineError(f"{where}: output {k} must be (name, dtype, shape), got {item!r:.80}")
+            out_name, dtype, shape = item
+            if not isinstance(out_name, str) or not out_name or out_name in names:
+                raise PipelineError(f"{where}: output {k} needs a distinct, non-empty name, got {out_name!r}")
+            names.add(out_name)
+            dtype = tensor_dtype(dtype, f"{where}: output {out_name!r}", error=PipelineError)
+            # -1 past the rows: the step chooses those sizes per request (a Python step, feeding models
+            # with dynamic image size or dims, whose gears bound them)
+            shape = check_shape(shape, f"{where}: output {out_name!r}", error=PipelineError, variable=True)
+            if not shape or shape[0] != -1:
+                raise PipelineError(f"{where}: output {out_name!r}: the first dimension must be the rows "
+                                    f"(-1 or None), got {shape_text(shape)}")
+            specs.append((out_name, dtype, shape))
+        if not specs:
+            raise PipelineError(f"{where}: a host step needs at least one output")
+        return specs
+
+    def _describe_outputs(self, node: _Node):
+        """Give ``node`` its output handles, from its model's descriptor.
+
+        The output specs are needed now (to return handles), so a model
+        given by path is loaded briefly to read its descriptor; every
+        compile() then loads its own instance.
+        """
+        if not is_model(node.model):
+            node.path = node.model
+            node.model = describe_file(node.path, self.device if node.device is None else node.device,
+                                       node.name)
+        kind = kind_of(node.model)
+        rows_dim = node.model.inputs[0].shape[0] if kind in ("hw", "dims") and node.model.inputs else None
+        for spec in node.model.outputs:
+            handle = self._new_tensor(f"{node.name}.{spec.name}", spec.dtype, spec.shape)
+            if node.model.batch_sizes and (not spec.shape or spec.shape[0] != -1):
+                self._fixed_outputs[handle.index] = (node.name, spec.name)
+            elif rows_dim is not None and (not spec.shape or spec.shape[0] != rows_dim):
+                self._fixed_outputs[handle.index] = (node.name, spec.name)
+            node.outputs.append(handle)
+
+    def output(self, name: str, handle: TensorHandle) -> None:
+        """Mark ``handle`` as a pipeline output called ``name``."""
+        self._check(handle, f"output {name!r}")
+        if any(n == name for n, _ in self._outputs):
+            raise PipelineError(f"output {name!r}: the name is already used")
+        self._outputs.append((name, handle))
+
+    # ---- compiling ----------------------------------------------------------
+
+    def plan(self, depth: int = 4, streams: str = "per-model", profile: bool = False,
+             timeout: float | None = 60.0, wait: str = "block", device: int | None = None,
+             max_queue: int | None = None, max_delay_ms: float = 0.0, gear_policy: str = "upper",
+             host_workers=1) -> Plan:
+        """Validate the graph and return the plan (without creating anything).
+
+        ``device`` places the plan on another device than the pipeline's
+        (models given by path are loaded there; see :meth:`compile_replicas`).
+        """
+        device = self.device if device is None else device_id(device, error=PipelineError)
+
+        def option(name, value):      # the table of compile options (ascend_engine/options.py)
+            return OPTIONS[name].check(value, error=PipelineError)
+
+        depth = option("depth", depth)
+        timeout_in_ms = option("timeout", timeout)
+        max_queue = 4 * depth if max_queue is None else option("max_queue", max_queue)
+        max_delay_ms = option("max_delay_ms", max_delay_ms)
+        gear_policy, wait, streams = option("gear_policy", gear_policy), option("wait", wait), \
+            option("streams", streams)
+        validate.check_graph(self._nodes, self._outputs)
+        validate.check_devices(self._nodes, device, device_count())
+        validate.check_fixed_outputs(self._nodes, self._outputs, self._fixed_outputs)
+        workers = validate.workers_per_step(self._nodes, host_workers)
+        order = node_order(self._nodes)
+        tensors = plan_tensors(self._tensors)
+        max_batch, fixed, domains = validate.check_bindings(order, self._nodes, self._inputs, tensors)
+        in_order = [self._nodes[i] for i in order]
+        single = streams == "single"
+        # the executor's own chunking rule (ae_chunk_span) sizes the rows after a host step
+        from ascend_engine._executor import chunk_span
+
+        nodes = plan_nodes(order, self._nodes, tensors, placement.assign_streams(in_order, single), domains,
+                           workers, gear_policy, max_batch, chunk_span)
+        validate.check_shaped_sources(self._inputs, self._nodes, tensors, nodes)
+        if any(n.shape_kind for n in nodes):
+            validate.check_shaped_plan(nodes, tensors, max_delay_ms)
+        validate.check_batcher(nodes, max_delay_ms)
+        for _name, h in self._outputs:
+            tensors[h.index].readers.append(len(nodes))   # the copy-out step
+        validate.check_unused(self._inputs, tensors)
+        outputs = [(n, h.index) for n, h in self._outputs]
+        node_device, tensor_device = placement.node_devices(in_order, self._inputs, device)
+        devices, stream_devices = placement.place(nodes, tensors, outputs, node_device, tensor_device, device,
+                                                  single, peer_link)
+        region_bytes, working_set, unshared = plan_memory(tensors, nodes, max_batch, len(devices))
+        slot_bytes = region_bytes[0]
+        n_streams = 1 if single else len(stream_devices)
+        return Plan(
+            device=device, depth=depth, n_streams=n_streams, single_stream=single,
+            profile=bool(profile), timeout_ms=timeout_in_ms, wait=wait,
+            tensors=tensors, nodes=nodes,
+            inputs=[(h.name, h.index) for h in self._inputs],
+            outputs=outputs,
+            slot_bytes=slot_bytes, max_batch=max_batch, fixed_batch=fixed,
+            working_set=working_set, unshared_bytes=unshared,
+            max_queue=max_queue, max_delay_ms=max_delay_ms, gear_policy=gear_policy,
+            gears=tuple(sorted({g for n in nodes if n.domain < 0 for g in n.gears if g <= max_batch}
+                               | {max_batch})),
+            devices=tuple(devices), device_slot_bytes=tuple(region_bytes),
+            stream_devices=tuple(stream_devices if not single else (0,)),
+        )
+
+    def compile(self, depth: int = 4, streams: str = "per-model", profile: bool = False,
+                timeout: float | None = 60.0, wait: str = "block", device: int | None = None,
+                max_queue: int | None = None, max_delay_ms: float = 0.0, gear_policy: str = "upper",
+                host_workers=1, _unsafe_skip_waits: bool = False):
+        """Validate, plan and create everything once; returns an :class:`Engine`.
+
+        ``depth`` requests may be in flight at once (one slot each);
+        ``streams="single"`` runs copies and models on one stream, for
+        comparison; ``profile`` times every node with timing events;
+        ``timeout`` (seconds, None = forever) bounds the wait for one request;
+        ``wait="spin"`` polls for completion instead of sleeping, trading a
+        busy core for latency; ``device`` compiles for another device than
+        the pipeline's (every model must then be given by path).
+
+        Serving (``submit``, ``run``, ``run_async``): ``max_queue`` requests
+        may wait for a slot (default 4 x depth; then ``submit`` blocks or
+        raises ``EngineBusy``); ``max_delay_ms`` > 0 turns on the dynamic
+        batcher, which merges requests of fewer rows than ``max_batch`` into
+        one device request, waiting at most that long for more;
+        ``gear_policy`` ("upper", "nearest" or "lower") says what the batcher
+        does when the merged rows fall between two gears, and how models
+        after a host step with ``rows="any"`` run rows between two gears.
+        ``host_workers``: threads per host step (an int for every step, or
+        ``{step name: int}``), so a step runs for several requests at once.
+        (``_unsafe_skip_waits`` drops the cross-stream event waits: only for
+        tests proving that a missing dependency is caught.)
+        """
+        from ascend_engine._executor import Engine
+        from ascend_engine._model import Model
+
+        plan = self.plan(depth=depth, streams=streams, profile=profile, timeout=timeout, wait=wait,
+                         device=device, max_queue=max_queue, max_delay_ms=max_delay_ms,
+                         gear_policy=gear_policy, host_workers=host_workers)
+        # Every engine loads its own instance of a model given by path, so
+        # engines compiled from one pipeline never share an executing model.
+        loaded = []
+        try:
+            by_name = {n.name: n for n in self._nodes}
+            for plan_node in plan.nodes:
+                if plan_node.kind != "model":
+                    continue
+                node = by_name[plan_node.name]
+                on = plan.devices[plan_node.device]
+                if plan_node.instances > 1:
+                    plan_node.models = list(Model.load_instances(node.path, plan_node.instances, device=on))
+                    loaded.extend(plan_node.models)
+                    plan_node.model = plan_node.models[0]
+                elif node.path is not None:
+                    plan_node.model = Model.load(node.path, device=on)
+                    loaded.append(plan_node.model)
+                plan_node.work_bytes, plan_node.weight_bytes = query_size(plan_node.model.path)
+            return Engine(plan, owned_models=loaded, _unsafe_skip_waits=_unsafe_skip_waits)
+        except BaseException:
+            for m in loaded:
+                m.close()
+            raise
+
+    def compile_replicas(self, devices, **compile_kwargs):
+        """Compile one engine per device for data parallelism; returns :class:`Replicas`.
+
+        Every model must be given by path (each replica loads its own copy on
+        its device).  ``compile_kwargs`` are those of :meth:`compile`.
+        """
+        from ascend_engine.replicas import Replicas
+
+        devices = [int(d) for d in devices]
+        if not devices or len(set(devices)) != len(devices):
+            raise PipelineError(f"devices must be distinct device ids, got {devices}")
+        fixed = [n.name for n in self._nodes if n.path is None and n.kind == "model"]
+        placed = [n.name for n in self._nodes if n.device is not None]
+        if placed:
+            raise PipelineError(f"model nodes {placed} are placed on devices (device=...): a replicated "
+                                "pipeline runs whole on each replica's device")
+        if fixed:
+            raise PipelineError(f"model nodes {fixed} were given loaded Models, which live on one device: "
+                                "give model paths to replicate a pipeline")
+        engines = []
+        try:
+            for d in devices:
+                engines.append(self.compile(device=d, **compile_kwargs))
+        except BaseException:
+            for e in engines:
+                e.close()
+            raise
+        return Replicas(engines)

@@ -1,0 +1,107 @@
+"""No import cycle between the planner, the engine and serving.
+
+Each module imports alone in a fresh interpreter; and, with the package's
+``__init__`` (which imports everything) left out, the modules that must stay
+below others import without them: shapes.py without the planner or the
+executor, the planner without the executor (``compile()`` imports it when it
+builds the Engine), serving without either.
+"""
+
+import ast
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import ascend_engine
+
+PACKAGE = os.path.dirname(ascend_engine.__file__)
+
+MODULES = [
+    "ascend_engine.planner",
+    "ascend_engine.planner.builder",
+    "ascend_engine.planner.validate",
+    "ascend_engine.planner.nodes",
+    "ascend_engine.planner.placement",
+    "ascend_engine.planner.memory",
+    "ascend_engine.planner.plan",
+    "ascend_engine.planner.models",
+    "ascend_engine.shapes",
+    "ascend_engine.serving",
+    "ascend_engine.requests",
+    "ascend_engine.timeline",
+    "ascend_engine.options",
+    "ascend_engine._model",
+    "ascend_engine._executor",
+    "ascend_engine.spec",
+    "ascend_engine.pipeline",
+]
+
+PLANNER = "ascend_engine.planner"
+ENGINE = "ascend_engine._executor"
+RUNTIME = ("ascend_engine._runtime", "ascend_engine._model", ENGINE)
+
+# module -> the modules it may not pull in by its own imports
+MUST_NOT_LOAD = {
+    "ascend_engine.shapes": (PLANNER, ENGINE),
+    "ascend_engine.serving": (PLANNER, ENGINE, "ascend_engine.shapes"),
+    "ascend_engine.requests": (PLANNER, ENGINE),
+    "ascend_engine.timeline": (PLANNER, ENGINE) + RUNTIME,
+    "ascend_engine.options": (PLANNER, ENGINE) + RUNTIME,
+    "ascend_engine.planner.builder": (ENGINE,),
+    "ascend_engine.planner.models": RUNTIME,
+    "ascend_engine.planner.validate": RUNTIME + ("ascend_engine.planner.builder",),
+    "ascend_engine.planner.nodes": RUNTIME + ("ascend_engine.planner.builder",),
+    "ascend_engine.planner.placement": RUNTIME + ("ascend_engine.planner.builder",),
+    "ascend_engine.planner.memory": RUNTIME + (PLANNER + ".builder", PLANNER + ".plan"),
+    "ascend_engine.planner.plan": RUNTIME + ("ascend_engine.planner.builder",),
+}
+
+
+def run(code):
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ), check=False)
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_each_module_imports_alone_in_a_fresh_interpreter(module):
+    result = run(f"import {module}")
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("module", sorted(MUST_NOT_LOAD))
+def test_a_module_does_not_pull_in_the_layers_above_it(module):
+    # a bare package object stands in for ascend_engine/__init__.py, so only
+    # the module's own imports (and theirs) are loaded
+    code = textwrap.dedent(f"""
+        import sys, types
+        package = types.ModuleType("ascend_engine")
+        package.__path__ = [{PACKAGE!r}]
+        sys.modules["ascend_engine"] = package
+        import {module}
+        print("\\n".join(sorted(m for m in sys.modules if m.startswith("ascend_engine"))))
+    """)
+    result = run(code)
+    assert result.returncode == 0, result.stderr
+    loaded = result.stdout.split()
+    assert module in loaded
+    bad = [m for m in loaded if any(m == f or m.startswith(f + ".") for f in MUST_NOT_LOAD[module])]
+    assert not bad, f"importing {module} loads {bad}"
+
+
+def test_the_planner_imports_the_executor_only_in_plan_and_compile():
+    """compile() builds the Engine; plan() takes the executor's chunking rule."""
+    where = []
+    folder = os.path.join(PACKAGE, "planner")
+    for name in sorted(os.listdir(folder)):
+        if not name.endswith(".py"):
+            continue
+        tree = ast.parse(open(os.path.join(folder, name), encoding="utf-8").read())
+        for func in [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.Module))]:
+            body = func.body if isinstance(func, ast.Module) else list(ast.walk(func))
+            for node in body:
+                if isinstance(node, ast.ImportFrom) and node.module == ENGINE:
+                    where.append((name, getattr(func, "name", "<module>")))
+    assert sorted(set(where)) == [("builder.py", "compile"), ("builder.py", "plan")]

@@ -59,6 +59,7 @@ from ascend_engine._checks import positive_int, timeout_ms
 from ascend_engine.errors import EngineBusy, EngineError, HostStepError
 from ascend_engine.planner.builder import NativeStep
 from ascend_engine.requests import DeviceRequest
+from ascend_engine.shapes import pad_to
 from ascend_engine.serving import Call, Server
 from concurrent.futures import Future
 

@@ -1,0 +1,735 @@
+"""``ascend-engine bench`` and ``ascend-engine trace``: a spec or a model file run on random or
+given inputs, measured or recorded as a timeline (docs/cli.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+from ascend_engine.cli_args import (
+    DEFAULT_REQUESTS,
+    FEED_POOL,
+    MAX_OPEN_LOOP_SECONDS,
+    PROG,
+    UsageError,
+    check_device,
+    existing_file,
+    writable,
+)
+
+# ---- bench ----------------------------------------------------------------------------------
+
+
+def _node_name(target, in_specs):
+    """A model file's node name: its file name without the suffix (not clashing with an input)."""
+    node = os.path.splitext(os.path.basename(target))[0] or "model"
+    return node + "_model" if node in {s.name for s in in_specs} else node
+
+
+def _code_allowed(args):
+    """Refuse a spec with host steps (Python code it would import) unless --allow-code was given.
+
+    Checked before anything runs; parsing a spec imports nothing.
+    """
+    from ascend_engine import spec
+
+    if args.allow_code or not spec.is_spec_path(args.target):
+        return
+    parsed = spec.parse(spec.read(args.target), os.path.dirname(os.path.abspath(args.target)), args.target)
+    if parsed.host:
+        steps = ", ".join(f"{h.name} ({h.function})" for h in parsed.host)
+        raise UsageError(f"{args.target}: the spec's host step(s) {steps} name Python code that running it "
+                         "would import and run; pass --allow-code if you trust this spec and the modules "
+                         "beside it")
+
+
+def _pipeline_for(target, device, allow_code=False):
+    """(pipeline, compile kwargs, description) for a spec file or a single model file."""
+    import ascend_engine as ae
+    from ascend_engine import spec
+
+    if spec.is_spec_path(target):
+        pipe, kw = spec.load(target, device=device, allow_code=allow_code)
+        return pipe, kw, "spec"
+    dev = 0 if device is None else device
+    with ae.Model.load(target, device=dev) as m:
+        in_specs, out_specs = list(m.inputs), list(m.outputs)
+    pipe = ae.Pipeline(device=dev)
+    handles = [pipe.input(s.name, s.dtype, s.shape) for s in in_specs]
+    out = pipe.model(target, *handles, name=_node_name(target, in_specs))
+    for s, h in zip(out_specs, out if isinstance(out, tuple) else (out,), strict=True):
+        pipe.output(s.name, h)
+    return pipe, {}, "model"
+
+
+SHAPED_KINDS = ("hw", "dims", "range")   # run outside pipelines (ascend_engine.bench.direct)
+
+
+def _model_facts(target, device, shapes):
+    """For a model file: its gears, and for a dynamic-shape model the execution ``--shapes`` chooses.
+
+    Returns None for a spec file, else ``{"gears", "resolved", "node"}``
+    (``resolved`` None for static and dynamic-batch models, which run in a
+    pipeline).  A --shapes value that fits no gear or range is a usage error.
+    """
+    import ascend_engine as ae
+    from ascend_engine import spec
+    from ascend_engine.bench import shapes as sh
+
+    if spec.is_spec_path(target):
+        return None
+    with ae.Model.load(target, device=0 if device is None else device) as m:
+        facts = {"gears": sh.model_gears(m), "resolved": None, "node": _node_name(target, m.inputs)}
+        if m.dynamic_kind in SHAPED_KINDS:
+            try:
+                facts["resolved"] = sh.resolve(m, shapes)
+            except sh.ShapesError as exc:
+                raise UsageError(str(exc)) from None
+    return facts
+
+
+def _spec_shapes(target):
+    """The ``bench_shape`` of each input of a spec file ({} when none, or for a model file)."""
+    from ascend_engine import spec
+
+    if not spec.is_spec_path(target):
+        return {}
+    parsed = spec.parse(spec.read(target), os.path.dirname(os.path.abspath(target)), target)
+    return {i.name: i.bench_shape for i in parsed.inputs if i.bench_shape}
+
+
+def _batch_from_shapes(args, plan):
+    """The batch --shapes (or the spec's bench_shape) gives a pipeline run; None when neither is set."""
+    from ascend_engine.bench import shapes as sh
+
+    given = args.shapes or _spec_shapes(args.target)
+    if not given:
+        return None, None
+    source = "--shapes" if args.shapes else "the spec's bench_shape"
+    specs = [(name, plan.tensors[t].dtype, (-1, *plan.tensors[t].shape[1:])) for name, t in plan.inputs]
+    if plan.fixed_batch:
+        specs = [(name, dt, (plan.fixed_batch, *shape[1:])) for name, dt, shape in specs]
+    try:
+        batch = sh.batch_of(given, specs)
+    except sh.ShapesError as exc:
+        raise UsageError(str(exc).replace("--shapes", source, 1)) from None
+    if args.batch is not None and args.batch != batch:
+        raise UsageError(f"--batch {args.batch}: {source} {sh.text(given)} gives a batch of {batch}")
+    return batch, given
+
+
+def random_feeds(plan, batch, count=FEED_POOL, seed=0) -> list:
+    """``count`` feeds dicts of random data with the pipeline's input dtypes and shapes."""
+    from ascend_engine._feeds import random_feeds as generate
+
+    specs = [(name, plan.tensors[t].dtype, plan.tensors[t].shape[1:]) for name, t in plan.inputs]
+    return generate(specs, batch, count, seed)
+
+
+class Progress:
+    """A progress line on stderr: redrawn in place on a terminal, plain lines (one a second) otherwise."""
+
+    def __init__(self, total=None, duration=None, stream=None, enabled=True):
+        self.total, self.duration = total, duration
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = enabled
+        self.tty = enabled and hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.start = time.perf_counter()
+        self.last = self.start   # the first line after one interval: short runs print none
+        self.interval = 0.1 if self.tty else 1.0
+        self.label = ""
+
+    def restart(self, label=""):
+        """Start counting again (one timed pass of several); ``label`` prefixes the line."""
+        self.label = f"{label}: " if label else ""
+        self.start = self.last = time.perf_counter()
+
+    def _text(self, done, elapsed):
+        rate = done / elapsed if elapsed > 0 else 0.0
+        if self.total:
+            frac, what = done / self.total, f"{done}/{self.total} requests"
+        else:
+            frac = min(elapsed / self.duration, 1.0)
+            what = f"{done} requests, {elapsed:.1f}/{self.duration:g} s"
+        return frac, f"{self.label}{what}, {rate:.1f} requests/s"
+
+    def update(self, done):
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if now - self.last < self.interval:
+            return
+        self.last = now
+        frac, text = self._text(done, now - self.start)
+        if self.tty:
+            bar = "#" * int(frac * 24)
+            self.stream.write(f"\r[{bar:<24}] {text}\x1b[K")
+        else:
+            self.stream.write(f"progress: {text}\n")
+        self.stream.flush()
+
+    def finish(self, done):
+        if not self.enabled:
+            return
+        elapsed = time.perf_counter() - self.start
+        if self.tty:
+            self.stream.write("\r\x1b[K")
+        else:
+            self.stream.write(f"progress: done, {done} requests in {elapsed:.2f} s\n")
+        self.stream.flush()
+
+
+def _read_baseline(path):
+    existing_file(path, "baseline file")
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"baseline file {path} is not a bench JSON file: {exc}") from None
+    if not isinstance(data, dict) or "throughput" not in data:
+        raise UsageError(f"baseline file {path} is not a bench JSON file (no 'throughput' figures)")
+    return data
+
+
+
+
+
+
+def _output_options(args):
+    """Check --output, --check and their tolerances before anything runs."""
+    for option, value in (("--output", args.output), ("--check", args.check)):
+        if value and not args.input:
+            raise UsageError(f"{option} needs --input: outputs are named after the input files")
+    if args.output:
+        if os.path.exists(args.output) and not os.path.isdir(args.output):
+            raise UsageError(f"--output: not a folder: {args.output}")
+        os.makedirs(args.output, exist_ok=True)
+    if args.check and not os.path.isdir(args.check):
+        raise UsageError(f"--check: no folder {args.check}")
+
+
+def _verify(engine, requests, args):
+    """Run every --input request once in order; write its outputs and check them.
+
+    Returns a summary line; raises CheckError naming the first value that differs.
+    """
+    from ascend_engine.bench import data
+
+    written = checked = 0
+    pool = [feeds for _, feeds in requests]
+    for k, out in enumerate(engine.run_many(pool)):
+        stem = requests[k][0]
+        if args.output:
+            written += len(data.write_outputs(args.output, stem, out, args.output_format))
+        if args.check:
+            checked += data.check_outputs(args.check, stem, out, k, args.atol, args.rtol)
+    parts = []
+    if args.output:
+        parts.append(f"{written} output file(s) of {len(requests)} request(s) written to {args.output}")
+    if args.check:
+        parts.append(f"{checked} values of {len(requests)} request(s) match {args.check} "
+                     f"(atol {args.atol:g}, rtol {args.rtol:g})")
+    return "; ".join(parts)
+
+
+def cmd_bench(args) -> int:
+    from ascend_engine.bench import data
+
+    existing_file(args.target, "spec or model file")
+    _code_allowed(args)
+    baseline = _read_baseline(args.compare) if args.compare else None
+    for option, path in (("--json", args.json), ("--export-times", args.export_times)):
+        if path:
+            writable(path, option)
+    _output_options(args)
+    load = _load_mode(args)
+
+    import ascend_engine as ae
+
+    check_device(args.device)
+    facts = _model_facts(args.target, args.device, args.shapes)
+    if facts is not None and facts["resolved"] is not None:
+        return _bench_shaped(args, facts, baseline)
+    pipe, kw, kind = _pipeline_for(args.target, args.device, args.allow_code)
+    if args.depth is not None:
+        kw["depth"] = args.depth
+    if args.streams is not None:
+        kw["streams"] = args.streams
+    for option in ("max_queue", "max_delay_ms", "gear_policy"):    # the serving options
+        if getattr(args, option) is not None:
+            kw[option] = getattr(args, option)
+    kw["profile"] = True   # timing events around every step, for the breakdown
+    plan = pipe.plan(**kw)
+    if plan.shaped:
+        return _bench_shaped_pipeline(args, pipe, kw, kind, plan, baseline, load)
+    requests_in = None
+    if args.input and args.shapes:
+        raise UsageError("--shapes does not go with --input: the shapes are those of the --input files")
+    shape_batch, given_shapes = (None, None) if args.input else _batch_from_shapes(args, plan)
+    if args.input:
+        try:
+            requests_in = data.load_inputs(args.input, plan)
+        except data.DataError as exc:
+            raise UsageError(str(exc)) from None
+        rows = next(iter(requests_in[0][1].values())).shape[0]
+        if args.batch is not None and args.batch != rows:
+            raise UsageError(f"--batch {args.batch}: the --input files carry {rows} row(s) per request")
+    batch = rows if requests_in else (shape_batch or args.batch or plan.fixed_batch or 1)
+    if plan.fixed_batch and batch != plan.fixed_batch:
+        source = "the --input files carry" if requests_in else f"--batch {batch}:"
+        raise UsageError(f"{source} {batch} row(s) per request, but this pipeline takes a fixed batch of "
+                         f"{plan.fixed_batch} (a static model or input)")
+    pool = [f for _, f in requests_in] if requests_in else random_feeds(plan, batch)
+    requests = None if args.duration else (args.requests or DEFAULT_REQUESTS)
+    soc = next((d.soc for d in ae.devices() if d.id == plan.device), "")
+    progress = Progress(total=requests, duration=args.duration, enabled=not args.no_progress)
+    if load is not None:
+        return _bench_load(args, load, pipe, kw, kind, pool, batch, requests, requests_in, soc, progress)
+
+    config = ({"shapes": {name: [batch, *plan.tensors[t].shape[1:]] for name, t in plan.inputs},
+               "shapes_chosen": "given"} if given_shapes else {})
+    return _run_pipeline_bench(args, pipe, kw, kind, plan, baseline, pool, batch, requests, requests_in, soc,
+                               progress, config=config, extra={"gears": facts["gears"]} if facts else {})
+
+
+def _run_pipeline_bench(args, pipe, kw, kind, plan, baseline, pool, batch, requests, requests_in, soc,
+                        progress, config, extra, identity_extra=None) -> int:
+    """Compile, run the closed-loop bench over ``pool`` and report it: the figures of a pipeline's bench,
+    ``config`` and ``extra`` added to the JSON's ``config`` and top level."""
+    import ascend_engine as ae
+    from ascend_engine.bench import compare as cmp
+    from ascend_engine.bench import measure
+
+    with pipe.compile(**kw) as engine:
+        cold_ms = measure.run_cold(engine, pool[0])
+        verified = _verify(engine, requests_in, args) if (args.output or args.check) else None
+        fig = measure.run_bench(engine, pool, batch, cold_ms, requests=requests, duration=args.duration,
+                                warmup=args.warmup, repeat=args.repeat, progress=progress)
+        memory = engine.memory()
+        identity = {**cmp.pipeline_identity(engine.plan), **(identity_extra or {})}
+    samples = fig.pop("samples")
+    figures = {
+        "tool": f"{PROG} bench",
+        "version": ae.__version__,
+        "target": args.target,
+        "kind": kind,
+        "backend": ae.backend().name,
+        "device": plan.device,
+        "soc": soc,
+        "nodes": identity["nodes"],
+        "pipeline": identity,
+        "streams_used": plan.n_streams,
+        **extra,
+        "config": {"batch": batch, "depth": plan.depth,
+                   "streams": "single" if plan.single_stream else "per-model",
+                   "requests": requests, "duration": args.duration, "warmup": args.warmup,
+                   "repeat": args.repeat, **config},
+        "inputs": _inputs_figure(args, requests_in, pool),
+        **fig,
+        "memory": memory,
+    }
+    return _finish_bench(args, figures, samples, baseline, verified)
+
+
+def _finish_bench(args, figures, samples, baseline, verified=None) -> int:
+    """Print a bench run, compare it with the baseline, write --json and --export-times."""
+    from ascend_engine.bench import compare as cmp
+    from ascend_engine.bench import report
+
+    report.print_bench(figures)
+    if verified:
+        print(f"outputs   : {verified}")
+    if baseline is not None:
+        try:
+            result = cmp.compare(figures, baseline, args.tolerance, baseline_name=args.compare)
+        except cmp.IncomparableError as exc:
+            raise UsageError(str(exc)) from None
+        report.print_comparison(result, args.compare)
+        figures["comparison"] = {"baseline": args.compare, "tolerance_percent": args.tolerance, **result}
+    figures["latency_samples_ms"] = [s["latency_ms"] for s in samples]
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(figures, f, indent=2)
+            f.write("\n")
+        print(f"json      : {args.json}")
+    if args.export_times:
+        with open(args.export_times, "w", encoding="utf-8") as f:
+            json.dump(samples, f, indent=1)
+            f.write("\n")
+        print(f"times     : {args.export_times} ({len(samples)} requests)")
+    if baseline is not None and args.fail_on_regression and figures["comparison"]["regressions"]:
+        return 1
+    return 0
+
+
+def _bench_shaped(args, facts, baseline) -> int:
+    """bench of an image-size, dims-gear or shape-range model file (ascend_engine.bench.direct)."""
+    import ascend_engine as ae
+    from ascend_engine.bench import compare as cmp
+    from ascend_engine.bench import direct
+
+    what = {"hw": "dynamic image size", "dims": "dynamic dims",
+            "range": "shape ranges"}[facts["gears"]["kind"]]
+    for option, given in (("--batch", args.batch is not None), ("--input", args.input),
+                          ("--streams", args.streams), ("--concurrency", args.concurrency),
+                          ("--rate", args.rate)):
+        if given:
+            hint = "; choose the shapes with --shapes" if option == "--batch" else ""
+            raise UsageError(f"{option} does not go with {args.target}: a model with {what} is benchmarked "
+                             f"alone, outside a pipeline, at the shapes --shapes chooses{hint}")
+    resolved, node = facts["resolved"], facts["node"]
+    if baseline is not None:   # refused before the run, not after it
+        try:
+            cmp.check_shapes({"shapes": {k: list(v) for k, v in resolved["shapes"].items()}}, baseline,
+                             args.compare)
+        except cmp.IncomparableError as exc:
+            raise UsageError(str(exc)) from None
+    depth = args.depth or direct.DEFAULT_DEPTH
+    dev = 0 if args.device is None else args.device
+    requests = None if args.duration else (args.requests or DEFAULT_REQUESTS)
+    progress = Progress(total=requests, duration=args.duration, enabled=not args.no_progress)
+    with direct.ShapedRun(args.target, dev, resolved, node, depth=depth, pool=FEED_POOL) as run:
+        cold_ms = run.run_cold()
+        fig = run.bench(cold_ms, requests=requests, duration=args.duration, warmup=args.warmup,
+                        repeat=args.repeat, progress=progress)
+        memory = run.memory()
+        rows = run.rows
+        dtypes = {s.name: str(s.dtype) for s in run.model.inputs}
+        output_shapes = {name: list(shape) for name, shape in run.output_shapes.items()}
+    samples = fig.pop("samples")
+    shapes = {name: list(shape) for name, shape in resolved["shapes"].items()}
+    gear = resolved["gear"]
+    identity = {"nodes": [node], "gears": {node: facts["gears"]},
+                "inputs": {name: [dtypes[name], shape] for name, shape in shapes.items()},
+                "shapes": shapes, "max_batch": rows}
+    soc = next((d.soc for d in ae.devices() if d.id == dev), "")
+    figures = {
+        "tool": f"{PROG} bench",
+        "version": ae.__version__,
+        "target": args.target,
+        "kind": "model",
+        "backend": ae.backend().name,
+        "device": dev,
+        "soc": soc,
+        "nodes": [node],
+        "pipeline": identity,
+        "streams_used": depth,
+        "gears": facts["gears"],
+        "how": direct.HOW.format(depth=depth),
+        "config": {"batch": rows, "depth": depth, "streams": "one per request in flight",
+                   "requests": requests, "duration": args.duration, "warmup": args.warmup,
+                   "repeat": args.repeat, "shapes": shapes, "shapes_chosen": resolved["chosen"],
+                   "gear": list(gear) if isinstance(gear, tuple) else gear},
+        "inputs": {"kind": "random", "requests": FEED_POOL,
+                   "description": f"random, {FEED_POOL} distinct feeds used in turn"},
+        "outputs": {"shapes": output_shapes},
+        **fig,
+        "memory": memory,
+    }
+    return _finish_bench(args, figures, samples, baseline)
+
+
+def _shaped_request(args, plan, command, requests_in=None):
+    """For a pipeline with dynamic shapes: (shapes of every input, where they came from, {node: gear}).
+
+    The shapes come from the --input files (``requests_in``, all of one
+    shape), else --shapes, else the spec's bench_shape; refused (UsageError)
+    when a shaped input has none or no gear holds them.
+    """
+    from ascend_engine.bench import shaped
+    from ascend_engine.bench.shapes import ShapesError, text
+
+    if args.batch is not None:
+        raise UsageError(f"--batch does not go with {args.target}: this pipeline has dynamic shapes, and "
+                         "the rows of a request are the first dimension of its shapes; choose them with "
+                         "--shapes or the spec's bench_shape")
+    if requests_in:
+        stem, feeds = requests_in[0]
+        given = {name: tuple(a.shape) for name, a in feeds.items()}
+        for other, more in requests_in[1:]:
+            theirs = {name: tuple(a.shape) for name, a in more.items()}
+            if theirs != given:
+                raise UsageError(f"--input: request {other} has the shapes {text(theirs)}, request {stem} "
+                                 f"{text(given)}; a run of a pipeline with dynamic shapes times requests of "
+                                 "one shape: give the files of each shape to a run of their own")
+        source, chosen = f"--input request {stem}", "files"
+    else:
+        given = args.shapes or _spec_shapes(args.target)
+        source, chosen = ("--shapes", "given") if args.shapes else ("the spec's bench_shape", "bench_shape")
+    try:
+        shapes = shaped.request_shapes(plan, given, source)
+        gears = shaped.resolve(plan, shapes, source)
+    except ShapesError as exc:
+        raise UsageError(f"{command} {args.target}: {exc}") from None
+    return shapes, chosen, gears
+
+
+def _bench_shaped_pipeline(args, pipe, kw, kind, plan, baseline, load) -> int:
+    """bench of a pipeline whose models pick their gear from each request's shapes: random requests of
+    one shape (--shapes or the spec's bench_shape), ``depth`` in flight."""
+    import ascend_engine as ae
+    from ascend_engine.bench import compare as cmp
+    from ascend_engine.bench import data, shaped
+
+    requests_in = None
+    if args.input:
+        if args.shapes:
+            raise UsageError("--shapes does not go with --input: the shapes are those of the --input files")
+        try:
+            requests_in = data.load_inputs(args.input, plan)
+        except data.DataError as exc:
+            raise UsageError(str(exc)) from None
+    shapes, chosen, gears = _shaped_request(args, plan, "bench", requests_in)
+    listed = {name: list(s) for name, s in shapes.items()}
+    if baseline is not None:   # refused before the run, not after it
+        try:
+            cmp.check_shapes({"shapes": listed}, baseline, args.compare)
+        except cmp.IncomparableError as exc:
+            raise UsageError(str(exc)) from None
+    rows = next(iter(shapes.values()))[0]
+    pool = [f for _, f in requests_in] if requests_in else shaped.random_pool(plan, shapes, FEED_POOL)
+    requests = None if args.duration else (args.requests or DEFAULT_REQUESTS)
+    soc = next((d.soc for d in ae.devices() if d.id == plan.device), "")
+    progress = Progress(total=requests, duration=args.duration, enabled=not args.no_progress)
+    if load is not None:
+        return _bench_load(args, load, pipe, kw, kind, pool, rows, requests, requests_in, soc, progress,
+                           shaped_config={"shapes": listed, "shapes_chosen": chosen,
+                                          "node_gears": shaped.node_gears(plan, gears)})
+    return _run_pipeline_bench(args, pipe, kw, kind, plan, baseline, pool, rows, requests, requests_in, soc,
+                               progress, config={"shapes": listed, "shapes_chosen": chosen},
+                               extra={"node_gears": shaped.node_gears(plan, gears)},
+                               identity_extra={"shapes": listed})
+
+
+def _inputs_figure(args, requests_in, pool) -> dict:
+    """What the requests carried: the --input files or random feeds (the JSON's ``inputs``)."""
+    if requests_in:
+        return {"kind": "files", "source": args.input, "requests": len(requests_in),
+                "description": f"{len(requests_in)} request(s) from {args.input}, used in turn"}
+    return {"kind": "random", "requests": len(pool),
+            "description": f"random, {len(pool)} distinct feeds used in turn"}
+
+
+def _check_open_loop_length(args):
+    """Refuse a --rate so low that its arrivals would not come in any reasonable time."""
+    for rate in args.rate:
+        if args.duration is not None:
+            if rate * args.duration < 1:
+                expected = rate * args.duration
+                raise UsageError(f"--rate {rate:g}: a {args.duration:g} s run expects {expected:.3g} "
+                                 "arrivals, fewer than one; raise the rate or the --duration")
+            continue
+        count = args.warmup + (args.requests or DEFAULT_REQUESTS)
+        seconds = count / rate
+        if seconds > MAX_OPEN_LOOP_SECONDS:
+            raise UsageError(f"--rate {rate:g}: {count} requests (warm-up included) arrive over about "
+                             f"{seconds:.3g} s at that rate, more than {MAX_OPEN_LOOP_SECONDS} s; raise the "
+                             "rate, or give fewer --requests or a --duration")
+
+
+def _load_mode(args):
+    """("closed", callers) for --concurrency, ("open", rates) for --rate, else None.
+
+    Also refuses the options that do not go with the mode chosen.
+    """
+    if args.concurrency:
+        load = ("closed", args.concurrency)
+    elif args.rate:
+        load = ("open", args.rate)
+    else:
+        for option, value in (("--max-delay-ms", args.max_delay_ms), ("--gear-policy", args.gear_policy),
+                              ("--max-queue", args.max_queue)):
+            if value is not None:
+                raise UsageError(f"{option} needs --concurrency or --rate: without them bench runs its "
+                                 "requests through Engine.run_many, which neither queues nor batches")
+        return None
+    option = "--concurrency" if args.concurrency else "--rate"
+    if args.rate:
+        _check_open_loop_length(args)
+    for other, given in (("--compare", args.compare), ("--repeat", args.repeat > 1),
+                         ("--fail-on-regression", args.fail_on_regression)):
+        if given:
+            raise UsageError(f"{other} does not go with {option}: it compares or repeats the default "
+                             "measurement (requests through Engine.run_many), not a load sweep")
+    return load
+
+
+def _bench_load(args, load, pipe, kw, kind, pool, batch, requests, requests_in, soc, progress,
+                shaped_config=None) -> int:
+    """bench --concurrency / --rate: a load sweep (ascend_engine.bench.load), one row per point.
+
+    ``shaped_config``: for a pipeline with dynamic shapes, ``{"shapes", "shapes_chosen", "node_gears"}``
+    of its requests."""
+    import ascend_engine as ae
+    from ascend_engine.bench import compare as cmp
+    from ascend_engine.bench import load as loadgen
+    from ascend_engine.bench import measure, report
+
+    mode, values = load
+    with pipe.compile(**kw) as engine:
+        cold_ms = measure.run_cold(engine, pool[0])
+        verified = _verify(engine, requests_in, args) if (args.output or args.check) else None
+        points = loadgen.sweep(engine, pool, batch, mode, values, requests=requests, duration=args.duration,
+                               warmup=args.warmup, progress=progress)
+        memory = engine.memory()
+        plan = engine.plan
+        identity = cmp.pipeline_identity(plan)
+    if shaped_config:
+        identity["shapes"] = shaped_config["shapes"]
+    key = "concurrency" if mode == "closed" else "offered_per_s"
+    samples = []
+    for point in points:
+        samples.extend({key: point[key], **s} for s in point.pop("samples"))
+    figures = {
+        "tool": f"{PROG} bench",
+        "version": ae.__version__,
+        "target": args.target,
+        "kind": kind,
+        "backend": ae.backend().name,
+        "device": plan.device,
+        "soc": soc,
+        "nodes": identity["nodes"],
+        "pipeline": identity,
+        "streams_used": plan.n_streams,
+        "config": {"batch": batch, "depth": plan.depth,
+                   "streams": "single" if plan.single_stream else "per-model",
+                   "requests": requests, "duration": args.duration, "warmup": args.warmup,
+                   "max_queue": plan.max_queue, "max_delay_ms": plan.max_delay_ms,
+                   "gear_policy": plan.gear_policy,
+                   **({k: shaped_config[k] for k in ("shapes", "shapes_chosen")} if shaped_config else {})},
+        **({"node_gears": shaped_config["node_gears"]} if shaped_config else {}),
+        "inputs": _inputs_figure(args, requests_in, pool),
+        "latency_ms": {"cold": cold_ms},
+        "load": {"mode": mode, "generator": "asyncio tasks awaiting Engine.run_async", key: values,
+                 "points": points},
+        "memory": memory,
+    }
+    report.print_load(figures)
+    if verified:
+        print(f"outputs   : {verified}")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(figures, f, indent=2)
+            f.write("\n")
+        print(f"json      : {args.json}")
+    if args.export_times:
+        with open(args.export_times, "w", encoding="utf-8") as f:
+            json.dump(samples, f, indent=1)
+            f.write("\n")
+        print(f"times     : {args.export_times} ({len(samples)} requests)")
+    return 0
+
+
+
+# ---- trace ------------------------------------------------------------------------------------
+
+
+def summarize_trace(path) -> dict:
+    """Events, streams (pid/tid pairs) and span of a Chrome trace-event file."""
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    events = data["traceEvents"] if isinstance(data, dict) else data
+    spans = [e for e in events if e.get("ph") == "X"]
+    lanes = {(e.get("pid"), e.get("tid")) for e in spans}
+    if spans:
+        start = min(e["ts"] for e in spans)
+        end = max(e["ts"] + e.get("dur", 0) for e in spans)
+    else:
+        start = end = 0
+    return {"events": len(events), "spans": len(spans), "lanes": len(lanes), "span_ms": (end - start) / 1e3}
+
+
+def cmd_trace(args) -> int:
+    existing_file(args.target, "spec or model file")
+    _code_allowed(args)
+    writable(args.out, "--out")
+    from ascend_engine import Engine
+
+    if not hasattr(Engine, "trace"):
+        raise RuntimeError("this build of ascend_engine has no Engine.trace (timelines); upgrade the package")
+    check_device(args.device)
+    facts = _model_facts(args.target, args.device, args.shapes)
+    if facts is not None and facts["resolved"] is not None:
+        return _trace_shaped(args, facts)
+    pipe, kw, _kind = _pipeline_for(args.target, args.device, args.allow_code)
+    if args.depth is not None:
+        kw["depth"] = args.depth
+    kw["profile"] = True   # timelines come from the per-node timing events
+    plan = pipe.plan(**kw)
+    if plan.shaped:
+        return _trace_shaped_pipeline(args, pipe, kw, plan)
+    shape_batch, given = _batch_from_shapes(args, plan)
+    if shape_batch is not None:
+        args.batch = shape_batch
+    if args.batch is not None and args.batch > plan.max_batch:
+        raise UsageError(f"--batch {args.batch}: the largest batch one execution of this pipeline takes is "
+                         f"{plan.max_batch}, and a trace records one execution per request; use --batch "
+                         f"{plan.max_batch} or less (bench times larger, split requests)")
+    if args.batch is not None and plan.fixed_batch and args.batch != plan.fixed_batch:
+        raise UsageError(f"--batch {args.batch}: this pipeline takes a fixed batch of {plan.fixed_batch} "
+                         "(a static model or input)")
+    with pipe.compile(**kw) as engine:
+        done = engine.trace(args.out, requests=args.requests, batch_size=args.batch)
+    s = summarize_trace(args.out)
+    requests = done.get("requests", args.requests) if isinstance(done, dict) else args.requests
+    at = f" at {shapes_text(given)}" if given else ""
+    print(f"trace     : {args.out}: {s['spans']} spans on {s['lanes']} lanes over {s['span_ms']:.2f} ms "
+          f"({requests} requests{at})")
+    print("open it in Perfetto or chrome://tracing")
+    return 0
+
+
+def _trace_shaped_pipeline(args, pipe, kw, plan) -> int:
+    """trace of a pipeline with dynamic shapes: ``--requests`` random requests of one shape (--shapes or
+    the spec's bench_shape), each model node at the gear that shape picks."""
+    from ascend_engine.bench import shaped
+
+    shapes, chosen, gears = _shaped_request(args, plan, "trace")
+    figure = shaped.node_gears(plan, gears)
+    extra = {"target": args.target, "shapes": {name: list(s) for name, s in shapes.items()},
+             "shapes_chosen": chosen, "node_gears": figure}
+    pool = shaped.random_pool(plan, shapes, FEED_POOL)
+    with pipe.compile(**kw) as engine:
+        done = shaped.trace(engine, args.out, pool, args.requests, shapes, figure, extra)
+    s = summarize_trace(args.out)
+    print(f"gears     : {shaped.gears_line(figure)}")
+    print(f"trace     : {args.out}: {s['spans']} spans on {s['lanes']} lanes over {s['span_ms']:.2f} ms "
+          f"({done['requests']} requests at {shapes_text(shapes)}, depth {plan.depth})")
+    print("open it in Perfetto or chrome://tracing")
+    return 0
+
+
+def _trace_shaped(args, facts) -> int:
+    """trace of an image-size, dims-gear or shape-range model file: its own streams, at the chosen shapes."""
+    from ascend_engine.bench import direct
+    from ascend_engine.bench.shapes import gears_text
+
+    if args.batch is not None:
+        raise UsageError(f"--batch does not go with {args.target}: a model with dynamic shapes runs at the "
+                         "shapes --shapes chooses")
+    resolved = facts["resolved"]
+    depth = args.depth or direct.DEFAULT_DEPTH
+    dev = 0 if args.device is None else args.device
+    at = shapes_text(resolved["shapes"])
+    extra = {"target": args.target, "shapes": {k: list(v) for k, v in resolved["shapes"].items()},
+             "gears": facts["gears"], "how": direct.HOW.format(depth=depth)}
+    with direct.ShapedRun(args.target, dev, resolved, facts["node"], depth=depth, pool=FEED_POOL) as run:
+        done = run.trace(args.out, requests=args.requests, extra=extra)
+    s = summarize_trace(args.out)
+    chosen = "" if resolved["chosen"] == "given" else ", the largest gear"
+    print(f"gears     : {gears_text(facts['gears'])}")
+    print(f"trace     : {args.out}: {s['spans']} spans on {s['lanes']} lanes over {s['span_ms']:.2f} ms "
+          f"({done['requests']} requests at {at}{chosen}; the model alone on {depth} stream(s))")
+    print("open it in Perfetto or chrome://tracing")
+    return 0
+
+
+def shapes_text(shapes) -> str:
+    """``{"x": (1, 3, 32, 32)}`` in the --shapes syntax (``x:1,3,32,32``)."""
+    from ascend_engine.bench.shapes import text
+
+    return text(shapes)
+
+

@@ -1,0 +1,154 @@
+"""What every ``ascend-engine`` subcommand shares: the usage error, the argument converters
+(their limits from the table of compile options, ascend_engine/options.py) and the checks made
+before anything runs (docs/cli.md)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from ascend_engine.options import OPTIONS
+
+PROG = "ascend-engine"
+DEFAULT_REQUESTS = 200
+DEFAULT_WARMUP = 10
+FEED_POOL = 4                 # distinct random feeds cycled through, so generating data costs nothing
+
+
+class UsageError(Exception):
+    """A bad argument found after parsing (a missing file, a conflicting option): exit status 2."""
+
+
+# ---- small helpers -------------------------------------------------------------------
+
+
+def positive_int_arg(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def non_negative_int_arg(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
+def positive_float_arg(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def non_negative_float_arg(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
+    return value
+
+
+def option_arg(name):
+    """An argparse type for compile option ``name``: the limits of options.py, as a usage error."""
+    option = OPTIONS[name]
+    base = {"int": positive_int_arg, "ms": non_negative_float_arg}[option.kind]
+
+    def convert(text):
+        value = base(text)
+        if value > option.maximum:
+            raise argparse.ArgumentTypeError(f"expected at most {option.maximum}, got {text!r}")
+        return value
+
+    convert.__name__ = base.__name__   # argparse names the type in its message
+    return convert
+
+
+def value_list(text, convert, what):
+    """A comma-separated list of values for a sweep (``1,4,16``), each checked by ``convert``."""
+    parts = [p.strip() for p in text.split(",")]
+    if not all(parts):
+        raise argparse.ArgumentTypeError(f"expected {what} separated by commas (such as 1,4,16), "
+                                         f"got {text!r}")
+    values = []
+    for part in parts:
+        try:
+            values.append(convert(part))
+        except argparse.ArgumentTypeError as exc:
+            raise argparse.ArgumentTypeError(f"{exc} in {text!r}") from None
+    return values
+
+
+def concurrency_list(text):
+    return value_list(text, positive_int_arg, "numbers of callers")
+
+
+MAX_RATE = 1e6                # requests/s: far beyond what one engine answers
+MAX_OPEN_LOOP_SECONDS = 3600  # an open loop expected to take longer is surely a typo in --rate
+
+
+def rate_arg(text):
+    value = positive_float_arg(text)
+    if not value <= MAX_RATE:       # also inf (nan is not > 0)
+        raise argparse.ArgumentTypeError(f"expected a finite rate of at most {MAX_RATE:g} requests/s, "
+                                         f"got {text!r}")
+    return value
+
+
+def rate_list(text):
+    return value_list(text, rate_arg, "rates in requests/s")
+
+
+def shapes_arg(text):
+    """``--shapes NAME:D,D,...[;NAME:...]`` (ais_bench's --dymShape form) as {name: shape}."""
+    from ascend_engine.bench.shapes import ShapesError, parse
+
+    try:
+        return parse(text)
+    except ShapesError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def existing_file(path, what):
+    if not os.path.exists(path):
+        raise UsageError(f"{what} not found: {path}")
+    if not os.path.isfile(path):
+        raise UsageError(f"{what} is not a file: {path}")
+    return path
+
+
+
+def writable(path, option):
+    """Refuse, before the run, a file the run could not write at its end."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(f"{option}: cannot write {path}: no folder {folder}")
+    if os.path.isdir(path):
+        raise UsageError(f"{option}: cannot write {path}: it is a folder; name a file in it")
+    if not os.access(folder, os.W_OK | os.X_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise UsageError(f"{option}: cannot write {path}: permission denied")
+
+
+def check_device(device):
+    """A --device beyond the backend's devices is a usage error naming the ids there are."""
+    if device is None:
+        return
+    import ascend_engine as ae
+
+    count = len(ae.devices())
+    if device >= count:
+        ids = f"ids 0 to {count - 1}" if count else "none"
+        raise UsageError(f"--device {device}: the {ae.backend().name} backend has {count} device(s) ({ids})")

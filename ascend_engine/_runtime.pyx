@@ -37,7 +37,7 @@ from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_FORMAT, PyBUF_WRITABLE, Py
 from libc.stdint cimport int32_t, uint32_t, uintptr_t
 
 from ascend_engine import errors as _errors
-from ascend_engine._checks import timeout_ms
+from ascend_engine._checks import byte_count, tensor_array, tensor_dtype, timeout_ms
 from ascend_engine._acl cimport *
 
 _log = logging.getLogger("ascend_engine")
@@ -849,11 +849,10 @@ cdef class DeviceBuffer(Resource):
     synchronized; read the result only after that).
     """
 
-    def __init__(self, where not None, size_t nbytes):
+    def __init__(self, where not None, nbytes):
         cdef void *p = NULL
         cdef Resource owner = where
-        if nbytes == 0:
-            raise ValueError("nbytes must be > 0")
+        nbytes = byte_count(nbytes, "DeviceBuffer nbytes")
         self.device = _device_of(where)
         owner._activate()
         checked_aclrtMalloc(&p, nbytes, ACL_MEM_MALLOC_HUGE_FIRST)
@@ -896,6 +895,8 @@ cdef class DeviceBuffer(Resource):
             kind = ACL_MEMCPY_DEVICE_TO_DEVICE
             keep = other
         else:
+            if isinstance(src, numpy.ndarray):   # its bytes are copied as they are: no PyObject pointers
+                tensor_array(src, "copy_from: src")
             keep = _host_view(src, False, &v)
             kind = ACL_MEMCPY_HOST_TO_DEVICE
             if isinstance(src, HostBuffer):
@@ -929,10 +930,12 @@ cdef class DeviceBuffer(Resource):
         self._offset_ok(offset)
         count = self.nbytes - offset if nbytes is None else <size_t>nbytes
         if out is None:
-            dt = numpy.dtype(dtype if dtype is not None else numpy.uint8)
+            dt = tensor_dtype(dtype if dtype is not None else numpy.uint8, "copy_to: dtype", TypeError)
             if count % dt.itemsize:
                 raise ValueError(f"{count} bytes is not a whole number of {dt} items")
             out = numpy.empty(count // dt.itemsize, dtype=dt)
+        elif isinstance(out, numpy.ndarray):   # the device's bytes land as they are: no PyObject pointers
+            tensor_array(out, "copy_to: out")
         keep = _host_view(out, True, &v)
         src = <const char *>self._ptr + offset
         if isinstance(out, HostBuffer):

@@ -186,6 +186,11 @@ cdef bint runtime_usable() noexcept:
     return _api_ptr is not NULL
 
 
+cdef bint shutting_down() noexcept:
+    """shutdown() (at exit, or called) has begun: it closes what is still open next."""
+    return _shut_down
+
+
 cdef const ae_acl_api *api() except NULL:
     """The AscendCL function table; loads and initialises on first use."""
     if _forked:
@@ -254,7 +259,7 @@ def shutdown():
         _shut_down = True
         if _api_ptr is NULL:
             return
-        _close_all(_live, at_exit=True)
+        _close_at_exit()
         t = _api_ptr
         for i in range(MAX_DEVICES):
             if _dev_refs[i] > 0:
@@ -265,27 +270,57 @@ def shutdown():
         _api_ptr = NULL
 
 
-def _close_all(dict refs, bint at_exit=False):
-    """Close the objects of a serial -> weakref map: streams first, then the rest, newest first.
+def _closing_order(dict refs):
+    """The open objects of a serial -> weakref map in the order they close:
+    streams first, then the rest, newest first.
 
     Streams go first because closing one waits for its queued work: after
     that no copy can still be reading or writing a buffer that is freed next.
+    Newest first closes what was made from an object (a model from its
+    device) before that object.
     """
     objs = []
     for serial in sorted(refs, reverse=True):
         ref = refs.get(serial)
         obj = ref() if ref is not None else None
-        if obj is not None:
+        if obj is not None and not (<Resource>obj)._closed:
             objs.append(obj)
     objs.sort(key=lambda o: not isinstance(o, Stream))   # stable: keeps newest-first order
-    for obj in objs:
-        if at_exit:
+    return objs
+
+
+def _close_all(dict refs):
+    """Close the objects of a serial -> weakref map (see :func:`_closing_order`)."""
+    for obj in _closing_order(refs):
+        obj.close()
+
+
+def _close_at_exit():
+    """Close every open object (see :func:`_closing_order`), the newest again
+    first whenever closing one opened another.
+
+    An engine whose device still runs work abandoned after a timeout leaves
+    its remains (the executor, with the models and devices it uses): they are
+    released next, waiting for the device, before those models and devices,
+    not left open until the devices are reset.  A failure is reported and the
+    others are closed all the same.
+    """
+    tried = set()
+    while True:
+        opened = _serial_counter
+        objs = [o for o in _closing_order(_live) if (<Resource>o)._serial not in tried]
+        if not objs:
+            return
+        for obj in objs:
+            if (<Resource>obj)._closed:   # closed with its owner
+                continue
+            tried.add((<Resource>obj)._serial)
             try:
                 obj.close()
             except Exception as exc:   # at exit: report and keep going
                 _log.warning("ascend_engine: closing %r at exit failed: %s", obj, exc)
-        else:
-            obj.close()
+            if _serial_counter != opened:
+                break   # the close opened something: choose again
 
 
 def backend():

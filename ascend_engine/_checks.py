@@ -27,6 +27,15 @@ def positive_int(value, what: str, limit: int = 2**62, error: type[Exception] = 
     return value
 
 
+def byte_count(value, what: str, limit: int = 2**62) -> int:
+    """A number of bytes to allocate, in [1, limit]: TypeError for anything but an
+    integer (a bool included), ValueError outside the range (not an OverflowError)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{what} must be a number of bytes (an integer), got {value!r} "
+                        f"({type(value).__name__})")
+    return positive_int(value, what, limit)
+
+
 def device_id(value, what: str = "device", error: type[Exception] = ValueError) -> int:
     """A device id: an int from 0 (whether the device exists is AscendCL's to say)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):

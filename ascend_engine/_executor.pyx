@@ -50,7 +50,7 @@ from libc.string cimport memcpy, memset, strncpy
 
 from ascend_engine._acl cimport *
 from ascend_engine._executor_api cimport *
-from ascend_engine._runtime cimport api, check_not_forked, close_from_finalizer, Resource, Device
+from ascend_engine._runtime cimport api, check_not_forked, close_from_finalizer, Resource, Device, shutting_down
 
 from ascend_engine import errors as _errors
 from ascend_engine import requests as _requests
@@ -428,8 +428,9 @@ cdef class Engine(Resource):
             self._engine = NULL
             self._cancel_pending("the engine was closed before the request completed")
             if rc == 1:
-                _log.warning("ascend_engine: %s; its memory is released once the device finishes "
-                             "(at the latest when the device is closed)", _error_of(&err).message)
+                if not shutting_down():   # else shutdown() releases the remains next, waiting for the device
+                    _log.warning("ascend_engine: %s; its memory is released once the device finishes "
+                                 "(at the latest when the device is closed)", _error_of(&err).message)
                 # the other devices stay open until the remains are released
                 _Remains.keep(engine, self._owned_models + self._other_devices, self._device, self._tensors,
                               self._nodes, self._ints, self._gears)

@@ -90,6 +90,17 @@ cdef class _PyStep:
                     edit.gear_dims[<size_t>n * AE_MAX_GEAR_DIMS + j] = vals[j]
         return [pad_to(a, shape) for a, shape in zip(result, device)]
 
+    cdef str _count_mismatch(self, result):
+        """Why ``result`` (a tuple or list) is not one value per declared output."""
+        n = len(self.out_specs)
+        declared = f"it declares {n} output(s): {', '.join(o[0] for o in self.out_specs)}"
+        if isinstance(result, tuple):
+            return f"host step {self.name!r} returned {len(result)} value(s); {declared}"
+        # a list is taken for one value per output (as a tuple is), not for one array's data
+        expected = "one numpy array" if n == 1 else f"a tuple of {n} numpy arrays"
+        return (f"host step {self.name!r} returned a list of {len(result)} element(s); {declared}, so it "
+                f"must return {expected}")
+
     cdef int run(self, uint64_t request, const ae_host_tensor *inputs, int n_inputs,
                  ae_host_tensor *outputs, int n_outputs, uint64_t *rows_out, ae_shape_edit *edit,
                  char *message, size_t message_size):
@@ -103,8 +114,7 @@ cdef class _PyStep:
             if isinstance(result, np.ndarray) or not isinstance(result, (tuple, list)):
                 result = (result,)
             if len(result) != n_outputs:
-                raise HostStepError(f"host step {self.name!r} returned {len(result)} value(s); it declares "
-                                    f"{n_outputs} output(s): {', '.join(o[0] for o in self.out_specs)}")
+                raise HostStepError(self._count_mismatch(result))
             rows = None
             for o in range(n_outputs):
                 name, dtype, trailing = self.out_specs[o]
@@ -123,8 +133,9 @@ cdef class _PyStep:
                     raise HostStepError(f"host step {self.name!r}: its outputs have different numbers of rows "
                                         f"({self.out_specs[0][0]!r} {rows}, {name!r} {a.shape[0]}); "
                                         "they must agree")
-                if a.shape[0] > outputs[o].rows:
-                    limit = "its max_rows is" if self.rows_any else "rows='same' needs at most"
+                if a.shape[0] > outputs[o].rows:   # before the copy: the staging holds no more
+                    # rows="same" wants exactly its input's rows (the executor checks fewer: host_steps.c)
+                    limit = "its max_rows is" if self.rows_any else 'rows="same" needs'
                     raise HostStepError(f"host step {self.name!r} output {name!r}: returned {a.shape[0]} rows; "
                                         f"{limit} {outputs[o].rows}")
             rows = rows if rows is not None else 0

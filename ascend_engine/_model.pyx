@@ -949,6 +949,8 @@ cdef class Model(Resource):
         api()
         cdef _DatasetPair pair
         cdef aclrtStream s = stream_handle(stream)   # a closed stream stops here, before any AscendCL call
+        if batch is not None:   # rows, never truncated or parsed: 2.7, '4' and True are refused
+            batch = positive_int(batch, f"model {self.path!r}: batch")
         if self.dynamic_kind in ("hw", "dims", "range"):
             return self._execute_shaped_async(list(inputs), list(outputs), stream, gear, shapes)
         if gear is not None or shapes is not None:
@@ -970,8 +972,8 @@ cdef class Model(Resource):
         if self.dynamic_index >= 0:
             if batch is None:
                 raise ValueError(f"model {self.path!r} has a dynamic batch: pass batch= (gears {list(self.batch_sizes)})")
-            gear = self.gear_for(int(batch))
-        elif batch is not None and int(batch) != self.max_batch:
+            gear = self.gear_for(batch)
+        elif batch is not None and batch != self.max_batch:
             raise ValueError(f"model {self.path!r} is static with batch {self.max_batch}, got batch={batch}")
         with self._lock:
             self._activate()

@@ -49,6 +49,7 @@ cdef int missing_function(const char *name) except -1
 cdef int make_current(aclrtContext ctx) except -1
 cdef int check_not_forked() except -1
 cdef bint runtime_usable() noexcept
+cdef bint shutting_down() noexcept
 
 # The checked wrappers, generated from include/ascend_engine/acl_functions.h by
 # tools/gen_acl_pxd.py (setup.py runs it on every build); after the functions they call.

@@ -37,7 +37,7 @@ from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_FORMAT, PyBUF_WRITABLE, Py
 from libc.stdint cimport int32_t, uint32_t, uintptr_t
 
 from ascend_engine import errors as _errors
-from ascend_engine._checks import timeout_ms
+from ascend_engine._checks import byte_count, tensor_array, tensor_dtype, timeout_ms
 from ascend_engine._acl cimport *
 
 _log = logging.getLogger("ascend_engine")
@@ -186,6 +186,11 @@ cdef bint runtime_usable() noexcept:
     return _api_ptr is not NULL
 
 
+cdef bint shutting_down() noexcept:
+    """shutdown() (at exit, or called) has begun: it closes what is still open next."""
+    return _shut_down
+
+
 cdef const ae_acl_api *api() except NULL:
     """The AscendCL function table; loads and initialises on first use."""
     if _forked:
@@ -254,7 +259,7 @@ def shutdown():
         _shut_down = True
         if _api_ptr is NULL:
             return
-        _close_all(_live, at_exit=True)
+        _close_at_exit()
         t = _api_ptr
         for i in range(MAX_DEVICES):
             if _dev_refs[i] > 0:
@@ -265,27 +270,57 @@ def shutdown():
         _api_ptr = NULL
 
 
-def _close_all(dict refs, bint at_exit=False):
-    """Close the objects of a serial -> weakref map: streams first, then the rest, newest first.
+def _closing_order(dict refs):
+    """The open objects of a serial -> weakref map in the order they close:
+    streams first, then the rest, newest first.
 
     Streams go first because closing one waits for its queued work: after
     that no copy can still be reading or writing a buffer that is freed next.
+    Newest first closes what was made from an object (a model from its
+    device) before that object.
     """
     objs = []
     for serial in sorted(refs, reverse=True):
         ref = refs.get(serial)
         obj = ref() if ref is not None else None
-        if obj is not None:
+        if obj is not None and not (<Resource>obj)._closed:
             objs.append(obj)
     objs.sort(key=lambda o: not isinstance(o, Stream))   # stable: keeps newest-first order
-    for obj in objs:
-        if at_exit:
+    return objs
+
+
+def _close_all(dict refs):
+    """Close the objects of a serial -> weakref map (see :func:`_closing_order`)."""
+    for obj in _closing_order(refs):
+        obj.close()
+
+
+def _close_at_exit():
+    """Close every open object (see :func:`_closing_order`), the newest again
+    first whenever closing one opened another.
+
+    An engine whose device still runs work abandoned after a timeout leaves
+    its remains (the executor, with the models and devices it uses): they are
+    released next, waiting for the device, before those models and devices,
+    not left open until the devices are reset.  A failure is reported and the
+    others are closed all the same.
+    """
+    tried = set()
+    while True:
+        opened = _serial_counter
+        objs = [o for o in _closing_order(_live) if (<Resource>o)._serial not in tried]
+        if not objs:
+            return
+        for obj in objs:
+            if (<Resource>obj)._closed:   # closed with its owner
+                continue
+            tried.add((<Resource>obj)._serial)
             try:
                 obj.close()
             except Exception as exc:   # at exit: report and keep going
                 _log.warning("ascend_engine: closing %r at exit failed: %s", obj, exc)
-        else:
-            obj.close()
+            if _serial_counter != opened:
+                break   # the close opened something: choose again
 
 
 def backend():
@@ -849,11 +884,10 @@ cdef class DeviceBuffer(Resource):
     synchronized; read the result only after that).
     """
 
-    def __init__(self, where not None, size_t nbytes):
+    def __init__(self, where not None, nbytes):
         cdef void *p = NULL
         cdef Resource owner = where
-        if nbytes == 0:
-            raise ValueError("nbytes must be > 0")
+        nbytes = byte_count(nbytes, "DeviceBuffer nbytes")
         self.device = _device_of(where)
         owner._activate()
         checked_aclrtMalloc(&p, nbytes, ACL_MEM_MALLOC_HUGE_FIRST)
@@ -896,6 +930,8 @@ cdef class DeviceBuffer(Resource):
             kind = ACL_MEMCPY_DEVICE_TO_DEVICE
             keep = other
         else:
+            if isinstance(src, numpy.ndarray):   # its bytes are copied as they are: no PyObject pointers
+                tensor_array(src, "copy_from: src")
             keep = _host_view(src, False, &v)
             kind = ACL_MEMCPY_HOST_TO_DEVICE
             if isinstance(src, HostBuffer):
@@ -929,10 +965,12 @@ cdef class DeviceBuffer(Resource):
         self._offset_ok(offset)
         count = self.nbytes - offset if nbytes is None else <size_t>nbytes
         if out is None:
-            dt = numpy.dtype(dtype if dtype is not None else numpy.uint8)
+            dt = tensor_dtype(dtype if dtype is not None else numpy.uint8, "copy_to: dtype", TypeError)
             if count % dt.itemsize:
                 raise ValueError(f"{count} bytes is not a whole number of {dt} items")
             out = numpy.empty(count // dt.itemsize, dtype=dt)
+        elif isinstance(out, numpy.ndarray):   # the device's bytes land as they are: no PyObject pointers
+            tensor_array(out, "copy_to: out")
         keep = _host_view(out, True, &v)
         src = <const char *>self._ptr + offset
         if isinstance(out, HostBuffer):

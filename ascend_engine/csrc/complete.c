@@ -331,10 +331,11 @@ int ae_engine_complete_waited(ae_engine *e, uint64_t request, aclError wait_rc, 
     if (aex_make_current(e, err))
         return -1;
     if (wait_rc == ACL_ERROR_RT_EVENT_SYNC_TIMEOUT) {
-        int held = e->n_steps && aex_wait_tail(e, &e->slots[request % (uint64_t)e->plan.depth], 1, NULL);
-        aex_fail(e, err, wait_rc, "aclrtSynchronizeEventWithTimeout", NULL,
-                 "a request did not complete within %d ms%s", (int)e->plan.timeout_ms,
-                 held ? " (a host step still holds it)" : "");
+        /* a host step still holding the request is what ran out of time
+         * (aex_wait_tail says which, given a deadline already past); else the device */
+        if (!e->n_steps || !aex_wait_tail(e, &e->slots[request % (uint64_t)e->plan.depth], 1, err))
+            aex_fail(e, err, wait_rc, "aclrtSynchronizeEventWithTimeout", NULL,
+                     "a request did not complete within %d ms", (int)e->plan.timeout_ms);
         return finish_oldest(e, -1, aex_now_ns(), err);
     }
     return ae_engine_complete_one(e, err);

@@ -23,6 +23,23 @@ void aex_copy_name(char *dst, const char *src)
     snprintf(dst, AE_NAME_MAX, "%s", src ? src : "");
 }
 
+/* Fill err (the message `what`, then `recent` when there is one); -1. */
+static int fill_error(ae_error *err, aclError code, const char *function, const char *node, const char *recent,
+                      const char *fmt, va_list ap)
+{
+    err->code = code;
+    err->request = AE_NO_REQUEST;
+    aex_copy_name(err->function, function);
+    aex_copy_name(err->node, node);
+    char what[AE_MESSAGE_MAX / 2];
+    vsnprintf(what, sizeof what, fmt, ap);
+    if (recent && recent[0])
+        snprintf(err->message, AE_MESSAGE_MAX, "%s: %s", what, recent);
+    else
+        snprintf(err->message, AE_MESSAGE_MAX, "%s", what);
+    return -1;
+}
+
 /* The single error-reporting path: fills err from an AscendCL failure (or an
  * engine-level problem when code is 0) and returns -1. */
 int aex_fail(ae_engine *e, ae_error *err, aclError code, const char *function,
@@ -30,22 +47,26 @@ int aex_fail(ae_engine *e, ae_error *err, aclError code, const char *function,
 {
     if (!err)
         return -1;
-    err->code = code;
-    err->request = AE_NO_REQUEST;
-    aex_copy_name(err->function, function);
-    aex_copy_name(err->node, node);
-    char what[AE_MESSAGE_MAX / 2];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
     const char *recent = NULL;
     if (code != ACL_SUCCESS && e && e->acl && e->acl->aclGetRecentErrMsg)
         recent = e->acl->aclGetRecentErrMsg();
-    if (recent && recent[0])
-        snprintf(err->message, AE_MESSAGE_MAX, "%s: %s", what, recent);
-    else
-        snprintf(err->message, AE_MESSAGE_MAX, "%s", what);
+    va_list ap;
+    va_start(ap, fmt);
+    fill_error(err, code, function, node, recent, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int aex_fail_engine(ae_engine *e, ae_error *err, aclError code, const char *function, const char *node,
+                    const char *fmt, ...)
+{
+    (void)e;
+    if (!err)
+        return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    fill_error(err, code, function, node, NULL, fmt, ap);
+    va_end(ap);
     return -1;
 }
 

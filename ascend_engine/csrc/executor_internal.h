@@ -80,6 +80,8 @@ typedef struct slot {
      * leaves its message here; an enqueue that failed on a worker is fatal
      * (the streams hold part of the request) and drains the engine. */
     int tail_enqueued;
+    int step_node;                /* until then: the host step holding the request (-1 before the first) */
+    int step_running;             /* and whether its function has been called */
     int step_failed;
     int step_fatal;
     uint64_t generation;          /* bumped when the slot's request is abandoned */
@@ -198,6 +200,11 @@ struct ae_engine {
 /* The single error-reporting path: fills err (when not NULL) and returns -1. */
 int aex_fail(ae_engine *e, ae_error *err, aclError code, const char *function, const char *node,
              const char *fmt, ...);
+/* The same for a failure the engine found itself and reports under an
+ * AscendCL code (a deadline it measured): no AscendCL call failed, so the
+ * thread's recent-error text, which belongs to some earlier call, is left out. */
+int aex_fail_engine(ae_engine *e, ae_error *err, aclError code, const char *function, const char *node,
+                    const char *fmt, ...);
 
 #define ACL_CALL(e, err, node, call, ...)                                          \
     do {                                                                           \

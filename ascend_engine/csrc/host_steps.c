@@ -169,6 +169,8 @@ int aex_step_begin(ae_engine *e, slot *sl, uint64_t request, int n, int skip, ae
     it->slot = (int)(sl - e->slots);
     it->request = request;
     it->generation = sl->generation;
+    sl->step_node = n;
+    sl->step_running = 0;
     r->count++;
     pthread_cond_broadcast(&e->step_work);
     return aex_use_device(e, 0, err);
@@ -187,16 +189,31 @@ static void add_ms(struct timespec *ts, uint64_t ms)
     }
 }
 
+/* The timeout of a request a host step still holds, naming the step
+ * (step_lock held).  No AscendCL call failed: no recent-error text. */
+static int fail_held(ae_engine *e, const slot *sl, ae_error *err)
+{
+    const char *name = sl->step_node >= 0 ? e->nodes[sl->step_node].name : NULL;
+    if (!name)
+        return aex_fail_engine(e, err, ACL_ERROR_RT_EVENT_SYNC_TIMEOUT, "aclrtSynchronizeEventWithTimeout", NULL,
+                               "a request did not complete within %d ms (a host step still holds it)",
+                               (int)e->plan.timeout_ms);
+    return aex_fail_engine(e, err, ACL_ERROR_RT_EVENT_SYNC_TIMEOUT, "aclrtSynchronizeEventWithTimeout", name,
+                           "a request did not complete within %d ms (a host step still holds it: host step "
+                           "'%s' %s)", (int)e->plan.timeout_ms, name,
+                           sl->step_running ? "was still running"
+                                            : "had not started: its inputs or a free worker were not ready");
+}
+
 int aex_wait_tail(ae_engine *e, slot *sl, uint64_t deadline, ae_error *err)
 {
     pthread_mutex_lock(&e->step_lock);
     while (!sl->tail_enqueued) {
         uint64_t now = aex_now_ns();
         if (deadline && now >= deadline) {
+            int rc = fail_held(e, sl, err);
             pthread_mutex_unlock(&e->step_lock);
-            return aex_fail(e, err, ACL_ERROR_RT_EVENT_SYNC_TIMEOUT, "aclrtSynchronizeEventWithTimeout", NULL,
-                            "a request did not complete within %d ms (a host step still holds it)",
-                            (int)e->plan.timeout_ms);
+            return rc;
         }
         if (err && aex_poll_due(e)) {
             pthread_mutex_unlock(&e->step_lock);
@@ -371,6 +388,12 @@ static void run_item(ae_engine *e, const step_runner *r, const step_item *it)
     /* A device error before the step: the rest is skipped, and the error
      * reaches the completion through the done event's stream. */
     int skip = rc != ACL_SUCCESS;
+    if (!skip) {
+        pthread_mutex_lock(&e->step_lock);   /* a timeout of the request names what holds it */
+        if (current(e, it))
+            sl->step_running = 1;
+        pthread_mutex_unlock(&e->step_lock);
+    }
     int failed = !skip && call_step(e, r, sl, it, &rows_out, message, sizeof message);
 
     pthread_mutex_lock(&e->step_lock);

@@ -124,7 +124,8 @@ int ae_engine_submit_shaped(ae_engine *e, const void *const *inputs, uint64_t ro
     if (e->n_steps) {
         /* the workers enqueue on the same streams; they also read the slot */
         pthread_mutex_lock(&e->step_lock);
-        sl->tail_enqueued = sl->step_failed = sl->step_fatal = 0;
+        sl->tail_enqueued = sl->step_failed = sl->step_fatal = sl->step_running = 0;
+        sl->step_node = -1;
         failed = aex_enqueue_request(e, sl, e->next_request, inputs, rows, err);
         pthread_mutex_unlock(&e->step_lock);
     } else {

@@ -102,6 +102,26 @@ def test_execute_async_on_device_buffers(dynamic_model):
             m.execute_async([short, ins[1]], outs, stream, batch=1)
 
 
+@pytest.mark.parametrize("batch, error, message", [
+    (2.7, ValueError, "batch must be an integer, got 2.7 (float)"),
+    ("4", ValueError, "batch must be an integer, got '4' (str)"),
+    (True, ValueError, "batch must be an integer, got True (bool)"),
+    (0, ValueError, "batch must be between 1 and 4611686018427387904, got 0"),
+    (-1, ValueError, "batch must be between 1 and 4611686018427387904, got -1"),
+], ids=["float", "str", "bool", "zero", "negative"])
+def test_execute_async_refuses_a_batch_that_is_not_a_row_count(dynamic_model, batch, error, message):
+    _, m = dynamic_model
+    with ae.Device(0) as dev:
+        stream = ae.Stream(dev)
+        ins = [ae.DeviceBuffer(dev, s.nbytes) for s in m.inputs]
+        outs = [ae.DeviceBuffer(dev, s.nbytes) for s in m.outputs]
+        with pytest.raises(error) as info:
+            m.execute_async(ins, outs, stream, batch=batch)
+        assert str(info.value) == f"model {m.path!r}: {message}"
+        assert m.execute_async(ins, outs, stream, batch=np.int64(2)) == 2   # a numpy integer is a row count
+        stream.synchronize()
+
+
 def test_load_errors_name_the_file(tmp_path):
     missing = tmp_path / "nope.om"
     with pytest.raises(ae.AclError) as info:

@@ -316,7 +316,8 @@ def test_a_step_that_raises_fails_its_request_alone(detector):
     (lambda s, f: np.zeros((9, 4), np.float32), "output 'crops': returned 9 rows; its max_rows is 8"),
     (lambda s, f: (np.zeros((1, 4), np.float32), np.zeros((1, 4), np.float32)),
      "host step 'keep' returned 2 value(s); it declares 1 output(s): crops"),
-    (lambda s, f: [1, 2], "host step 'keep' returned 2 value(s)"),
+    (lambda s, f: [1, 2], "host step 'keep' returned a list of 2 element(s); it declares 1 output(s): crops, "
+     "so it must return one numpy array"),
     (lambda s, f: None, "host step 'keep' output 'crops': expected a numpy array, got NoneType"),
 ])
 def test_wrong_step_outputs_name_the_step_and_output(detector, bad, message):

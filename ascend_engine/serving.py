@@ -453,17 +453,26 @@ class Server:
     # ---- dispatch (engine lock held) -----------------------------------------------
 
     def _take(self, now):
-        """Pieces for the next device request (qlock held); [] if none is due."""
+        """Pieces for the next device request (qlock held); [] if none is due.
+        Calls found cancelled on the way leave the queue and are skipped."""
         if self.with_deadline:
             self._expire(now)
+        while True:
+            taken = self._take_due(now)
+            if taken or taken is None or not self.queue:
+                return taken or []
+
+    def _take_due(self, now):
+        # one try of _take: None when nothing is due, [] when all it took was cancelled
         queue = self.queue
         if not queue:
-            return []
+            return None
         if self.delay:
             waited_out = now - next(iter(queue)).call.submitted >= self.delay
             count = choose_batch(queue, self.max_batch, self.gears, self.policy, waited_out)
-            if count:
-                self.dispatch_wait_ms.add(max(0.0, now - self._ready_at()) * 1000.0)
+            if not count:
+                return None
+            self.dispatch_wait_ms.add(max(0.0, now - self._ready_at()) * 1000.0)
         else:
             count = 1
             ready = max(next(iter(queue)).call.submitted, self.room_at)

@@ -138,7 +138,8 @@ def test_a_done_callback_calling_run_is_refused_and_the_engine_goes_on(quick):
         engine.close()
         print("closed")
     """, path=quick.path, timeout=60)
-    assert lines[0].startswith("EngineError: run() was called from a done-callback of one of this engine's"), lines
+    assert lines[0].startswith("EngineError: run() was called from a done-callback of one of this "
+                               "engine's"), lines
     assert lines[1].startswith("EngineError: Future.result() of a request still running was called from a "
                                "done-callback"), lines
     assert lines[2:] == ["chained (1, 16)", "next (2, 16)", "closed"]
@@ -356,7 +357,7 @@ def drained_work(n, deadlines, cancel_every):
     server, fake = engine.server, engine.fake
     fake.slots = 0
     calls = []
-    for k in range(n):
+    for _ in range(n):
         call = serving.Call(serving.ServingFuture(server), [np.ones((1, 2), np.float32)],
                             [np.empty((1, 2), np.float32)], 1, 1e12 if deadlines else None, ["y"])
         server.admit(call, True)

@@ -37,6 +37,7 @@ Three rules keep every admitted call ending exactly once, with no hang:
 
 from __future__ import annotations
 
+import _signal  # signal's C functions: signal.getsignal's enum lookup costs microseconds
 import bisect
 import collections
 import heapq
@@ -54,6 +55,7 @@ from ascend_engine.errors import EngineBusy, EngineError
 SAMPLES = 100_000   # latency samples kept per figure (the most recent ones)
 SIGNAL_SLICE = 0.02  # seconds a main-thread wait holds signals before it looks for a Ctrl-C
 _MAIN = threading.main_thread().ident
+_SIGINT = int(signal.SIGINT)
 _GONE = object()
 
 
@@ -96,9 +98,9 @@ def hold_signals():
     only count the depth."""
     here = THREAD
     if here.held == 0 and threading.get_ident() == _MAIN:
-        handler = signal.getsignal(signal.SIGINT)
+        handler = _signal.getsignal(_SIGINT)
         if callable(handler) and not isinstance(handler, _HeldSigint):
-            signal.signal(signal.SIGINT, _HeldSigint(handler))
+            _signal.signal(_SIGINT, _HeldSigint(handler))
     here.held += 1
 
 
@@ -109,16 +111,16 @@ def release_signals():
     here = THREAD
     here.held -= 1
     if here.held == 0 and threading.get_ident() == _MAIN:
-        held = signal.getsignal(signal.SIGINT)
+        held = _signal.getsignal(_SIGINT)
         if isinstance(held, _HeldSigint):
-            signal.signal(signal.SIGINT, held.original)
+            _signal.signal(_SIGINT, held.original)
             if held.arrived:
-                signal.raise_signal(signal.SIGINT)
+                signal.raise_signal(_SIGINT)
 
 
 def _signal_arrived():
     """A SIGINT is waiting for the critical section to end (main thread)."""
-    held = signal.getsignal(signal.SIGINT)
+    held = _signal.getsignal(_SIGINT)
     return isinstance(held, _HeldSigint) and held.arrived
 
 

@@ -31,6 +31,8 @@ def one_model(path, **kw):
     pipe.output("y", pipe.model(path, x, name="m"))
     return pipe.compile(**kw)
 
+np.random.default_rng(0)   # numpy imports it lazily: not under a SIGINT storm (the import lock)
+
 def rows(n, seed=0):
     return {"x": np.random.default_rng(seed).standard_normal((n, 16)).astype(np.float32)}
 """

@@ -214,7 +214,7 @@ class Call:
         # a request of a pipeline with dynamic shapes: its RequestShape (padded inputs of other
         # sizes share gears, not cuts)
         self.shape = shape
-        self.pieces = ()        # its Pieces, once admitted
+        self.pieces = ()        # its Pieces while it has some in the queue
         self.dropped = False    # left the queue without running (cancelled, expired, closed)
 
     def fail(self, exc):
@@ -497,6 +497,7 @@ class Server:
                 self.queue_ms.add((now - call.submitted) * 1000.0)
             taken.append(piece)
             if piece.hi == call.rows:
+                call.pieces = ()                  # out of the queue (and no Call <-> Piece cycle for the GC)
                 self._room_made(1)
         return taken
 
@@ -528,6 +529,7 @@ class Server:
                 self.queued_rows -= piece.rows
                 self.examined += 1
         call.dropped = True
+        call.pieces = ()
         if call.deadline is not None:
             self._deadline_gone()
         self._room_made(1)
@@ -782,6 +784,7 @@ class Server:
                 calls = {id(p.call): p.call for p in self.queue}
                 for call in calls.values():
                     call.dropped = True
+                    call.pieces = ()
                 self.queue.clear()
                 self.queued_rows = 0
                 self.queued_calls = 0

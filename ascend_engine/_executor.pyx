@@ -59,9 +59,8 @@ from ascend_engine._checks import positive_int, timeout_ms
 from ascend_engine.errors import EngineBusy, EngineError, HostStepError
 from ascend_engine.planner.builder import NativeStep
 from ascend_engine.requests import DeviceRequest
+from ascend_engine.serving import THREAD as _THREAD, Call, Server, ServingFuture, resolving_for
 from ascend_engine.shapes import pad_to
-from ascend_engine.serving import Call, Server
-from concurrent.futures import Future
 
 _log = logging.getLogger("ascend_engine")
 cnp.import_array()
@@ -404,6 +403,7 @@ cdef class Engine(Resource):
         when the process exits): until then the device may still write into
         that memory.
         """
+        self._refuse_reentry("close()")
         if not self._closed:
             self._server.close()     # queued requests fail; in-flight ones complete
         Resource.close(self)         # _release, with the device's context current
@@ -516,6 +516,27 @@ cdef class Engine(Resource):
             raise EngineError("the engine is closed")
         return 0
 
+    cdef int _refuse_reentry(self, str what, bint waits=True) except -1:
+        """Refuse at once a call into this engine that could only wait for
+        the engine itself (serving.py, "no waiting on oneself"): any call
+        from one of its Python host steps (they run on an engine worker
+        thread, inside a request the engine is running), and a call that
+        waits (``waits``) from a done-callback of one of its futures."""
+        step = _THREAD.step
+        if step is not None and step in self._py_steps.values():
+            raise EngineError(
+                f"host step {step.name!r} called {what} on its own engine: the step runs on one of the "
+                "engine's worker threads, in the middle of a request on the device, and the engine cannot "
+                "finish a request of its own while that step waits (it would wait for ever, or until its "
+                "timeout). Do the work inside the step, or call another engine")
+        if waits and resolving_for(self._server):
+            raise EngineError(f"{what} was called from a done-callback of one of this engine's futures: "
+                              "done-callbacks run on the thread that resolves the future (usually the "
+                              "engine's completer, holding the engine), so it would wait for itself for ever. "
+                              "From a callback, submit with block=False (or use run_async), or hand the "
+                              "work to another thread")
+        return 0
+
     cdef object _settle(self, int rc, ae_error *err):
         """Bring the request records up to date after an executor call (lock held).
 
@@ -559,12 +580,17 @@ cdef class Engine(Resource):
                     record.error = EngineError(
                         f"request {ticket} was cancelled because request {failed} {cause} while it was "
                         f"in flight: {failure}")
-            if record.on_done is not None:
-                try:
-                    record.on_done(record)
-                except Exception:
-                    _log.exception("ascend_engine: delivering request %d failed", ticket)
+            self._record_over(ticket, record)
         return failure
+
+    cdef _record_over(self, ticket, record):
+        """The executor is done with ``record`` (delivered or failed): its
+        owner hears of it, whatever ended it."""
+        if record.on_done is not None:
+            try:
+                record.on_done(record)
+            except Exception:
+                _log.exception("ascend_engine: delivering request %d failed", ticket)
 
     cdef _arm_poll(self):
         """Let the main thread's waits notice Ctrl-C (lock held); others wait plainly."""
@@ -574,11 +600,12 @@ cdef class Engine(Resource):
             ae_engine_set_poll(self._engine, NULL, NULL, 20)
 
     cdef _cancel_pending(self, str why):
-        for ticket, record in self._pending.items():
+        pending, self._pending = self._pending, {}
+        self._requests.forget_all()
+        for ticket, record in pending.items():
             record.done = True
             record.error = EngineError(f"request {ticket}: {why}")
-        self._pending.clear()
-        self._requests.forget_all()
+            self._record_over(ticket, record)   # a served call ends here too
 
     cdef _submit(self, record, _Arrays ins, uint64_t n_rows):
         """Enqueue one request for ``record`` (lock held).
@@ -671,6 +698,7 @@ cdef class Engine(Resource):
         raises KeyboardInterrupt at once; the request is dropped (cancelled
         if it had not started).
         """
+        self._refuse_reentry("run()")
         future = self.submit(feeds, timeout=timeout)
         try:
             return future.result()
@@ -692,10 +720,11 @@ cdef class Engine(Resource):
         back exactly its own rows).  A pipeline with dynamic shapes takes a
         request of any shape its gears hold, of at most ``max_batch`` rows.
         """
+        self._refuse_reentry("submit()", False)
         inputs, outputs, rows, shape = self._requests.request(feeds)
         deadline = None if timeout is None else time.monotonic() + timeout_ms(timeout) / 1000.0
         self._ensure_open()
-        call = Call(Future(), inputs, outputs, rows, deadline, self._requests.names, shape)
+        call = Call(ServingFuture(self._server), inputs, outputs, rows, deadline, self._requests.names, shape)
         self._server.admit(call, bool(block))
         return call.future
 
@@ -727,6 +756,7 @@ cdef class Engine(Resource):
         there need not match its input rows.  A pipeline with dynamic shapes
         takes arrays of one shape past the first axis.
         """
+        self._refuse_reentry("run_batch()")
         batch = self.plan.max_batch if batch_size is None else positive_int(batch_size, "batch_size")
         if not self._requests.direct:   # host steps or dynamic shapes: requests through submit
             requests, join = self._requests.batches(feeds, batch)
@@ -768,6 +798,7 @@ cdef class Engine(Resource):
         the loop or in the iterable, close()): requests already on the device
         complete in the background and their results are dropped.
         """
+        self._refuse_reentry("run_many()")
         if self._requests.direct:
             return self._run_many_direct(feeds_iterable)
         return self._run_submitted(feeds_iterable)
@@ -884,6 +915,7 @@ cdef class Engine(Resource):
         pipeline was compiled with ``profile=True``."""
         cdef ae_stats s
         cdef double ms[256]
+        self._refuse_reentry("stats()")
         with self._lock:
             self._ensure_open()
             ae_engine_get_stats(self._engine, &s)
@@ -905,6 +937,7 @@ cdef class Engine(Resource):
     def memory(self):
         """Device and pinned host bytes: the arena, per slot, per node, the peak
         working set and the recommended pool size (peak + 15 %)."""
+        self._refuse_reentry("memory()")
         report = self.plan.memory_report()
         with self._lock:
             self._ensure_open()
@@ -927,6 +960,7 @@ cdef class Engine(Resource):
         (a list, cycled) or one dict for every request.  Returns a summary
         dict.
         """
+        self._refuse_reentry("trace()")
         with self._lock:
             self._ensure_open()
         if not self.plan.profile:

@@ -110,7 +110,11 @@ cdef class _PyStep:
         Returns 0, or 1 with ``message`` filled."""
         try:
             arrays = [self._input(request, i, &inputs[i]) for i in range(n_inputs)]
-            result = self.fn(*arrays)
+            outer, _THREAD.step = _THREAD.step, self   # its engine refuses calls from it (no waiting on itself)
+            try:
+                result = self.fn(*arrays)
+            finally:
+                _THREAD.step = outer
             if isinstance(result, np.ndarray) or not isinstance(result, (tuple, list)):
                 result = (result,)
             if len(result) != n_outputs:

@@ -17,12 +17,32 @@ Submitters put a call straight on the device when a slot is free and nobody
 holds the engine, so at low load a request costs no thread hand-over.  Every
 executor call happens under the engine's lock (the executor is not
 re-entrant); the queue has its own lock, always taken after the engine's.
+
+Three rules keep every admitted call ending exactly once, with no hang:
+
+* **signals held**: Python runs a signal handler on the main thread between
+  any two bytecodes, so a Ctrl-C could land inside a critical section and
+  leave a lock held or the queue half updated.  On the main thread every
+  critical section runs between :func:`hold_signals` and
+  :func:`release_signals`: SIGINT is noted meanwhile and raised again once
+  the section is over, outside every lock;
+* **no waiting on oneself**: a future's done-callbacks run on the thread that
+  resolves it (the completer, usually, holding the engine), and a Python host
+  step runs on an engine worker thread; a call from either that would wait
+  for the engine is refused at once (:data:`THREAD` says where a thread is);
+* **queue work per call, not per queue**: cancelled and expired calls leave
+  the queue at once (an ordered dict of pieces), deadlines wait in a heap
+  with lazy deletion; ``Server.examined`` counts the entries looked at.
 """
 
 from __future__ import annotations
 
+import _signal  # signal's C functions: signal.getsignal's enum lookup costs microseconds
 import bisect
 import collections
+import heapq
+import itertools
+import signal
 import threading
 import time
 import weakref
@@ -33,6 +53,138 @@ import numpy as np
 from ascend_engine.errors import EngineBusy, EngineError
 
 SAMPLES = 100_000   # latency samples kept per figure (the most recent ones)
+SIGNAL_SLICE = 0.02  # seconds a main-thread wait holds signals before it looks for a Ctrl-C
+_MAIN = threading.main_thread().ident
+_SIGINT = int(signal.SIGINT)
+_GONE = object()
+
+
+# ---- where a thread is ---------------------------------------------------------------
+
+class _ThreadState(threading.local):
+    held = 0           # depth of the serving critical sections this thread is inside
+    resolving = None   # the Server whose futures this thread is resolving (their callbacks run)
+    step = None        # the Python host step running on this thread (ascend_engine/_host_steps.pxi)
+
+
+THREAD = _ThreadState()
+
+
+def resolving_for(server):
+    """Whether this thread is running done-callbacks of ``server``'s futures."""
+    return THREAD.resolving is server
+
+
+# ---- signals held inside critical sections (the main thread) --------------------------
+
+class _HeldSigint:
+    """Stands in for the program's SIGINT handler while the main thread is
+    inside a critical section: it only notes the signal."""
+
+    __slots__ = ("original", "arrived")
+
+    def __init__(self, original):
+        self.original = original
+        self.arrived = False
+
+    def __call__(self, signum, frame):
+        self.arrived = True
+
+
+def hold_signals():
+    """Enter a critical section.  On the main thread the program's SIGINT
+    handler is set aside (when it is Python code) until the outermost
+    :func:`release_signals`; other threads never run signal handlers and
+    only count the depth."""
+    here = THREAD
+    if here.held == 0 and threading.get_ident() == _MAIN:
+        handler = _signal.getsignal(_SIGINT)
+        if callable(handler) and not isinstance(handler, _HeldSigint):
+            _signal.signal(_SIGINT, _HeldSigint(handler))
+    here.held += 1
+
+
+def release_signals():
+    """Leave a critical section; leaving the outermost one on the main thread
+    puts the program's handler back and raises a SIGINT that arrived
+    meanwhile again (its handler runs now, outside every lock)."""
+    here = THREAD
+    here.held -= 1
+    if here.held == 0 and threading.get_ident() == _MAIN:
+        held = _signal.getsignal(_SIGINT)
+        if isinstance(held, _HeldSigint):
+            _signal.signal(_SIGINT, held.original)
+            if held.arrived:
+                signal.raise_signal(_SIGINT)
+
+
+def _signal_arrived():
+    """A SIGINT is waiting for the critical section to end (main thread)."""
+    held = _signal.getsignal(_SIGINT)
+    return isinstance(held, _HeldSigint) and held.arrived
+
+
+class ServingFuture(Future):
+    """The ``concurrent.futures.Future`` of one submitted call.
+
+    Waiting for it from one of its engine's done-callbacks is refused (the
+    thread running the callback is the one that would resolve it).  On the
+    main thread its waits hold signals in slices of ``SIGNAL_SLICE``, so a
+    Ctrl-C never lands inside the future's own lock (which the completer
+    needs to resolve it) yet still interrupts the wait at once."""
+
+    def __init__(self, server):
+        super().__init__()
+        self._server = server
+
+    def result(self, timeout=None):
+        self._wait("result()", timeout)
+        return super().result(0)
+
+    def exception(self, timeout=None):
+        self._wait("exception()", timeout)
+        return super().exception(0)
+
+    def cancel(self):
+        hold_signals()
+        try:
+            return super().cancel()
+        finally:
+            release_signals()
+
+    def add_done_callback(self, fn):
+        hold_signals()
+        try:
+            super().add_done_callback(fn)
+        finally:
+            release_signals()
+
+    def _wait(self, what, timeout):
+        if THREAD.resolving is self._server and not self.done():
+            raise EngineError(f"Future.{what} of a request still running was called from a done-callback "
+                              f"of the same engine: {_CALLBACK_WHY}")
+        if threading.get_ident() != _MAIN:
+            super().exception(timeout)
+            return
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = SIGNAL_SLICE if deadline is None else min(SIGNAL_SLICE,
+                                                             max(0.0, deadline - time.monotonic()))
+            hold_signals()
+            try:
+                try:
+                    super().exception(left)
+                    return
+                except TimeoutError:
+                    if deadline is not None and time.monotonic() >= deadline:
+                        raise
+            finally:
+                release_signals()
+
+
+_CALLBACK_WHY = ("done-callbacks run on the thread that resolves the future (usually the engine's completer, "
+                 "holding the engine), so it would wait for itself for ever. From a callback, submit with "
+                 "block=False (or use run_async), or hand the work to another thread")
 
 
 class Call:
@@ -44,7 +196,7 @@ class Call:
     done.  Such a call is never split or merged with others."""
 
     __slots__ = ("future", "inputs", "outputs", "rows", "deadline", "submitted", "dispatched",
-                 "pieces_left", "failed", "names", "parts", "shape")
+                 "pieces_left", "failed", "names", "parts", "shape", "pieces", "dropped")
 
     def __init__(self, future, inputs, outputs, rows, deadline, names, shape=None):
         self.future = future
@@ -62,6 +214,8 @@ class Call:
         # a request of a pipeline with dynamic shapes: its RequestShape (padded inputs of other
         # sizes share gears, not cuts)
         self.shape = shape
+        self.pieces = ()        # its Pieces while it has some in the queue
+        self.dropped = False    # left the queue without running (cancelled, expired, closed)
 
     def fail(self, exc):
         if not self.failed:
@@ -99,12 +253,13 @@ class Piece:
 def choose_batch(pieces, max_batch, gears, policy, waited_out):
     """How many queued pieces (from the front) form the next device request.
 
-    ``pieces`` is the queue; a batch is the longest prefix whose rows fit in
-    ``max_batch``.  A batch that is not full is taken only once the oldest
-    piece has waited ``max_delay_ms`` (``waited_out``); otherwise 0.  Between
-    two gears the ``policy`` decides: "upper" runs every row at the next gear
-    up, "lower" runs the rows of the gear below now and keeps the rest for the
-    next batch, "nearest" takes whichever gear is closer (upper on a tie).
+    ``pieces`` is the queue (iterable from the front, with a length); a
+    batch is the longest prefix whose rows fit in ``max_batch``.  A batch
+    that is not full is taken only once the oldest piece has waited
+    ``max_delay_ms`` (``waited_out``); otherwise 0.  Between two gears the
+    ``policy`` decides: "upper" runs every row at the next gear up, "lower"
+    runs the rows of the gear below now and keeps the rest for the next
+    batch, "nearest" takes whichever gear is closer (upper on a tie).
     Returns the number of pieces to take (at least 1 when waited out).
     """
     total, count = 0, 0
@@ -126,7 +281,7 @@ def choose_batch(pieces, max_batch, gears, policy, waited_out):
         return count
     # the lower gear now: whole pieces up to it (at least the first one)
     rows, keep = 0, 0
-    for piece in list(pieces)[:count]:
+    for piece in itertools.islice(pieces, count):
         if rows + piece.rows > lower:
             break
         rows += piece.rows
@@ -167,10 +322,15 @@ class Server:
         self.cv = threading.Condition(lock)          # the engine's lock: executor state
         self.qlock = threading.Lock()                # the queue (taken after the engine's lock)
         self.qcv = threading.Condition(self.qlock)
-        self.queue = collections.deque()              # Pieces in arrival order
+        # Pieces in arrival order (an ordered set: a call that will not run leaves it in O(1))
+        self.queue = collections.OrderedDict()
         self.queued_rows = 0                          # rows of the queued pieces
         self.queued_calls = 0                         # calls with a piece still queued
         self.with_deadline = 0                        # queued calls that have a deadline
+        self.deadlines = []                           # heap of (deadline, seq, call); stale entries skipped
+        self.deadline_seq = itertools.count()
+        self.expired = []                             # calls past their deadline, to fail outside the lock
+        self.examined = 0                             # queue and heap entries looked at (stays O(calls))
         self.space_waiters = collections.deque()      # futures of run_async callers waiting for room
         self.closing = False
         self.threads = []
@@ -195,6 +355,21 @@ class Server:
         dispatcher when a batch starts (to time its delay), when a deadline
         is set, or when due work could not be put on the device here.
         """
+        call.pieces = [Piece(call, lo, min(call.rows, lo + self.max_batch))
+                       for lo in range(0, call.rows, self.max_batch)]
+        while True:
+            hold_signals()
+            try:
+                if self._admit_held(call, block):
+                    return
+            finally:
+                release_signals()   # a Ctrl-C that came meanwhile is raised here, outside every lock
+            # a Ctrl-C came while waiting for room and its handler did not raise: wait on
+
+    def _admit_held(self, call, block):
+        """admit() with signals held: False when a SIGINT arrived while it
+        waited for room (nothing was queued)."""
+        waits = block and threading.get_ident() == _MAIN
         with self.qcv:
             if self.closing:
                 raise EngineError("the engine is closed")
@@ -202,24 +377,30 @@ class Server:
                 if not block:
                     raise EngineBusy(f"the engine's admission queue is full ({self.max_queue} requests "
                                      "waiting for a slot): retry later, or submit with block=True")
-                self.qcv.wait()
+                if THREAD.resolving is self:
+                    raise EngineError("submit() would wait for room in the admission queue, from a "
+                                      f"done-callback of the same engine: {_CALLBACK_WHY}")
+                self.qcv.wait(SIGNAL_SLICE if waits else None)
                 if self.closing:
                     raise EngineError("the engine is closed")
+                if waits and _signal_arrived():
+                    return False
             starts_batch = not self.queue
-            for lo in range(0, call.rows, self.max_batch):
-                self.queue.append(Piece(call, lo, min(call.rows, lo + self.max_batch)))
+            for piece in call.pieces:
+                self.queue[piece] = None
             self.queued_rows += call.rows
-            call.pieces_left = -(-call.rows // self.max_batch)
+            call.pieces_left = len(call.pieces)
             self.queued_calls += 1
             if call.deadline is not None:
                 self.with_deadline += 1
+                heapq.heappush(self.deadlines, (call.deadline, next(self.deadline_seq), call))
             self._start_threads()
             # without a delay every call is due at once; with one, when a full batch is queued
             due = not self.delay or self.queued_rows >= self.max_batch
             if (self.delay and starts_batch) or call.deadline is not None:
                 self.qcv.notify_all()   # the dispatcher: a batch to time, or a deadline
         if not due:
-            return
+            return True
         # due now: straight onto the device without a thread hand-over
         self.due_pending = True
         if self.cv.acquire(blocking=False):
@@ -234,15 +415,20 @@ class Server:
         if call.dispatched is None and not self.completer_turn:
             with self.qcv:
                 self.qcv.notify_all()
+        return True
 
     def space_future(self):
         """A future resolved when the queue has room (for run_async)."""
         f = Future()
-        with self.qcv:
-            if self.queued_calls < self.max_queue or self.closing:
-                f.set_result(None)
-            else:
-                self.space_waiters.append(f)
+        hold_signals()
+        try:
+            with self.qcv:
+                if self.queued_calls < self.max_queue or self.closing:
+                    f.set_result(None)
+                else:
+                    self.space_waiters.append(f)
+        finally:
+            release_signals()
         return f
 
     def _wake_for_room(self):
@@ -269,25 +455,36 @@ class Server:
     # ---- dispatch (engine lock held) -----------------------------------------------
 
     def _take(self, now):
-        """Pieces for the next device request (qlock held); [] if none is due."""
+        """Pieces for the next device request (qlock held); [] if none is due.
+        Calls found cancelled on the way leave the queue and are skipped."""
         if self.with_deadline:
             self._expire(now)
-        if not self.queue:
-            return []
+        while True:
+            taken = self._take_due(now)
+            if taken or taken is None or not self.queue:
+                return taken or []
+
+    def _take_due(self, now):
+        # one try of _take: None when nothing is due, [] when all it took was cancelled
+        queue = self.queue
+        if not queue:
+            return None
         if self.delay:
-            waited_out = now - self.queue[0].call.submitted >= self.delay
-            count = choose_batch(self.queue, self.max_batch, self.gears, self.policy, waited_out)
-            if count:
-                self.dispatch_wait_ms.add(max(0.0, now - self._ready_at()) * 1000.0)
+            waited_out = now - next(iter(queue)).call.submitted >= self.delay
+            count = choose_batch(queue, self.max_batch, self.gears, self.policy, waited_out)
+            if not count:
+                return None
+            self.dispatch_wait_ms.add(max(0.0, now - self._ready_at()) * 1000.0)
         else:
             count = 1
-            ready = max(self.queue[0].call.submitted, self.room_at)
+            ready = max(next(iter(queue)).call.submitted, self.room_at)
             self.dispatch_wait_ms.add(max(0.0, now - ready) * 1000.0)
         taken = []
         for _ in range(count):
-            if not self.queue:
+            if not queue:
                 break
-            piece = self.queue.popleft()
+            piece = queue.popitem(last=False)[0]
+            self.examined += 1
             self.queued_rows -= piece.rows
             call = piece.call
             if call.dispatched is None:
@@ -296,10 +493,11 @@ class Server:
                     continue
                 call.dispatched = now
                 if call.deadline is not None:
-                    self.with_deadline -= 1
+                    self._deadline_gone()
                 self.queue_ms.add((now - call.submitted) * 1000.0)
             taken.append(piece)
             if piece.hi == call.rows:
+                call.pieces = ()                  # out of the queue (and no Call <-> Piece cycle for the GC)
                 self._room_made(1)
         return taken
 
@@ -318,28 +516,80 @@ class Server:
             if rows == self.max_batch:
                 full_at = piece.call.submitted
                 break
-        due = self.queue[0].call.submitted + self.delay
+        due = next(iter(self.queue)).call.submitted + self.delay
         if full_at is not None:
             due = min(due, full_at)
         return max(due, self.room_at)
 
     def _drop_call(self, call):
-        """Remove every queued piece of a call that will not run (qlock held)."""
-        self.queue = collections.deque(p for p in self.queue if p.call is not call)
-        self.queued_rows = sum(p.rows for p in self.queue)
+        """Take every queued piece of a call that will not run out of the
+        queue (qlock held): O(its pieces), whatever the queue holds."""
+        for piece in call.pieces:
+            if self.queue.pop(piece, _GONE) is not _GONE:
+                self.queued_rows -= piece.rows
+                self.examined += 1
+        call.dropped = True
+        call.pieces = ()
         if call.deadline is not None:
-            self.with_deadline -= 1
+            self._deadline_gone()
         self._room_made(1)
 
+    def _deadline_gone(self):
+        # qlock held: a queued call with a deadline started or left the queue
+        self.with_deadline -= 1
+        if not self.with_deadline:
+            self.deadlines.clear()                # every entry left is stale
+        elif len(self.deadlines) > 2 * self.with_deadline + 64:
+            # more stale entries than live ones: rebuild (O(1) per call, amortized)
+            self.examined += len(self.deadlines)
+            self.deadlines = [e for e in self.deadlines if self._waiting(e[2])]
+            heapq.heapify(self.deadlines)
+
+    @staticmethod
+    def _waiting(call):
+        """A queued call that has not started (its deadline still counts)."""
+        return call.dispatched is None and not call.dropped
+
+    def _earliest_deadline(self):
+        """The earliest deadline of a call still waiting, or None (qlock held);
+        stale heap entries on top are dropped on the way."""
+        heap = self.deadlines
+        while heap and not self._waiting(heap[0][2]):
+            heapq.heappop(heap)
+            self.examined += 1
+        return heap[0][0] if heap else None
+
     def _expire(self, now):
-        """Fail queued calls whose deadline passed before they started (qlock held)."""
-        for piece in [p for p in self.queue if p.lo == 0 and p.call.dispatched is None
-                      and p.call.deadline is not None and now > p.call.deadline]:
-            call = piece.call
+        """Take the queued calls whose deadline passed before they started
+        out of the queue (qlock held); they are failed by _fail_expired,
+        outside the lock (their callbacks may call the engine)."""
+        while True:
+            deadline = self._earliest_deadline()
+            if deadline is None or not now > deadline:
+                return
+            call = heapq.heappop(self.deadlines)[2]
+            self.examined += 1
             self._drop_call(call)
+            self.expired.append(call)
+
+    def _fail_expired(self):
+        """Fail the calls _expire took out (qlock not held)."""
+        while self.expired:
+            call = self.expired.pop()
             if call.future.set_running_or_notify_cancel():
-                call.fail(TimeoutError(f"the request was not started within its timeout of "
-                                       f"{call.deadline - call.submitted:.3f} s (it never ran)"))
+                waited = call.deadline - call.submitted
+                self._resolve(call.fail, TimeoutError(f"the request was not started within its timeout of "
+                                                      f"{waited:.3f} s (it never ran)"))
+
+    def _resolve(self, end, *args):
+        """Run ``end`` (a Call's fail) marking this thread as resolving this
+        server's futures: calls from their callbacks that would wait are refused."""
+        here = THREAD
+        outer, here.resolving = here.resolving, self
+        try:
+            end(*args)
+        finally:
+            here.resolving = outer
 
     def dispatch_locked(self, who):
         """Put queued work on the device while slots are free (engine lock held).
@@ -350,15 +600,21 @@ class Server:
         engine = self.engine_ref()
         if engine is None:
             return
-        while engine._free_slots() > 0:
-            with self.qlock:
-                pieces = self._take(time.monotonic())
-                if not pieces:
-                    if self.queue:
+        hold_signals()
+        try:
+            while engine._free_slots() > 0:
+                with self.qlock:
+                    pieces = self._take(time.monotonic())
+                    if not pieces and self.queue:
                         self.qcv.notify_all()   # a batch not due yet: the dispatcher times it
+                if self.expired:
+                    self._fail_expired()
+                if not pieces:
                     return
-            self.dispatched_by[who] += 1
-            self._run_pieces(engine, pieces)
+                self.dispatched_by[who] += 1
+                self._run_pieces(engine, pieces)
+        finally:
+            release_signals()
 
     def _run_pieces(self, engine, pieces):
         rows = sum(p.rows for p in pieces)
@@ -377,26 +633,33 @@ class Server:
             now = time.monotonic()
             self.service_ms.add((now - started) * 1000.0)
             at = 0
-            for p in pieces:
-                if record.error is not None:
-                    p.call.fail(record.error)
-                else:
-                    if len(pieces) > 1:
-                        for dst, src in zip(p.call.outputs, outputs, strict=True):
-                            dst[p.lo:p.hi] = src[at:at + p.rows]
-                    for k, o in enumerate(p.call.outputs):
-                        if o is None:   # rows set by a host step (never merged with other calls)
-                            p.call.parts.setdefault(k, []).append((p.lo, record.outputs[k]))
-                    p.call.piece_done()
-                    if p.call.pieces_left == 0:
-                        self.latency_ms.add((now - p.call.submitted) * 1000.0)
-                at += p.rows
+            here = THREAD
+            hold_signals()
+            outer, here.resolving = here.resolving, self
+            try:
+                for p in pieces:
+                    if record.error is not None:
+                        p.call.fail(record.error)
+                    else:
+                        if len(pieces) > 1:
+                            for dst, src in zip(p.call.outputs, outputs, strict=True):
+                                dst[p.lo:p.hi] = src[at:at + p.rows]
+                        for k, o in enumerate(p.call.outputs):
+                            if o is None:   # rows set by a host step (never merged with other calls)
+                                p.call.parts.setdefault(k, []).append((p.lo, record.outputs[k]))
+                        p.call.piece_done()
+                        if p.call.pieces_left == 0:
+                            self.latency_ms.add((now - p.call.submitted) * 1000.0)
+                    at += p.rows
+            finally:
+                here.resolving = outer
+                release_signals()
 
         try:
             engine._enqueue_device(inputs, outputs, rows, done, pieces[0].call.shape)
         except BaseException as exc:   # this device request could not be enqueued
             for p in pieces:
-                p.call.fail(exc)
+                self._resolve(p.call.fail, exc)
             if not isinstance(exc, Exception):
                 raise
 
@@ -465,12 +728,16 @@ class Server:
                     self.qcv.wait(0.5 if wake is None else min(wake, 0.5))
                 if self.closing:
                     return
-                self._expire(time.monotonic())    # deadlines hold even while every slot is busy
+                if self.with_deadline:
+                    self._expire(time.monotonic())    # deadlines hold even while every slot is busy
                 # a woken run_async caller that was cancelled before it submitted
                 # leaves its place unused: hand such places on
                 self._wake_for_room()
-                if not self.queue:
-                    continue
+                queued = bool(self.queue)
+            if self.expired:
+                self._fail_expired()
+            if not queued:
+                continue
             engine = self.engine_ref()
             if engine is None:
                 return
@@ -484,15 +751,17 @@ class Server:
         """Seconds until the dispatcher has something to do (None: nothing queued)."""
         if not self.queue:
             return None
-        times = [p.call.deadline - now for p in self.queue
-                 if p.call.deadline is not None and p.call.dispatched is None]
+        times = []
+        deadline = self._earliest_deadline() if self.with_deadline else None
+        if deadline is not None:
+            times.append(deadline - now)
         room = self._engine_has_room()
         if not room:
             times.append(0.5)      # the completer dispatches when a slot frees
         elif not self.delay or self.queued_rows >= self.max_batch:
             times.append(0.0)      # a request, or a full batch, is ready now
         else:
-            times.append(self.queue[0].call.submitted + self.delay - now)
+            times.append(next(iter(self.queue)).call.submitted + self.delay - now)
         return max(0.0, min(times))
 
     def _engine_has_room(self):
@@ -502,22 +771,40 @@ class Server:
     # ---- shutting down -------------------------------------------------------------
 
     def close(self):
-        """Fail queued calls, stop the dispatcher, let the completer finish what is in flight."""
-        with self.qcv:
-            self.closing = True
-            calls = {id(p.call): p.call for p in self.queue if p.call.dispatched is None}
-            self.queue.clear()
-            self.queued_rows = 0
-            self.queued_calls = 0
-            self.with_deadline = 0
-            for f in self.space_waiters:
-                if not f.done():
-                    f.set_result(None)
-            self.space_waiters.clear()
-            self.qcv.notify_all()
-        for call in calls.values():
-            if call.future.set_running_or_notify_cancel():
-                call.fail(EngineError("the engine was closed before the request started"))
+        """Fail queued calls, stop the dispatcher, let the completer finish what is in flight.
+
+        Every call with a piece still queued ends here: one that never
+        started fails as not started; one split into pieces, some already
+        on the device, fails as not completed (its pieces on the device
+        finish, their rows are dropped)."""
+        hold_signals()
+        try:
+            with self.qcv:
+                self.closing = True
+                calls = {id(p.call): p.call for p in self.queue}
+                for call in calls.values():
+                    call.dropped = True
+                    call.pieces = ()
+                self.queue.clear()
+                self.queued_rows = 0
+                self.queued_calls = 0
+                self.with_deadline = 0
+                self.deadlines.clear()
+                for f in self.space_waiters:
+                    if not f.done():
+                        f.set_result(None)
+                self.space_waiters.clear()
+                self.qcv.notify_all()
+            self._fail_expired()
+            for call in calls.values():
+                if call.dispatched is not None:
+                    self._resolve(call.fail, EngineError(
+                        "the engine was closed before the request completed: some of its pieces (it has more "
+                        "rows than max_batch) had not started"))
+                elif call.future.set_running_or_notify_cancel():
+                    self._resolve(call.fail, EngineError("the engine was closed before the request started"))
+        finally:
+            release_signals()
         with self.cv:
             self.cv.notify_all()
         for t in self.threads:

@@ -4,6 +4,7 @@ given inputs, measured or recorded as a timeline (docs/cli.md)."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import time
@@ -121,10 +122,21 @@ def _batch_from_shapes(args, plan):
 
 
 def random_feeds(plan, batch, count=FEED_POOL, seed=0) -> list:
-    """``count`` feeds dicts of random data with the pipeline's input dtypes and shapes."""
+    """``count`` feeds dicts of random data with the pipeline's input dtypes and shapes.
+
+    A ``--batch`` whose feeds could not fit in the host's free memory is a
+    usage error here, before anything is allocated.
+    """
     from ascend_engine._feeds import random_feeds as generate
 
     specs = [(name, plan.tensors[t].dtype, plan.tensors[t].shape[1:]) for name, t in plan.inputs]
+    # each array is drawn in float64 (or int64) and then cast: count both
+    need = count * batch * sum(math.prod(trailing) * (8 + dtype.itemsize) for _, dtype, trailing in specs)
+    free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    if need > free:
+        raise UsageError(f"--batch {batch}: {count} random feeds of {batch} rows need about "
+                         f"{need / 2**30:.1f} GiB of host memory, more than the {free / 2**30:.1f} GiB free; "
+                         "use a smaller --batch")
     return generate(specs, batch, count, seed)
 
 

@@ -78,3 +78,13 @@ def test_an_arrivals_thread_that_fails_fails_the_run_instead_of_reporting_it_kep
     run = Run()
     asyncio.run(load.open_loop(engine=None, pool=[{}], rate=10.0, count=5, duration=None, run=run))
     assert isinstance(run.failure, Boom) and str(run.failure) == "the arrival schedule broke"
+
+
+def test_a_batch_whose_random_feeds_cannot_fit_in_memory_is_a_usage_error(demo):
+    """--batch 100000000 once failed after the plan with a raw MemoryError (47.7 GiB for one array)."""
+    proc = run_cli("bench", str(demo["spec"]), "--batch", "100000000", "--requests", "2")
+    assert proc.returncode == 2, proc.stderr
+    line = error_line(proc)
+    assert line.startswith("ascend-engine: error: --batch 100000000: 4 random feeds of 100000000 rows need "
+                           "about 286.1 GiB of host memory, more than the ")
+    assert line.endswith(" GiB free; use a smaller --batch")

@@ -37,12 +37,10 @@ Three rules keep every admitted call ending exactly once, with no hang:
 
 from __future__ import annotations
 
-import _signal  # signal's C functions: signal.getsignal's enum lookup costs microseconds
 import bisect
 import collections
 import heapq
 import itertools
-import signal
 import threading
 import time
 import weakref
@@ -50,78 +48,21 @@ from concurrent.futures import Future
 
 import numpy as np
 
+# where a thread is and SIGINT held (ascend_engine/_signals.py); THREAD and
+# resolving_for stay importable from here, where the Engine imports them
+from ascend_engine._signals import (
+    MAIN_THREAD,
+    SIGNAL_SLICE,
+    THREAD,
+    hold_signals,
+    release_signals,
+    signal_arrived,
+)
+from ascend_engine._signals import resolving_for as resolving_for
 from ascend_engine.errors import EngineBusy, EngineError
 
 SAMPLES = 100_000   # latency samples kept per figure (the most recent ones)
-SIGNAL_SLICE = 0.02  # seconds a main-thread wait holds signals before it looks for a Ctrl-C
-_MAIN = threading.main_thread().ident
-_SIGINT = int(signal.SIGINT)
 _GONE = object()
-
-
-# ---- where a thread is ---------------------------------------------------------------
-
-class _ThreadState(threading.local):
-    held = 0           # depth of the serving critical sections this thread is inside
-    resolving = None   # the Server whose futures this thread is resolving (their callbacks run)
-    step = None        # the Python host step running on this thread (ascend_engine/_host_steps.pxi)
-
-
-THREAD = _ThreadState()
-
-
-def resolving_for(server):
-    """Whether this thread is running done-callbacks of ``server``'s futures."""
-    return THREAD.resolving is server
-
-
-# ---- signals held inside critical sections (the main thread) --------------------------
-
-class _HeldSigint:
-    """Stands in for the program's SIGINT handler while the main thread is
-    inside a critical section: it only notes the signal."""
-
-    __slots__ = ("original", "arrived")
-
-    def __init__(self, original):
-        self.original = original
-        self.arrived = False
-
-    def __call__(self, signum, frame):
-        self.arrived = True
-
-
-def hold_signals():
-    """Enter a critical section.  On the main thread the program's SIGINT
-    handler is set aside (when it is Python code) until the outermost
-    :func:`release_signals`; other threads never run signal handlers and
-    only count the depth."""
-    here = THREAD
-    if here.held == 0 and threading.get_ident() == _MAIN:
-        handler = _signal.getsignal(_SIGINT)
-        if callable(handler) and not isinstance(handler, _HeldSigint):
-            _signal.signal(_SIGINT, _HeldSigint(handler))
-    here.held += 1
-
-
-def release_signals():
-    """Leave a critical section; leaving the outermost one on the main thread
-    puts the program's handler back and raises a SIGINT that arrived
-    meanwhile again (its handler runs now, outside every lock)."""
-    here = THREAD
-    here.held -= 1
-    if here.held == 0 and threading.get_ident() == _MAIN:
-        held = _signal.getsignal(_SIGINT)
-        if isinstance(held, _HeldSigint):
-            _signal.signal(_SIGINT, held.original)
-            if held.arrived:
-                signal.raise_signal(_SIGINT)
-
-
-def _signal_arrived():
-    """A SIGINT is waiting for the critical section to end (main thread)."""
-    held = _signal.getsignal(_SIGINT)
-    return isinstance(held, _HeldSigint) and held.arrived
 
 
 class ServingFuture(Future):
@@ -163,7 +104,7 @@ class ServingFuture(Future):
         if THREAD.resolving is self._server and not self.done():
             raise EngineError(f"Future.{what} of a request still running was called from a done-callback "
                               f"of the same engine: {_CALLBACK_WHY}")
-        if threading.get_ident() != _MAIN:
+        if threading.get_ident() != MAIN_THREAD:
             super().exception(timeout)
             return
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -369,7 +310,7 @@ class Server:
     def _admit_held(self, call, block):
         """admit() with signals held: False when a SIGINT arrived while it
         waited for room (nothing was queued)."""
-        waits = block and threading.get_ident() == _MAIN
+        waits = block and threading.get_ident() == MAIN_THREAD
         with self.qcv:
             if self.closing:
                 raise EngineError("the engine is closed")
@@ -383,7 +324,7 @@ class Server:
                 self.qcv.wait(SIGNAL_SLICE if waits else None)
                 if self.closing:
                     raise EngineError("the engine is closed")
-                if waits and _signal_arrived():
+                if waits and signal_arrived():
                     return False
             starts_batch = not self.queue
             for piece in call.pieces:

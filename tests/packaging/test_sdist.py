@@ -25,6 +25,7 @@ def test_build_inputs_are_named(setup_module):
     inputs = setup_module.build_inputs()
     for path in [
         "ascend_engine/_runtime.pyx",
+        *(f"ascend_engine/_runtime_{job}.pxi" for job in ("devices", "streams", "memory")),
         "ascend_engine/_model.pyx",
         "ascend_engine/_executor.pyx",
         "ascend_engine/_acl.pxd",

@@ -26,6 +26,11 @@ def test_build_inputs_are_named(setup_module):
     for path in [
         "ascend_engine/_runtime.pyx",
         "ascend_engine/_model.pyx",
+        "ascend_engine/_model_load.pxi",
+        "ascend_engine/_model_describe.pxi",
+        "ascend_engine/_model_datasets.pxi",
+        "ascend_engine/_model_gears.pxi",
+        "ascend_engine/_model_execute.pxi",
         "ascend_engine/_executor.pyx",
         "ascend_engine/_acl.pxd",
         "ascend_engine/_runtime.pxd",

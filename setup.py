@@ -184,7 +184,9 @@ def extensions():
             "ascend_engine._model",
             sources=["ascend_engine/_model.pyx"],
             include_dirs=["include"],
-            depends=headers,
+            depends=headers + ["ascend_engine/_model_describe.pxi", "ascend_engine/_model_load.pxi",
+                               "ascend_engine/_model_datasets.pxi", "ascend_engine/_model_gears.pxi",
+                               "ascend_engine/_model_execute.pxi"],
             extra_compile_args=["-O2"],
         ),
         Extension(

@@ -5,6 +5,7 @@ simulator's ``aclmdlLoadFromFile`` runs; ``reference`` evaluates a graph with
 numpy.  Pure Python: importable without the native extensions.
 """
 
-from .graph import Graph, GraphError, Tensor, reference
+from .graph import Graph, GraphError, Tensor
+from .graph_reference import reference
 
 __all__ = ["Graph", "GraphError", "Tensor", "reference"]

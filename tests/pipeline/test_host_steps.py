@@ -645,3 +645,26 @@ def test_a_device_error_while_python_steps_run_does_not_stall_the_completer(dete
             sim_faults(None)
         x = rng.standard_normal((4, 8)).astype(np.float32)
         np.testing.assert_array_equal(engine.run({"x": x})["scores"], engine.run({"x": x})["scores"])
+
+
+def test_a_trace_started_while_a_step_holds_a_request_waits_for_the_step(detector, tmp_path):
+    """Starting a trace first completes what is in flight; a request still inside a slow host step
+    must be waited for (its done event is not enqueued until the step's worker enqueues the rest),
+    never delivered before the step and the classifier after it have run."""
+    det, cls = detector.save(detector.folder)
+    release = threading.Event()
+
+    def slow(scores, feats):
+        release.wait(10)
+        return keep_boxes(scores, feats, 0.5)
+
+    x = np.random.default_rng(5).standard_normal((2, 8)).astype(np.float32)
+    with detector_pipeline(det, cls, slow).compile(depth=2, profile=True) as engine:
+        held = engine.submit({"x": x})
+        time.sleep(0.05)                         # the request is in the step, waiting on `release`
+        threading.Timer(0.2, release.set).start()
+        engine.trace(str(tmp_path / "t.json"), requests=2, feeds={"x": x})
+        out = held.result(timeout=10)
+    expected = detector.reference(x, 0.5)
+    assert out["logits"].shape == expected.shape and len(expected) > 0
+    np.testing.assert_allclose(out["logits"], expected, rtol=1e-4, atol=1e-4)

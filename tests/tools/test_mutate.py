@@ -84,7 +84,8 @@ def test_the_projects_mutant_list_is_well_formed():
     mutants = mutate.load_mutants(mutate.DEFAULT_MUTANTS)
     assert len(mutants) >= 40
     files = {m.file for m in mutants}
-    for needed in ("csrc/executor.c", "planner/memory.py", "shapes.py", "_executor.pyx", "_model_execute.pxi"):
+    needs = ("csrc/executor.c", "planner/memory.py", "shapes.py", "_executor.pyx", "_model_execute.pxi")
+    for needed in needs:
         assert "ascend_engine/" + needed in files
     assert any(f.startswith("ascend_engine/sim/csrc/") for f in files)
     for m in mutants:

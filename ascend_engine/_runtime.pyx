@@ -380,7 +380,7 @@ cdef class Resource:
 
     def __del__(self):
         # Dropped without close(): release the handle now, as files and
-        # sockets do, and say so.  This is a PEP 442 finalizer (tp_finalize),
+        # sockets do, and say so.  This is a finalizer (tp_finalize),
         # not __dealloc__: it runs while the whole object is intact, so the
         # ordinary release path runs (a subclass's fields, such as the device
         # a HostBuffer opened, are not yet cleared, and are released after

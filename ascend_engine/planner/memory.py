@@ -17,7 +17,7 @@ from __future__ import annotations
 
 ALIGN = 128
 PADDING = 32
-POOL_HEADROOM = 1.15   # the seed article's "peak working set + 10-20 %", middle of the range
+POOL_HEADROOM = 1.15   # peak working set + 15 % (docs/executor.md, "Memory report")
 
 
 def carve(nbytes: int) -> int:

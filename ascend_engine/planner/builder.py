@@ -338,8 +338,9 @@ class Pipeline:
         timeout_in_ms = option("timeout", timeout)
         max_queue = 4 * depth if max_queue is None else option("max_queue", max_queue)
         max_delay_ms = option("max_delay_ms", max_delay_ms)
-        gear_policy, wait, streams = option("gear_policy", gear_policy), option("wait", wait), \
-            option("streams", streams)
+        gear_policy = option("gear_policy", gear_policy)
+        wait = option("wait", wait)
+        streams = option("streams", streams)
         validate.check_graph(self._nodes, self._outputs)
         validate.check_devices(self._nodes, device, device_count())
         validate.check_fixed_outputs(self._nodes, self._outputs, self._fixed_outputs)

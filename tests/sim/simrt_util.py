@@ -82,6 +82,18 @@ def run_child(code, env=None, timeout=60):
     return proc
 
 
+# For run_child snippets: AscendCL up on device 0, a stream `s`, and a report thread `rep`
+# subscribed to it (the asynchronous sample pattern, for aclrtLaunchCallback).
+STREAM_WITH_REPORTER = """
+from simrt_util import Reporter
+assert lib.aclInit(None) == 0, err()
+assert lib.aclrtSetDevice(0) == 0, err()
+s = ctypes.c_void_p(); assert lib.aclrtCreateStream(ctypes.byref(s)) == 0, err()
+rep = Reporter(lib)
+assert lib.aclrtSubscribeReport(rep.tid, s) == 0, err()
+"""
+
+
 def stress_iterations():
     """The suite-wide stress multiplier, tests/conftest.py:stress_scale()."""
     import importlib.util

@@ -5,7 +5,7 @@ import os
 import threading
 import time
 
-from simrt_util import CALLBACK, Reporter, run_child
+from simrt_util import CALLBACK, STREAM_WITH_REPORTER, Reporter, run_child
 
 H2H = 0
 
@@ -126,12 +126,8 @@ def test_callback_errors(sim, lib, stream):
 # callback that frees; run in a child so a regression hangs only the child.
 FREE_IN_CALLBACK = """
 import threading
-from simrt_util import CALLBACK, Reporter
-assert lib.aclInit(None) == 0, err()
-assert lib.aclrtSetDevice(0) == 0, err()
-s = ctypes.c_void_p(); assert lib.aclrtCreateStream(ctypes.byref(s)) == 0, err()
-rep = Reporter(lib)
-assert lib.aclrtSubscribeReport(rep.tid, s) == 0, err()
+from simrt_util import CALLBACK
+""" + STREAM_WITH_REPORTER + """
 N, rounds = 1024, 8
 freed, seen = [], []
 

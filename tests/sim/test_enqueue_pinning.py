@@ -9,20 +9,14 @@ on freed memory, which must not take the test process down with it."""
 
 import os
 
-from simrt_util import run_child
+from simrt_util import STREAM_WITH_REPORTER, run_child
 
 FREE_WHILE_QUEUED = """
 import threading
 import numpy as np
 from ascend_engine import sim
 from helpers.mdl import Buffers, load_bytes
-from simrt_util import Reporter
-
-assert lib.aclInit(None) == 0, err()
-assert lib.aclrtSetDevice(0) == 0, err()
-s = ctypes.c_void_p(); assert lib.aclrtCreateStream(ctypes.byref(s)) == 0, err()
-rep = Reporter(lib)
-assert lib.aclrtSubscribeReport(rep.tid, s) == 0, err()
+""" + STREAM_WITH_REPORTER + """
 gate = threading.Event()
 HOLD = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(lambda _: gate.wait(60))
 

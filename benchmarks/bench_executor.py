@@ -25,7 +25,6 @@ Ratios go to the benchmark's extra_info and are printed; none is asserted.
 import ctypes
 import os
 import statistics
-import subprocess
 import sys
 import threading
 import time
@@ -38,6 +37,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "tests"))
 sys.path.insert(0, HERE)
 
+from _loops import CtypesChain, build_c_loop, run_c_loop  # noqa: E402
 from _report import report  # noqa: E402
 from helpers import simlib  # noqa: E402
 
@@ -81,128 +81,7 @@ def tiny_chain(tmp_path_factory):
 @pytest.fixture(scope="module")
 def c_loop(tmp_path_factory):
     """The hand-written C loop, compiled against our acl.h and the simulator."""
-    out = tmp_path_factory.mktemp("native") / "chain_loop.so"
-    libdir = os.path.dirname(simlib.library_path())
-    subprocess.run(
-        ["gcc", "-O2", "-shared", "-fPIC", "-I", os.path.join(REPO, "include"),
-         os.path.join(HERE, "native", "chain_loop.c"), "-o", str(out),
-         f"-L{libdir}", "-lascendcl_sim", f"-Wl,-rpath,{libdir}"],
-        check=True,
-    )
-    lib = ctypes.CDLL(str(out))
-    lib.chain_loop.restype = ctypes.c_longlong
-    lib.chain_loop.argtypes = [ctypes.POINTER(ctypes.c_char_p), ctypes.c_int, ctypes.c_int,
-                               ctypes.c_int, ctypes.c_int]
-    return lib
-
-
-def run_c_loop(lib, paths, depth, n):
-    arr = (ctypes.c_char_p * len(paths))(*[p.encode() for p in paths])
-    ns = lib.chain_loop(arr, len(paths), depth, n, BATCH)
-    assert ns >= 0, "chain_loop failed"
-    return ns / 1e9 / n
-
-
-class CtypesChain:
-    """The engine's per-request AscendCL sequence, issued from Python via ctypes
-    (how pyACL-style scripts drive the NPU)."""
-
-    def __init__(self, paths, depth):
-        L = self.lib = simlib.load()
-        self.depth = depth
-        ids, self.descs, self.dyn = [], [], []
-        for p in paths:
-            mid = ctypes.c_uint32()
-            assert L.aclmdlLoadFromFile(p.encode(), ctypes.byref(mid)) == 0
-            d = L.aclmdlCreateDesc()
-            assert L.aclmdlGetDesc(d, mid.value) == 0
-            idx = ctypes.c_size_t()
-            assert L.aclmdlGetInputIndexByName(d, b"ascend_mbatch_shape_data", ctypes.byref(idx)) == 0
-            ids.append(mid.value)
-            self.descs.append(d)
-            self.dyn.append(idx.value)
-        self.ids = ids
-
-        def stream():
-            s = ctypes.c_void_p()
-            assert L.aclrtCreateStream(ctypes.byref(s)) == 0
-            return s.value
-
-        def malloc(n):
-            p = ctypes.c_void_p()
-            assert L.aclrtMalloc(ctypes.byref(p), n, 0) == 0
-            return p.value
-
-        def event():
-            e = ctypes.c_void_p()
-            assert L.aclrtCreateEventWithFlag(ctypes.byref(e), 1) == 0
-            return e.value
-
-        self.copy_in, self.copy_out = stream(), stream()
-        self.streams = [stream() for _ in ids]
-        self.row = WIDTH * 4
-        self.slots = []
-        self.owned = []
-        for _ in range(depth):
-            tensors = [malloc(L.aclmdlGetInputSizeByIndex(self.descs[0], 0))]
-            ins, outs, done_ev = [], [], []
-            for m, d in enumerate(self.descs):
-                tensors.append(malloc(L.aclmdlGetOutputSizeByIndex(d, 0)))
-                dyn_size = L.aclmdlGetInputSizeByIndex(d, self.dyn[m])
-                dyn = malloc(dyn_size)
-                i_set, o_set = L.aclmdlCreateDataset(), L.aclmdlCreateDataset()
-                for ds, ptr, size in ((i_set, tensors[m], L.aclmdlGetInputSizeByIndex(d, 0)),
-                                      (i_set, dyn, dyn_size),
-                                      (o_set, tensors[m + 1], L.aclmdlGetOutputSizeByIndex(d, 0))):
-                    buf = L.aclCreateDataBuffer(ptr, size)
-                    assert L.aclmdlAddDatasetBuffer(ds, buf) == 0
-                ins.append(i_set)
-                outs.append(o_set)
-                done_ev.append(event())
-                self.owned.append(dyn)
-            host_in, host_out = ctypes.c_void_p(), ctypes.c_void_p()
-            assert L.aclrtMallocHost(ctypes.byref(host_in), self.row * BATCH) == 0
-            assert L.aclrtMallocHost(ctypes.byref(host_out), self.row * BATCH) == 0
-            self.slots.append(dict(t=tensors, ins=ins, outs=outs, node_done=done_ev, ready=event(),
-                                   done=event(), host_in=host_in.value, host_out=host_out.value, busy=False))
-        self.user_in = np.zeros((BATCH, WIDTH), np.float32)
-        self.user_out = np.zeros((BATCH, WIDTH), np.float32)
-
-    def run(self, n):
-        """Thread CPU seconds per request for n requests."""
-        L, depth, nbytes = self.lib, self.depth, self.row * BATCH
-        memmove = ctypes.memmove
-        start = time.thread_time()
-        for r in range(n):
-            s = self.slots[r % depth]
-            if s["busy"]:
-                # all slots busy: block once for half the ring, as the engine does
-                ahead = max(depth // 2 - 1, 0)
-                assert L.aclrtSynchronizeEvent(self.slots[(r + ahead) % depth]["done"]) == 0
-                for k in range(ahead + 1):
-                    old = self.slots[(r + k) % depth]
-                    assert L.aclrtSynchronizeEvent(old["done"]) == 0
-                    memmove(self.user_out.ctypes.data, old["host_out"], nbytes)
-                    old["busy"] = False
-            memmove(s["host_in"], self.user_in.ctypes.data, nbytes)
-            assert L.aclrtMemcpyAsync(s["t"][0], nbytes, s["host_in"], nbytes, 1, self.copy_in) == 0
-            assert L.aclrtRecordEvent(s["ready"], self.copy_in) == 0
-            for m, mid in enumerate(self.ids):
-                st = self.streams[m]
-                assert L.aclrtStreamWaitEvent(st, s["ready"] if m == 0 else s["node_done"][m - 1]) == 0
-                assert L.aclmdlSetDynamicBatchSize(mid, s["ins"][m], self.dyn[m], BATCH) == 0
-                assert L.aclmdlExecuteAsync(mid, s["ins"][m], s["outs"][m], st) == 0
-                assert L.aclrtRecordEvent(s["node_done"][m], st) == 0
-            assert L.aclrtStreamWaitEvent(self.copy_out, s["node_done"][-1]) == 0
-            assert L.aclrtMemcpyAsync(s["host_out"], nbytes, s["t"][-1], nbytes, 2, self.copy_out) == 0
-            assert L.aclrtRecordEvent(s["done"], self.copy_out) == 0
-            s["busy"] = True
-        for s in self.slots:
-            if s["busy"]:
-                assert L.aclrtSynchronizeEvent(s["done"]) == 0
-                memmove(self.user_out.ctypes.data, s["host_out"], nbytes)
-                s["busy"] = False
-        return (time.thread_time() - start) / n
+    return build_c_loop(tmp_path_factory.mktemp("native"))
 
 
 def test_host_overhead(benchmark, tiny_chain, c_loop):
@@ -210,7 +89,7 @@ def test_host_overhead(benchmark, tiny_chain, c_loop):
     engine = chain_engine(tiny_chain, depth)
     dev = ae.Device(0)
     dev.make_current()
-    py = CtypesChain(tiny_chain, depth)
+    py = CtypesChain(tiny_chain, depth, BATCH, WIDTH * 4, WIDTH * 4, ring_wait=True)
     x = np.random.default_rng(0).standard_normal((n * BATCH, WIDTH)).astype(np.float32)
 
     def engine_round():
@@ -219,11 +98,11 @@ def test_host_overhead(benchmark, tiny_chain, c_loop):
         return (time.thread_time() - t0) / n
 
     engine_round()
-    run_c_loop(c_loop, tiny_chain, depth, 500)
+    run_c_loop(c_loop, tiny_chain, depth, 500, BATCH, ring_wait=True)
     py.run(200)
     a, b, c = [], [], []
     for _ in range(rounds):   # interleaved, so a noisy moment hits all three
-        c.append(run_c_loop(c_loop, tiny_chain, depth, n))
+        c.append(run_c_loop(c_loop, tiny_chain, depth, n, BATCH, ring_wait=True))
         a.append(engine_round())
         b.append(py.run(n // 4))
     benchmark.pedantic(engine_round, rounds=3, iterations=1)

@@ -1,12 +1,26 @@
 /*
- * chain_loop.c -- the hand-written C limit for the host-overhead benchmark.
+ * chain_loop.c -- the hand-written C limit for the host-cost benchmarks.
  *
- * The same AscendCL call sequence the engine issues per request (staging
- * copy, H2D on a copy stream, per model: wait on the producer's event, set
- * the gear, execute, record; D2H after the last model; a done event per
- * slot; when every slot is busy, one blocking wait for half the ring),
- * written directly against AscendCL with nothing else around it.
- * Returns the calling thread's CPU nanoseconds for the request loop only.
+ * A chain of models (model k's only output feeds model k+1's only input),
+ * one stream per model plus a copy-in and a copy-out stream, `depth` slots
+ * of device tensors, datasets, events and pinned staging.  Per request r, in
+ * slot r % depth, exactly these AscendCL calls:
+ *
+ *   aclrtSynchronizeEvent(done)          the slot's previous request, r - depth
+ *   (copy its outputs out, write the new input into pinned staging)
+ *   aclrtMemcpyAsync H2D, aclrtRecordEvent(ready)          on the copy-in stream
+ *   per model: aclrtStreamWaitEvent(producer's event),
+ *              [aclmdlSetDynamicBatchSize: models with batch gears only]
+ *              aclmdlExecuteAsync, aclrtRecordEvent        on the model's stream
+ *   aclrtStreamWaitEvent, aclrtMemcpyAsync D2H, aclrtRecordEvent(done)
+ *                                                          on the copy-out stream
+ *
+ * `ring_wait` = 1 waits the engine's way instead: nothing while a slot is
+ * free; when the next slot is busy, one wait for the request half the ring
+ * ahead, then the older ones delivered (their waits return at once).
+ *
+ * Returns the calling thread's CPU nanoseconds (CLOCK_THREAD_CPUTIME_ID)
+ * for the request loop alone, or -1 after printing what failed.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -16,15 +30,15 @@
 
 #include "ascend_engine/acl.h"
 
-#define MAX_MODELS 8
+#define MAX_MODELS 64
 #define MAX_DEPTH 16
-#define CHECK(call)                                                            \
-    do {                                                                       \
-        aclError rc_ = (call);                                                 \
-        if (rc_ != ACL_SUCCESS) {                                              \
-            fprintf(stderr, "%s failed: %d %s\n", #call, rc_, aclGetRecentErrMsg()); \
-            return -1;                                                         \
-        }                                                                      \
+#define CHECK(call)                                                                          \
+    do {                                                                                     \
+        aclError rc_ = (call);                                                               \
+        if (rc_ != ACL_SUCCESS) {                                                            \
+            fprintf(stderr, "%s failed: %d %s\n", #call, rc_, aclGetRecentErrMsg());       \
+            return -1;                                                                       \
+        }                                                                                    \
     } while (0)
 
 static long long thread_cpu_ns(void)
@@ -34,133 +48,221 @@ static long long thread_cpu_ns(void)
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* Models form a chain: model k's only output feeds model k+1's only input. */
-long long chain_loop(const char *const *paths, int n_models, int depth, int n_requests, int batch)
+/* One model of the chain: its id, description, and the index of its batch
+ * gear input (or -1 for a static model). */
+typedef struct {
+    uint32_t id;
+    aclmdlDesc *desc;
+    long dyn;
+    size_t in_size, out_size, dyn_size;
+} chain_model;
+
+/* One slot: device tensors (the input, then each model's output), gear
+ * buffers, datasets, events and pinned staging. */
+typedef struct {
+    void *tensor[MAX_MODELS + 1], *dynbuf[MAX_MODELS];
+    aclmdlDataset *ins[MAX_MODELS], *outs[MAX_MODELS];
+    aclrtEvent node_done[MAX_MODELS], ready, done;
+    void *host_in, *host_out;
+    int busy;
+} chain_slot;
+
+typedef struct {
+    int n_models, depth;
+    uint64_t batch;
+    size_t in_bytes, out_bytes;   /* one request's, at `batch` rows */
+    chain_model m[MAX_MODELS];
+    aclrtStream copy_in, copy_out, streams[MAX_MODELS];
+    chain_slot s[MAX_DEPTH];
+    float *user_in, *user_out;
+} chain;
+
+static size_t row_bytes(const aclmdlIODims *dims)
 {
-    if (n_models < 1 || n_models > MAX_MODELS || depth < 1 || depth > MAX_DEPTH)
-        return -1;
-    CHECK(aclrtSetDevice(0));
-    uint32_t ids[MAX_MODELS];
-    aclmdlDesc *descs[MAX_MODELS];
-    size_t dyn[MAX_MODELS], in_size[MAX_MODELS], out_size[MAX_MODELS];
-    for (int m = 0; m < n_models; m++) {
-        CHECK(aclmdlLoadFromFile(paths[m], &ids[m]));
-        descs[m] = aclmdlCreateDesc();
-        CHECK(aclmdlGetDesc(descs[m], ids[m]));
-        CHECK(aclmdlGetInputIndexByName(descs[m], ACL_DYNAMIC_TENSOR_NAME, &dyn[m]));
-        in_size[m] = aclmdlGetInputSizeByIndex(descs[m], 0);
-        out_size[m] = aclmdlGetOutputSizeByIndex(descs[m], 0);
+    size_t row = sizeof(float);
+    for (size_t d = 1; d < dims->dimCount; d++)
+        row *= (size_t)dims->dims[d];
+    return row;
+}
+
+static int add_buffer(aclmdlDataset *set, void *ptr, size_t size)
+{
+    CHECK(aclmdlAddDatasetBuffer(set, aclCreateDataBuffer(ptr, size)));
+    return 0;
+}
+
+static int load_models(chain *c, const char *const *paths)
+{
+    for (int k = 0; k < c->n_models; k++) {
+        chain_model *m = &c->m[k];
+        CHECK(aclmdlLoadFromFile(paths[k], &m->id));
+        m->desc = aclmdlCreateDesc();
+        CHECK(aclmdlGetDesc(m->desc, m->id));
+        size_t dyn;
+        m->dyn = aclmdlGetInputIndexByName(m->desc, ACL_DYNAMIC_TENSOR_NAME, &dyn) == ACL_SUCCESS ? (long)dyn : -1;
+        m->in_size = aclmdlGetInputSizeByIndex(m->desc, 0);
+        m->out_size = aclmdlGetOutputSizeByIndex(m->desc, 0);
+        m->dyn_size = m->dyn >= 0 ? aclmdlGetInputSizeByIndex(m->desc, (size_t)m->dyn) : 0;
     }
     aclmdlIODims dims;
-    CHECK(aclmdlGetInputDims(descs[0], 0, &dims));
-    size_t in_row = sizeof(float);
-    for (size_t d = 1; d < dims.dimCount; d++)
-        in_row *= (size_t)dims.dims[d];
-    CHECK(aclmdlGetOutputDims(descs[n_models - 1], 0, &dims));
-    size_t out_row = sizeof(float);
-    for (size_t d = 1; d < dims.dimCount; d++)
-        out_row *= (size_t)dims.dims[d];
+    CHECK(aclmdlGetInputDims(c->m[0].desc, 0, &dims));
+    c->in_bytes = row_bytes(&dims) * c->batch;
+    CHECK(aclmdlGetOutputDims(c->m[c->n_models - 1].desc, 0, &dims));
+    c->out_bytes = row_bytes(&dims) * c->batch;
+    return 0;
+}
 
-    aclrtStream copy_in, copy_out, streams[MAX_MODELS];
-    CHECK(aclrtCreateStream(&copy_in));
-    CHECK(aclrtCreateStream(&copy_out));
-    for (int m = 0; m < n_models; m++)
-        CHECK(aclrtCreateStream(&streams[m]));
-
-    /* per slot: device tensors (input + one per model output), dynamic
-     * buffers, datasets, events, pinned staging */
-    void *tensor[MAX_DEPTH][MAX_MODELS + 1], *dynbuf[MAX_DEPTH][MAX_MODELS];
-    aclmdlDataset *ins[MAX_DEPTH][MAX_MODELS], *outs[MAX_DEPTH][MAX_MODELS];
-    aclrtEvent node_done[MAX_DEPTH][MAX_MODELS], ready[MAX_DEPTH], done[MAX_DEPTH];
-    void *host_in[MAX_DEPTH], *host_out[MAX_DEPTH];
-    int busy[MAX_DEPTH] = {0};
-    for (int s = 0; s < depth; s++) {
-        CHECK(aclrtMalloc(&tensor[s][0], in_size[0], ACL_MEM_MALLOC_HUGE_FIRST));
-        for (int m = 0; m < n_models; m++) {
-            CHECK(aclrtMalloc(&tensor[s][m + 1], out_size[m], ACL_MEM_MALLOC_HUGE_FIRST));
-            CHECK(aclrtMalloc(&dynbuf[s][m], aclmdlGetInputSizeByIndex(descs[m], dyn[m]),
-                              ACL_MEM_MALLOC_HUGE_FIRST));
-            ins[s][m] = aclmdlCreateDataset();
-            outs[s][m] = aclmdlCreateDataset();
-            CHECK(aclmdlAddDatasetBuffer(ins[s][m], aclCreateDataBuffer(tensor[s][m], in_size[m])));
-            CHECK(aclmdlAddDatasetBuffer(
-                ins[s][m], aclCreateDataBuffer(dynbuf[s][m], aclmdlGetInputSizeByIndex(descs[m], dyn[m]))));
-            CHECK(aclmdlAddDatasetBuffer(outs[s][m], aclCreateDataBuffer(tensor[s][m + 1], out_size[m])));
-            CHECK(aclrtCreateEventWithFlag(&node_done[s][m], ACL_EVENT_SYNC));
+static int make_slot(chain *c, chain_slot *s)
+{
+    CHECK(aclrtMalloc(&s->tensor[0], c->m[0].in_size, ACL_MEM_MALLOC_HUGE_FIRST));
+    for (int k = 0; k < c->n_models; k++) {
+        const chain_model *m = &c->m[k];
+        CHECK(aclrtMalloc(&s->tensor[k + 1], m->out_size, ACL_MEM_MALLOC_HUGE_FIRST));
+        s->ins[k] = aclmdlCreateDataset();
+        s->outs[k] = aclmdlCreateDataset();
+        if (add_buffer(s->ins[k], s->tensor[k], m->in_size))
+            return -1;
+        if (m->dyn >= 0) {
+            CHECK(aclrtMalloc(&s->dynbuf[k], m->dyn_size, ACL_MEM_MALLOC_HUGE_FIRST));
+            if (add_buffer(s->ins[k], s->dynbuf[k], m->dyn_size))
+                return -1;
         }
-        CHECK(aclrtCreateEventWithFlag(&ready[s], ACL_EVENT_SYNC));
-        CHECK(aclrtCreateEventWithFlag(&done[s], ACL_EVENT_SYNC));
-        CHECK(aclrtMallocHost(&host_in[s], in_row * (size_t)batch));
-        CHECK(aclrtMallocHost(&host_out[s], out_row * (size_t)batch));
+        if (add_buffer(s->outs[k], s->tensor[k + 1], m->out_size))
+            return -1;
+        CHECK(aclrtCreateEventWithFlag(&s->node_done[k], ACL_EVENT_SYNC));
     }
-    float *user_in = calloc((size_t)batch, in_row);
-    float *user_out = calloc((size_t)batch, out_row);
+    CHECK(aclrtCreateEventWithFlag(&s->ready, ACL_EVENT_SYNC));
+    CHECK(aclrtCreateEventWithFlag(&s->done, ACL_EVENT_SYNC));
+    CHECK(aclrtMallocHost(&s->host_in, c->in_bytes));
+    CHECK(aclrtMallocHost(&s->host_out, c->out_bytes));
+    return 0;
+}
 
+static void free_slot(chain *c, chain_slot *s)
+{
+    for (int k = 0; k < c->n_models; k++) {
+        size_t n_in = aclmdlGetDatasetNumBuffers(s->ins[k]);
+        for (size_t b = 0; b < n_in; b++)
+            aclDestroyDataBuffer(aclmdlGetDatasetBuffer(s->ins[k], b));
+        aclDestroyDataBuffer(aclmdlGetDatasetBuffer(s->outs[k], 0));
+        aclmdlDestroyDataset(s->ins[k]);
+        aclmdlDestroyDataset(s->outs[k]);
+        aclrtDestroyEvent(s->node_done[k]);
+        aclrtFree(s->tensor[k + 1]);
+        if (s->dynbuf[k])
+            aclrtFree(s->dynbuf[k]);
+    }
+    aclrtFree(s->tensor[0]);
+    aclrtDestroyEvent(s->ready);
+    aclrtDestroyEvent(s->done);
+    aclrtFreeHost(s->host_in);
+    aclrtFreeHost(s->host_out);
+}
+
+/* Wait for a slot's request and copy its outputs to the caller's array. */
+static int deliver(chain *c, chain_slot *s)
+{
+    CHECK(aclrtSynchronizeEvent(s->done));
+    memcpy(c->user_out, s->host_out, c->out_bytes);
+    s->busy = 0;
+    return 0;
+}
+
+/* The issue's sequence for one request in slot s (see the file comment). */
+static int enqueue(chain *c, chain_slot *s)
+{
+    memcpy(s->host_in, c->user_in, c->in_bytes);
+    CHECK(aclrtMemcpyAsync(s->tensor[0], c->m[0].in_size, s->host_in, c->in_bytes, ACL_MEMCPY_HOST_TO_DEVICE,
+                           c->copy_in));
+    CHECK(aclrtRecordEvent(s->ready, c->copy_in));
+    for (int k = 0; k < c->n_models; k++) {
+        const chain_model *m = &c->m[k];
+        CHECK(aclrtStreamWaitEvent(c->streams[k], k == 0 ? s->ready : s->node_done[k - 1]));
+        if (m->dyn >= 0)
+            CHECK(aclmdlSetDynamicBatchSize(m->id, s->ins[k], (size_t)m->dyn, c->batch));
+        CHECK(aclmdlExecuteAsync(m->id, s->ins[k], s->outs[k], c->streams[k]));
+        CHECK(aclrtRecordEvent(s->node_done[k], c->streams[k]));
+    }
+    CHECK(aclrtStreamWaitEvent(c->copy_out, s->node_done[c->n_models - 1]));
+    CHECK(aclrtMemcpyAsync(s->host_out, c->out_bytes, s->tensor[c->n_models], c->out_bytes,
+                           ACL_MEMCPY_DEVICE_TO_HOST, c->copy_out));
+    CHECK(aclrtRecordEvent(s->done, c->copy_out));
+    s->busy = 1;
+    return 0;
+}
+
+static long long run_requests(chain *c, int n_requests, int ring_wait)
+{
+    int depth = c->depth;
     long long start = thread_cpu_ns();
     for (int r = 0; r < n_requests; r++) {
-        int s = r % depth;
-        if (busy[s]) {
-            /* all slots busy: block once for half the ring, as the engine does */
+        chain_slot *s = &c->s[r % depth];
+        if (s->busy && ring_wait) {
             int ahead = depth / 2 - 1 > 0 ? depth / 2 - 1 : 0;
-            CHECK(aclrtSynchronizeEvent(done[(r + ahead) % depth]));
-            for (int k = 0; k <= ahead; k++) {
-                int old = (r + k) % depth;
-                CHECK(aclrtSynchronizeEvent(done[old]));
-                memcpy(user_out, host_out[old], out_row * (size_t)batch);
-                busy[old] = 0;
-            }
+            CHECK(aclrtSynchronizeEvent(c->s[(r + ahead) % depth].done));
+            for (int k = 0; k <= ahead; k++)
+                if (deliver(c, &c->s[(r + k) % depth]))
+                    return -1;
+        } else if (s->busy && deliver(c, s)) {
+            return -1;
         }
-        memcpy(host_in[s], user_in, in_row * (size_t)batch);
-        CHECK(aclrtMemcpyAsync(tensor[s][0], in_size[0], host_in[s], in_row * (size_t)batch,
-                               ACL_MEMCPY_HOST_TO_DEVICE, copy_in));
-        CHECK(aclrtRecordEvent(ready[s], copy_in));
-        for (int m = 0; m < n_models; m++) {
-            CHECK(aclrtStreamWaitEvent(streams[m], m == 0 ? ready[s] : node_done[s][m - 1]));
-            CHECK(aclmdlSetDynamicBatchSize(ids[m], ins[s][m], dyn[m], (uint64_t)batch));
-            CHECK(aclmdlExecuteAsync(ids[m], ins[s][m], outs[s][m], streams[m]));
-            CHECK(aclrtRecordEvent(node_done[s][m], streams[m]));
-        }
-        CHECK(aclrtStreamWaitEvent(copy_out, node_done[s][n_models - 1]));
-        CHECK(aclrtMemcpyAsync(host_out[s], out_row * (size_t)batch, tensor[s][n_models],
-                               out_row * (size_t)batch, ACL_MEMCPY_DEVICE_TO_HOST, copy_out));
-        CHECK(aclrtRecordEvent(done[s], copy_out));
-        busy[s] = 1;
+        if (enqueue(c, s))
+            return -1;
     }
     for (int k = 0; k < depth; k++) {
-        int s = (n_requests + k) % depth;
-        if (busy[s]) {
-            CHECK(aclrtSynchronizeEvent(done[s]));
-            memcpy(user_out, host_out[s], out_row * (size_t)batch);
-        }
+        chain_slot *s = &c->s[(n_requests + k) % depth];
+        if (s->busy && deliver(c, s))
+            return -1;
     }
-    long long elapsed = thread_cpu_ns() - start;
+    return thread_cpu_ns() - start;
+}
 
-    for (int s = 0; s < depth; s++) {
-        for (int m = 0; m < n_models; m++) {
-            for (int k = 0; k < 2; k++)
-                aclDestroyDataBuffer(aclmdlGetDatasetBuffer(ins[s][m], (size_t)k));
-            aclDestroyDataBuffer(aclmdlGetDatasetBuffer(outs[s][m], 0));
-            aclmdlDestroyDataset(ins[s][m]);
-            aclmdlDestroyDataset(outs[s][m]);
-            aclrtDestroyEvent(node_done[s][m]);
-            aclrtFree(tensor[s][m + 1]);
-            aclrtFree(dynbuf[s][m]);
+long long chain_loop(const char *const *paths, int n_models, int depth, int n_requests, int batch, int ring_wait)
+{
+    if (n_models < 1 || n_models > MAX_MODELS || depth < 1 || depth > MAX_DEPTH || batch < 1) {
+        fprintf(stderr, "chain_loop: 1 to %d models, depth 1 to %d, batch >= 1; got %d, %d, %d\n", MAX_MODELS,
+                MAX_DEPTH, n_models, depth, batch);
+        return -1;
+    }
+    CHECK(aclrtSetDevice(0));
+    chain *c = calloc(1, sizeof *c);
+    if (!c)
+        return -1;
+    c->n_models = n_models;
+    c->depth = depth;
+    c->batch = (uint64_t)batch;
+    long long elapsed = -1;
+    if (load_models(c, paths) == 0) {
+        int made = 0;
+        int ok = aclrtCreateStream(&c->copy_in) == ACL_SUCCESS && aclrtCreateStream(&c->copy_out) == ACL_SUCCESS;
+        for (int k = 0; ok && k < n_models; k++)
+            ok = aclrtCreateStream(&c->streams[k]) == ACL_SUCCESS;
+        while (ok && made < depth && make_slot(c, &c->s[made]) == 0)
+            made++;
+        c->user_in = calloc(1, c->in_bytes);
+        c->user_out = calloc(1, c->out_bytes);
+        if (ok && made == depth && c->user_in && c->user_out)
+            elapsed = run_requests(c, n_requests, ring_wait);
+        else
+            fprintf(stderr, "chain_loop: setting up the chain failed: %s\n", aclGetRecentErrMsg());
+        for (int k = 0; k < made; k++)
+            free_slot(c, &c->s[k]);
+        free(c->user_in);
+        free(c->user_out);
+    }
+    for (int k = 0; k < n_models; k++) {
+        if (c->streams[k])
+            aclrtDestroyStream(c->streams[k]);
+        if (c->m[k].desc) {
+            aclmdlDestroyDesc(c->m[k].desc);
+            aclmdlUnload(c->m[k].id);
         }
-        aclrtFree(tensor[s][0]);
-        aclrtDestroyEvent(ready[s]);
-        aclrtDestroyEvent(done[s]);
-        aclrtFreeHost(host_in[s]);
-        aclrtFreeHost(host_out[s]);
     }
-    for (int m = 0; m < n_models; m++) {
-        aclrtDestroyStream(streams[m]);
-        aclmdlDestroyDesc(descs[m]);
-        aclmdlUnload(ids[m]);
-    }
-    aclrtDestroyStream(copy_in);
-    aclrtDestroyStream(copy_out);
-    free(user_in);
-    free(user_out);
+    if (c->copy_in)
+        aclrtDestroyStream(c->copy_in);
+    if (c->copy_out)
+        aclrtDestroyStream(c->copy_out);
+    free(c);
     aclrtResetDevice(0);
     return elapsed;
 }

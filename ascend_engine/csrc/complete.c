@@ -158,16 +158,19 @@ static int interrupted(ae_engine *e, ae_error *err)
 }
 
 /* Ask the caller's poll function whether to stop, at most every poll_ms
- * (whether the waits in between were long or short).  Returns 1 to stop. */
-int aex_poll_due(ae_engine *e)
+ * (whether the waits in between were long or short).  Returns 1 to stop.
+ * The function runs the caller's code (Python's signal handlers), which may
+ * make another context current on this thread: the engine's is made current
+ * again, since its callers check the context once per call, not per wait. */
+int aex_poll_due(ae_engine *e, uint64_t now)
 {
-    if (!e->poll)
-        return 0;
-    uint64_t now = aex_now_ns();
-    if (now < e->next_poll_ns)
+    if (!e->poll || now < e->next_poll_ns)
         return 0;
     e->next_poll_ns = now + (uint64_t)e->poll_ms * 1000000u;
-    return e->poll(e->poll_ctx) != 0;
+    if (e->poll(e->poll_ctx) != 0)
+        return 1;
+    aex_make_current(e, NULL);
+    return 0;
 }
 
 /* Spin mode: poll the event until it completes (then the blocking call below
@@ -181,44 +184,48 @@ static int spin_until_complete(ae_engine *e, aclrtEvent ev, uint64_t deadline)
         if (e->acl->aclrtQueryEventStatus(ev, &status) != ACL_SUCCESS ||
             status == ACL_EVENT_RECORDED_STATUS_COMPLETE)
             return 0;
-        if (deadline && aex_now_ns() > deadline)
+        uint64_t now = aex_now_ns();
+        if (deadline && now > deadline)
             return 0;
-        if (aex_poll_due(e))
+        if (aex_poll_due(e, now))
             return 1;
         sched_yield();
     }
 }
 
-/* Wait for one event within the plan's timeout.  With a poll function, wait
- * in slices of poll_ms and ask it in between whether to stop. */
-static aclError sync_event(ae_engine *e, aclrtEvent ev, uint64_t deadline, int *stop)
+/* Wait for one event until `deadline` (0: none), `now` being the time the
+ * caller read last (a wait in a burst of them shares the burst's clock
+ * reading: every wait after the first finds its event over already).  With
+ * a poll function, wait in slices of poll_ms and ask it in between whether
+ * to stop. */
+static aclError sync_event(ae_engine *e, aclrtEvent ev, uint64_t now, uint64_t deadline, int *stop)
 {
     *stop = 0;
     if (!e->acl->aclrtSynchronizeEventWithTimeout)
         return e->acl->aclrtSynchronizeEvent(ev);
     if (!e->poll)
-        return deadline ? e->acl->aclrtSynchronizeEventWithTimeout(ev, aex_ms_left(deadline))
+        return deadline ? e->acl->aclrtSynchronizeEventWithTimeout(ev, aex_ms_until(now, deadline))
                         : e->acl->aclrtSynchronizeEvent(ev);
     for (;;) {
-        if (aex_poll_due(e)) {
+        if (aex_poll_due(e, now)) {
             *stop = 1;
             return ACL_ERROR_RT_EVENT_SYNC_TIMEOUT;
         }
-        int32_t slice = e->poll_ms, left = aex_ms_left(deadline);
+        int32_t slice = e->poll_ms, left = aex_ms_until(now, deadline);
         int last = deadline && left <= slice;
         aclError rc = e->acl->aclrtSynchronizeEventWithTimeout(ev, last ? left : slice);
         if (rc != ACL_ERROR_RT_EVENT_SYNC_TIMEOUT || last)
             return rc;
+        now = aex_now_ns();
     }
 }
 
-static int wait_event(ae_engine *e, aclrtEvent ev, ae_error *err)
+static int wait_event(ae_engine *e, aclrtEvent ev, uint64_t now, uint64_t deadline, ae_error *err)
 {
-    uint64_t deadline = aex_deadline_from_now(e);
     int stop = 0;
     if (e->plan.spin_wait && spin_until_complete(e, ev, deadline))
         return interrupted(e, err);
-    aclError rc = sync_event(e, ev, deadline, &stop);
+    aclError rc = sync_event(e, ev, now, deadline, &stop);
     if (stop)
         return interrupted(e, err);
     if (rc == ACL_SUCCESS)
@@ -239,7 +246,7 @@ void ae_engine_set_poll(ae_engine *e, ae_poll_fn poll, void *ctx, int poll_ms)
 
 /* Deliver the oldest request once its done event is known to be over (or
  * failed with `rc`, a code of wait_event). */
-static int finish_oldest(ae_engine *e, int rc, uint64_t t0, ae_error *err)
+static int finish_oldest(ae_engine *e, int rc, ae_error *err)
 {
     const ae_plan *p = &e->plan;
     uint64_t request = e->next_request - (uint64_t)e->in_flight;
@@ -285,8 +292,35 @@ static int finish_oldest(ae_engine *e, int rc, uint64_t t0, ae_error *err)
     sl->busy = 0;
     e->in_flight--;
     e->stats.requests++;
-    e->stats.wait_ns += aex_now_ns() - t0;
     return 0;
+}
+
+/* Wait for the oldest request in flight (until `deadline`, see sync_event
+ * for `now`) and deliver it.  The engine's context is current: the public
+ * entry points check it once per call, not once per request. */
+static int complete_oldest(ae_engine *e, uint64_t now, uint64_t deadline, ae_error *err)
+{
+    uint64_t request = e->next_request - (uint64_t)e->in_flight;
+    slot *sl = &e->slots[request % (uint64_t)e->plan.depth];
+    int rc = e->n_steps ? aex_wait_tail(e, sl, deadline, err) : 0;
+    if (rc == 0 && sl->step_fatal) {
+        if (err)
+            *err = sl->step_error;
+        rc = -1;
+    }
+    if (rc == 0)
+        rc = wait_event(e, sl->done, now, deadline, err);
+    return finish_oldest(e, rc, err);
+}
+
+/* complete_oldest with a deadline of its own, its wait counted in the statistics. */
+static int complete_timed(ae_engine *e, ae_error *err)
+{
+    uint64_t t0 = aex_now_ns();
+    int rc = complete_oldest(e, t0, aex_deadline_after(e, t0), err);
+    if (rc == 0)
+        e->stats.wait_ns += aex_now_ns() - t0;
+    return rc;
 }
 
 int ae_engine_complete_one(ae_engine *e, ae_error *err)
@@ -295,18 +329,7 @@ int ae_engine_complete_one(ae_engine *e, ae_error *err)
         return 0;
     if (aex_make_current(e, err))
         return -1;
-    uint64_t request = e->next_request - (uint64_t)e->in_flight;
-    slot *sl = &e->slots[request % (uint64_t)e->plan.depth];
-    uint64_t t0 = aex_now_ns();
-    int rc = e->n_steps ? aex_wait_tail(e, sl, aex_deadline_from_now(e), err) : 0;
-    if (rc == 0 && sl->step_fatal) {
-        if (err)
-            *err = sl->step_error;
-        rc = -1;
-    }
-    if (rc == 0)
-        rc = wait_event(e, sl->done, err);
-    return finish_oldest(e, rc, t0, err);
+    return complete_timed(e, err);
 }
 
 aclError ae_engine_wait_request(ae_engine *e, uint64_t request)
@@ -336,14 +359,16 @@ int ae_engine_complete_waited(ae_engine *e, uint64_t request, aclError wait_rc, 
         if (!e->n_steps || !aex_wait_tail(e, &e->slots[request % (uint64_t)e->plan.depth], 1, err))
             aex_fail(e, err, wait_rc, "aclrtSynchronizeEventWithTimeout", NULL,
                      "a request did not complete within %d ms", (int)e->plan.timeout_ms);
-        return finish_oldest(e, -1, aex_now_ns(), err);
+        return finish_oldest(e, -1, err);
     }
-    return ae_engine_complete_one(e, err);
+    return complete_timed(e, err);
 }
 
 int ae_engine_complete_ready(ae_engine *e, ae_error *err)
 {
     int done = 0;
+    if (e->in_flight > 0 && aex_make_current(e, err))
+        return -1;
     while (e->in_flight > 0) {
         uint64_t request = e->next_request - (uint64_t)e->in_flight;
         slot *sl = &e->slots[request % (uint64_t)e->plan.depth];
@@ -353,7 +378,7 @@ int ae_engine_complete_ready(ae_engine *e, ae_error *err)
         if (e->acl->aclrtQueryEventStatus(sl->done, &status) != ACL_SUCCESS ||
             status != ACL_EVENT_RECORDED_STATUS_COMPLETE)
             break;
-        int rc = ae_engine_complete_one(e, err);   /* returns at once: the event is complete */
+        int rc = complete_timed(e, err);   /* returns at once: the event is complete */
         if (rc)
             return rc;
         done++;
@@ -368,7 +393,8 @@ int ae_engine_complete_ready(ae_engine *e, ae_error *err)
  * request is then over too) and deliver all of those without further
  * blocking.  A blocking wait costs a sleep and a wake-up, far more host time
  * than an enqueue; depth/2 requests stay in flight meanwhile, which keeps
- * every stream of the pipeline fed.
+ * every stream of the pipeline fed.  The burst reads the clock twice: its
+ * one deadline, and its wait for the statistics.
  */
 int aex_make_room(ae_engine *e, ae_error *err)
 {
@@ -377,11 +403,11 @@ int aex_make_room(ae_engine *e, ae_error *err)
         ahead = 0;
     if (ahead > e->in_flight - 1)
         ahead = e->in_flight - 1;
+    uint64_t t0 = aex_now_ns(), deadline = aex_deadline_after(e, t0);
     if (ahead > 0) {
         uint64_t target = e->next_request - (uint64_t)e->in_flight + (uint64_t)ahead;
         slot *sl = &e->slots[target % (uint64_t)e->plan.depth];
-        uint64_t t0 = aex_now_ns();
-        int rc = wait_event(e, sl->done, err);
+        int rc = wait_event(e, sl->done, t0, deadline, err);
         if (rc == AE_INTERRUPTED) {
             if (err)
                 err->request = target;
@@ -396,22 +422,24 @@ int aex_make_room(ae_engine *e, ae_error *err)
             }
             /* Some request up to `target` failed: complete them one by one,
              * so the older ones are delivered and the failure is pinned on
-             * the request it belongs to (complete_one then drains). */
+             * the request it belongs to (complete_oldest then drains). */
         }
-        e->stats.wait_ns += aex_now_ns() - t0;
     }
     for (int k = 0; k <= ahead; k++) {
-        int rc = ae_engine_complete_one(e, err);
+        int rc = complete_oldest(e, t0, deadline, err);
         if (rc)
             return rc;
     }
+    e->stats.wait_ns += aex_now_ns() - t0;
     return 0;
 }
 
 int ae_engine_flush(ae_engine *e, ae_error *err)
 {
+    if (e->in_flight > 0 && aex_make_current(e, err))
+        return -1;
     while (e->in_flight > 0) {
-        int rc = ae_engine_complete_one(e, err);
+        int rc = complete_timed(e, err);
         if (rc)
             return rc;
     }

@@ -95,23 +95,32 @@ void *aex_calloc(size_t n, size_t size)
     return calloc(n ? n : 1, size ? size : 1);
 }
 
-/* Milliseconds left until `deadline` (at least 1: some runtimes read 0 as
- * "do not wait"), or -1 for no deadline. */
-int32_t aex_ms_left(uint64_t deadline)
+/* Milliseconds from `now` until `deadline` (at least 1: some runtimes read
+ * 0 as "do not wait"), or -1 for no deadline. */
+int32_t aex_ms_until(uint64_t now, uint64_t deadline)
 {
     if (!deadline)
         return -1;
-    uint64_t now = aex_now_ns();
     if (now >= deadline)
         return 1;
     uint64_t ms = (deadline - now + 999999u) / 1000000u;
     return ms > INT32_MAX ? INT32_MAX : (int32_t)ms;
 }
 
-/* The deadline for a wait starting now: the plan's timeout, 0 for none. */
+int32_t aex_ms_left(uint64_t deadline)
+{
+    return deadline ? aex_ms_until(aex_now_ns(), deadline) : -1;
+}
+
+/* The deadline for a wait starting at `now`: the plan's timeout, 0 for none. */
+uint64_t aex_deadline_after(const ae_engine *e, uint64_t now)
+{
+    return e->plan.timeout_ms >= 0 ? now + (uint64_t)e->plan.timeout_ms * 1000000u : 0;
+}
+
 uint64_t aex_deadline_from_now(const ae_engine *e)
 {
-    return e->plan.timeout_ms >= 0 ? aex_now_ns() + (uint64_t)e->plan.timeout_ms * 1000000u : 0;
+    return e->plan.timeout_ms >= 0 ? aex_deadline_after(e, aex_now_ns()) : 0;
 }
 
 int ae_engine_free_slots(const ae_engine *e)

@@ -216,8 +216,12 @@ int aex_fail_engine(ae_engine *e, ae_error *err, aclError code, const char *func
 /* A name into an AE_NAME_MAX field ("" for NULL). */
 void aex_copy_name(char *dst, const char *src);
 uint64_t aex_now_ns(void);
+/* Deadlines are absolute aex_now_ns() times, 0 for none; a burst of waits
+ * reads the clock once and passes `now` along (see aex_make_room). */
 uint64_t aex_deadline_from_now(const ae_engine *e);
+uint64_t aex_deadline_after(const ae_engine *e, uint64_t now);
 int32_t aex_ms_left(uint64_t deadline);
+int32_t aex_ms_until(uint64_t now, uint64_t deadline);
 void *aex_calloc(size_t n, size_t size);
 int aex_make_current(ae_engine *e, ae_error *err);
 /* Make device d's context current (a no-op for plans of one device, whose
@@ -298,8 +302,8 @@ void aex_drain(ae_engine *e, int timed_out);
 int aex_recover(ae_engine *e, ae_error *err);
 /* All slots are busy: complete the oldest requests to free some. */
 int aex_make_room(ae_engine *e, ae_error *err);
-/* The caller's poll function is due and asks to stop: 1. */
-int aex_poll_due(ae_engine *e);
+/* The caller's poll function is due at `now` and asks to stop: 1. */
+int aex_poll_due(ae_engine *e, uint64_t now);
 
 /* timeline.c: a completed request's node device times and timeline row */
 void aex_record_profile(ae_engine *e, slot *sl, uint64_t request);

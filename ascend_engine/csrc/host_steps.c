@@ -215,7 +215,7 @@ int aex_wait_tail(ae_engine *e, slot *sl, uint64_t deadline, ae_error *err)
             pthread_mutex_unlock(&e->step_lock);
             return rc;
         }
-        if (err && aex_poll_due(e)) {
+        if (err && aex_poll_due(e, now)) {
             pthread_mutex_unlock(&e->step_lock);
             aex_fail(e, err, 0, "ae_engine_wait", NULL, "interrupted while waiting for the device");
             return AE_INTERRUPTED;

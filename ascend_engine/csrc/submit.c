@@ -84,18 +84,20 @@ int aex_check_gear(const ae_engine *e, int n, const int64_t *values, int count, 
     return 0;
 }
 
-int ae_engine_submit_shaped(ae_engine *e, const void *const *inputs, uint64_t rows, void *const *outputs,
-                            uint64_t *out_rows, const ae_request_shape *shape, ae_error *err)
+/* Count the host time of enqueueing from t0 on, less the waits inside it
+ * (wait_ns was wait0 at t0): each of those counts in wait_ns already. */
+static void count_enqueue(ae_engine *e, uint64_t t0, uint64_t wait0)
+{
+    e->stats.enqueue_ns += aex_now_ns() - t0 - (e->stats.wait_ns - wait0);
+}
+
+/* One request into the next slot (freeing slots first when it is busy).  The
+ * caller has checked the rows and shape, made the engine's context current
+ * and recovered a wedged engine: once per call, not once per request. */
+static int submit_request(ae_engine *e, const void *const *inputs, uint64_t rows, void *const *outputs,
+                          uint64_t *out_rows, const ae_request_shape *shape, ae_error *err)
 {
     const ae_plan *p = &e->plan;
-    if (rows < 1 || rows > p->max_batch)
-        return aex_fail(e, err, 0, "ae_engine_submit", NULL,
-                    "a request carries 1 to %llu rows, got %llu", (unsigned long long)p->max_batch,
-                    (unsigned long long)rows);
-    if (check_shape(e, rows, shape, err))
-        return -1;
-    if (aex_make_current(e, err) || aex_recover(e, err))
-        return -1;
     int s = (int)(e->next_request % (uint64_t)p->depth);
     slot *sl = &e->slots[s];
     if (sl->busy) {
@@ -103,7 +105,6 @@ int ae_engine_submit_shaped(ae_engine *e, const void *const *inputs, uint64_t ro
         if (rc)
             return rc;
     }
-    uint64_t t0 = aex_now_ns();
     if (shape) {
         /* the slot's own copy: its completion reads the sizes again */
         memcpy(sl->row_bytes, shape->row_bytes, (size_t)p->n_tensors * sizeof(size_t));
@@ -145,8 +146,30 @@ int ae_engine_submit_shaped(ae_engine *e, const void *const *inputs, uint64_t ro
     e->in_flight++;
     if (e->in_flight > e->stats.in_flight_high_water)
         e->stats.in_flight_high_water = e->in_flight;
-    e->stats.enqueue_ns += aex_now_ns() - t0;
     return 0;
+}
+
+/* A request's rows, checked against the plan. */
+static int check_rows(ae_engine *e, uint64_t rows, ae_error *err)
+{
+    if (rows >= 1 && rows <= e->plan.max_batch)
+        return 0;
+    return aex_fail(e, err, 0, "ae_engine_submit", NULL, "a request carries 1 to %llu rows, got %llu",
+                    (unsigned long long)e->plan.max_batch, (unsigned long long)rows);
+}
+
+int ae_engine_submit_shaped(ae_engine *e, const void *const *inputs, uint64_t rows, void *const *outputs,
+                            uint64_t *out_rows, const ae_request_shape *shape, ae_error *err)
+{
+    if (check_rows(e, rows, err) || check_shape(e, rows, shape, err))
+        return -1;
+    if (aex_make_current(e, err) || aex_recover(e, err))
+        return -1;
+    uint64_t t0 = aex_now_ns(), wait0 = e->stats.wait_ns;
+    int rc = submit_request(e, inputs, rows, outputs, out_rows, shape, err);
+    if (rc == 0)
+        count_enqueue(e, t0, wait0);
+    return rc;
 }
 
 int ae_engine_run_batch(ae_engine *e, const void *const *inputs, uint64_t total_rows, uint64_t batch,
@@ -161,6 +184,14 @@ int ae_engine_run_batch(ae_engine *e, const void *const *inputs, uint64_t total_
                         "a plan with host steps returns results per request: submit them one by one");
     if (p->n_inputs > AE_MAX_IO || p->n_outputs > AE_MAX_IO)
         return aex_fail(e, err, 0, "ae_engine_run_batch", NULL, "more than %d inputs or outputs", AE_MAX_IO);
+    if (total_rows == 0)
+        return ae_engine_flush(e, err);
+    if (e->shaped)
+        return check_shape(e, 1, NULL, err);   /* its message: requests need their shapes */
+    /* once per call: the context, recovery, and the clock for the statistics */
+    if (aex_make_current(e, err) || aex_recover(e, err))
+        return -1;
+    uint64_t t0 = aex_now_ns(), wait0 = e->stats.wait_ns;
     /* per-request pointers into the caller's whole arrays */
     const void *in_at[AE_MAX_IO];
     void *out_at[AE_MAX_IO];
@@ -173,11 +204,12 @@ int ae_engine_run_batch(ae_engine *e, const void *const *inputs, uint64_t total_
                 in_at[i] = (const char *)inputs[i] + row * e->tensors[p->input_tensors[i]].row_bytes;
             for (int o = 0; o < p->n_outputs; o++)
                 out_at[o] = (char *)outputs[o] + row * e->tensors[p->output_tensors[o]].row_bytes;
-            int rc = ae_engine_submit(e, in_at, rows, out_at, err);
+            int rc = submit_request(e, in_at, rows, out_at, NULL, NULL, err);
             if (rc)
                 return rc;
             row += rows;
         }
     }
+    count_enqueue(e, t0, wait0);
     return ae_engine_flush(e, err);
 }

@@ -98,14 +98,15 @@ class CtypesChain:
     def _slot(self):
         L = self.lib
         tensors = [self._malloc(L.aclmdlGetInputSizeByIndex(self.descs[0], 0))]
-        ins, outs, node_done = [], [], []
+        ins, outs, node_done, gears = [], [], [], []
         for m, d in enumerate(self.descs):
             tensors.append(self._malloc(L.aclmdlGetOutputSizeByIndex(d, 0)))
             i_set, o_set = L.aclmdlCreateDataset(), L.aclmdlCreateDataset()
             buffers = [(i_set, tensors[m], L.aclmdlGetInputSizeByIndex(d, 0))]
             if self.dyn[m] is not None:
                 dyn_size = L.aclmdlGetInputSizeByIndex(d, self.dyn[m])
-                buffers.append((i_set, self._malloc(dyn_size), dyn_size))
+                gears.append(self._malloc(dyn_size))
+                buffers.append((i_set, gears[-1], dyn_size))
             buffers.append((o_set, tensors[m + 1], L.aclmdlGetOutputSizeByIndex(d, 0)))
             for ds, ptr, size in buffers:
                 assert L.aclmdlAddDatasetBuffer(ds, L.aclCreateDataBuffer(ptr, size)) == 0
@@ -115,8 +116,35 @@ class CtypesChain:
         host_in, host_out = ctypes.c_void_p(), ctypes.c_void_p()
         assert L.aclrtMallocHost(ctypes.byref(host_in), self.in_bytes) == 0
         assert L.aclrtMallocHost(ctypes.byref(host_out), self.out_bytes) == 0
-        return dict(t=tensors, ins=ins, outs=outs, node_done=node_done, ready=self._event(),
+        return dict(t=tensors, gears=gears, ins=ins, outs=outs, node_done=node_done, ready=self._event(),
                     done=self._event(), host_in=host_in.value, host_out=host_out.value, busy=False)
+
+    def close(self):
+        """Release every object the chain made (the simulator has a limit of events per device)."""
+        L = self.lib
+        for s in self.slots:
+            for ds in s["ins"] + s["outs"]:
+                for b in range(L.aclmdlGetDatasetNumBuffers(ds)):
+                    L.aclDestroyDataBuffer(L.aclmdlGetDatasetBuffer(ds, b))
+                L.aclmdlDestroyDataset(ds)
+            for ev in s["node_done"] + [s["ready"], s["done"]]:
+                L.aclrtDestroyEvent(ev)
+            for ptr in s["t"] + s["gears"]:
+                L.aclrtFree(ptr)
+            L.aclrtFreeHost(s["host_in"])
+            L.aclrtFreeHost(s["host_out"])
+        for st in self.streams + [self.copy_in, self.copy_out]:
+            L.aclrtDestroyStream(st)
+        for mid, d in zip(self.ids, self.descs, strict=True):
+            L.aclmdlDestroyDesc(d)
+            L.aclmdlUnload(mid)
+        self.slots = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
     def run(self, n):
         """Thread CPU seconds per request for n requests."""

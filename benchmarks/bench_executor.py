@@ -112,6 +112,7 @@ def test_host_overhead(benchmark, tiny_chain, c_loop):
         "engine_over_c": a_us / c_us, "ctypes_over_engine": b_us / a_us,
     })
     engine.close()
+    py.close()
 
 
 # ---- pipeline efficiency ---------------------------------------------------------

@@ -41,7 +41,12 @@ def build_c_loop(folder):
          f"-L{libdir}", "-lascendcl_sim", f"-Wl,-rpath,{libdir}"],
         check=True,
     )
-    lib = ctypes.CDLL(out)
+    return load_c_loop(folder)
+
+
+def load_c_loop(folder):
+    """The C loop build_c_loop compiled into ``folder``."""
+    lib = ctypes.CDLL(os.path.join(str(folder), "chain_loop.so"))
     lib.chain_loop.restype = ctypes.c_longlong
     lib.chain_loop.argtypes = [ctypes.POINTER(ctypes.c_char_p), ctypes.c_int, ctypes.c_int,
                                ctypes.c_int, ctypes.c_int, ctypes.c_int]

@@ -23,6 +23,7 @@ asserted.
 """
 
 import os
+import resource
 import sys
 import time
 
@@ -82,20 +83,33 @@ def engine_round(engine, x):
     return (time.thread_time() - t0) / len(x)
 
 
+def with_system_time(run, n):
+    """(thread CPU seconds per request, the kernel's share of it) of run();
+    the kernel's part is mostly the simulator's futex wake-ups of its stream
+    workers, one per enqueue that finds a worker asleep."""
+    before = resource.getrusage(resource.RUSAGE_THREAD)
+    per_request = run()
+    after = resource.getrusage(resource.RUSAGE_THREAD)
+    system = (after.ru_stime - before.ru_stime) / n
+    return per_request, system / per_request if per_request else 0.0
+
+
 def measure_chain(c_loop, paths):
-    """Best-of-ROUNDS seconds per request of each contender for one chain."""
+    """Best-of-ROUNDS (seconds per request, kernel share) of each contender for one chain."""
     x = np.random.default_rng(0).standard_normal((REQUESTS, WIDTH)).astype(np.float32)
-    best = dict(engine=[], c_loop=[], c_loop_ring=[], ctypes=[])
+    rounds = dict(engine=[], c_loop=[], c_loop_ring=[], ctypes=[])
     with chain_engine(paths) as engine, CtypesChain(paths, DEPTH, 1, WIDTH * 4, WIDTH * 4) as py:
         engine_round(engine, x[:500])   # warm-up: every contender's first requests
         run_c_loop(c_loop, paths, DEPTH, 500, 1)
         py.run(100)
         for _ in range(ROUNDS):
-            best["c_loop"].append(run_c_loop(c_loop, paths, DEPTH, REQUESTS, 1))
-            best["engine"].append(engine_round(engine, x))
-            best["c_loop_ring"].append(run_c_loop(c_loop, paths, DEPTH, REQUESTS, 1, ring_wait=True))
-            best["ctypes"].append(py.run(REQUESTS // 4))
-    return {k: min(v) for k, v in best.items()}
+            rounds["c_loop"].append(with_system_time(lambda: run_c_loop(c_loop, paths, DEPTH, REQUESTS, 1),
+                                                     REQUESTS))
+            rounds["engine"].append(with_system_time(lambda: engine_round(engine, x), REQUESTS))
+            rounds["c_loop_ring"].append(with_system_time(
+                lambda: run_c_loop(c_loop, paths, DEPTH, REQUESTS, 1, ring_wait=True), REQUESTS))
+            rounds["ctypes"].append(with_system_time(lambda: py.run(REQUESTS // 4), REQUESTS // 4))
+    return {k: min(v) for k, v in rounds.items()}
 
 
 def test_host_cost_per_request(benchmark, models, c_loop):
@@ -103,7 +117,10 @@ def test_host_cost_per_request(benchmark, models, c_loop):
     device.make_current()
     per_chain = {n: measure_chain(c_loop, models[:n]) for n in CHAINS}
     figures = {}
-    for n, t in per_chain.items():
+    for n, best in per_chain.items():
+        t = {k: v[0] for k, v in best.items()}
+        figures[f"engine_system_share_{n}"] = best["engine"][1]
+        figures[f"c_loop_system_share_{n}"] = best["c_loop"][1]
         figures[f"engine_us_{n}"] = t["engine"] * 1e6
         figures[f"c_loop_us_{n}"] = t["c_loop"] * 1e6
         figures[f"c_loop_ring_us_{n}"] = t["c_loop_ring"] * 1e6
@@ -113,7 +130,7 @@ def test_host_cost_per_request(benchmark, models, c_loop):
         figures[f"ctypes_over_engine_{n}"] = t["ctypes"] / t["engine"]
     lo, hi = min(CHAINS), max(CHAINS)
     for who in ("engine", "c_loop", "c_loop_ring"):
-        slope = (per_chain[hi][who] - per_chain[lo][who]) / (hi - lo)
+        slope = (per_chain[hi][who][0] - per_chain[lo][who][0]) / (hi - lo)
         figures[f"{who}_us_per_model"] = slope * 1e6
     figures["engine_over_c_loop_per_model"] = figures["engine_us_per_model"] / figures["c_loop_us_per_model"]
     with chain_engine(models[:3]) as engine:

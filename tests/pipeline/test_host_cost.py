@@ -8,6 +8,7 @@ import re
 import time
 
 import numpy as np
+import pytest
 from helpers import simlib
 
 import ascend_engine as ae
@@ -109,20 +110,21 @@ def test_run_batch_issues_the_hand_written_loops_calls_and_checks_the_context_on
     assert dict(counts) == expected
 
 
-def static_chain(tmp_path, n_models):
+def static_chain(tmp_path, n_models, latency_us=0, **compile_kw):
+    """A chain of static (1, WIDTH) models, model i multiplying by i + 2."""
     paths = []
     for i in range(n_models):
         g = sim.Graph(f"stat{i}")
         x = g.input("x", "float32", (1, WIDTH))
         g.output("y", g.relu(g.matmul(x, g.const(np.eye(WIDTH, dtype=np.float32) * (i + 2)))))
-        paths.append(str(tmp_path / f"stat{i}.om"))
-        g.save(paths[-1])
+        paths.append(str(tmp_path / f"stat{i}-{latency_us}.om"))
+        g.save(paths[-1], latency_us=latency_us)
     pipe = ae.Pipeline(device=0)
     h = pipe.input("x", "float32", (1, WIDTH))
     for i, p in enumerate(paths):
         h = pipe.model(p, h, name=f"m{i}")
     pipe.output("y", h)
-    return pipe.compile(depth=DEPTH)
+    return pipe.compile(depth=DEPTH, **compile_kw)
 
 
 def test_statistics_of_run_batch_count_every_request_and_split_its_time(tmp_path):
@@ -149,3 +151,33 @@ def test_statistics_of_run_batch_count_every_request_and_split_its_time(tmp_path
         last = engine.stats()
         assert last["requests"] == after["requests"] + 1
         assert last["enqueue_seconds"] > after["enqueue_seconds"]
+
+
+def test_a_device_bound_run_batch_counts_its_time_as_waiting(tmp_path):
+    """With 1 ms of device time per request and microseconds of enqueueing,
+    nearly all of run_batch is waiting for slots (the bursts of aex_make_room)
+    and for the last requests: the statistics say so."""
+    x = np.ones((40, WIDTH), np.float32)
+    with static_chain(tmp_path, 1, latency_us=1000) as engine:
+        engine.run_batch({"x": x}, batch_size=1)
+        s = engine.stats()
+    assert s["requests"] == 40
+    assert s["wait_seconds"] > 4 * s["enqueue_seconds"] > 0
+
+
+def test_a_burst_of_completions_keeps_the_plans_timeout(tmp_path, sim_faults):
+    """run_batch frees slots a burst at a time under one deadline (aex_make_room):
+    a request stalled on the device still ends the call with the timeout."""
+    x = np.ones((6 * DEPTH, WIDTH), np.float32)
+    with static_chain(tmp_path, 2, timeout=0.2) as engine:
+        sim_faults(f"stall:execute@{DEPTH + 3}=1500")   # a request the third burst waits for
+        with pytest.raises(ae.AclTimeoutError, match="did not complete within 200 ms"):
+            engine.run_batch({"x": x}, batch_size=1)
+        sim_faults(None)
+        for _attempt in range(100):   # usable again once the stall is over
+            try:
+                out = engine.run_batch({"x": x}, batch_size=1)
+                break
+            except ae.AclTimeoutError as exc:
+                assert "abandoned after a timeout" in str(exc)
+        np.testing.assert_allclose(out["y"], x * 6, rtol=1e-6)

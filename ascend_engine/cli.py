@@ -240,6 +240,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fail-on-regression", action="store_true",
                    help="exit with status 1 when --compare finds a regression")
     p.add_argument("--no-progress", action="store_true", help="no progress output on stderr")
+    p.add_argument("--profile", action="store_true",
+                   help="time every step of every request with device events and print the breakdown "
+                        "(H2D, each step, queueing, D2H); costs host time per request, so off by default")
     load = p.add_mutually_exclusive_group()
     load.add_argument("--concurrency", type=concurrency_list, metavar="N[,N...]",
                       help="closed loop: N callers, each sending its next request when its last one is "

@@ -65,6 +65,14 @@ def _pipeline_for(target, device, allow_code=False):
     return pipe, {}, "model"
 
 
+def step_labels(plan) -> dict:
+    """{node: what it is} ("model X", "host step X", "copy ..."), as the report names the steps."""
+    from ascend_engine.bench.breakdown import step_layout
+
+    layout = step_layout(plan)
+    return dict(zip(layout.names, layout.labels, strict=True))
+
+
 SHAPED_KINDS = ("hw", "dims", "range")   # run outside pipelines (ascend_engine.bench.direct)
 
 
@@ -209,6 +217,19 @@ def _read_baseline(path):
 
 
 
+def _check_baseline(plan, baseline, baseline_name, shapes=None):
+    """Refuse a --compare baseline of another pipeline (UsageError), from the plan, before any run.
+
+    ``shapes``: the request shapes of a pipeline with dynamic shapes."""
+    from ascend_engine.bench import compare as cmp
+
+    identity = {**cmp.pipeline_identity(plan), **({"shapes": shapes} if shapes else {})}
+    try:
+        cmp.check_comparable({"pipeline": identity, "nodes": identity["nodes"]}, baseline, baseline_name)
+    except cmp.IncomparableError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def _output_options(args):
     """Check --output, --check and their tolerances before anything runs."""
     for option, value in (("--output", args.output), ("--check", args.check)):
@@ -272,8 +293,12 @@ def cmd_bench(args) -> int:
     for option in ("max_queue", "max_delay_ms", "gear_policy"):    # the serving options
         if getattr(args, option) is not None:
             kw[option] = getattr(args, option)
-    kw["profile"] = True   # timing events around every step, for the breakdown
+    # timing events around every step cost host time per request: only when the breakdown is asked
+    # for (--profile, or the spec's compile.profile)
+    kw["profile"] = bool(args.profile or kw.get("profile"))
     plan = pipe.plan(**kw)
+    if baseline is not None and load is None and not plan.shaped:   # refused before the run
+        _check_baseline(plan, baseline, args.compare)
     if plan.shaped:
         return _bench_shaped_pipeline(args, pipe, kw, kind, plan, baseline, load)
     requests_in = None
@@ -331,13 +356,14 @@ def _run_pipeline_bench(args, pipe, kw, kind, plan, baseline, pool, batch, reque
         "device": plan.device,
         "soc": soc,
         "nodes": identity["nodes"],
+        "step_labels": step_labels(plan),
         "pipeline": identity,
         "streams_used": plan.n_streams,
         **extra,
         "config": {"batch": batch, "depth": plan.depth,
                    "streams": "single" if plan.single_stream else "per-model",
                    "requests": requests, "duration": args.duration, "warmup": args.warmup,
-                   "repeat": args.repeat, **config},
+                   "repeat": args.repeat, "profile": plan.profile, **config},
         "inputs": _inputs_figure(args, requests_in, pool),
         **fig,
         "memory": memory,
@@ -432,6 +458,7 @@ def _bench_shaped(args, facts, baseline) -> int:
         "how": direct.HOW.format(depth=depth),
         "config": {"batch": rows, "depth": depth, "streams": "one per request in flight",
                    "requests": requests, "duration": args.duration, "warmup": args.warmup,
+                   "profile": True,   # its own loop times every step with events, --profile or not
                    "repeat": args.repeat, "shapes": shapes, "shapes_chosen": resolved["chosen"],
                    "gear": list(gear) if isinstance(gear, tuple) else gear},
         "inputs": {"kind": "random", "requests": FEED_POOL,
@@ -482,7 +509,6 @@ def _bench_shaped_pipeline(args, pipe, kw, kind, plan, baseline, load) -> int:
     """bench of a pipeline whose models pick their gear from each request's shapes: random requests of
     one shape (--shapes or the spec's bench_shape), ``depth`` in flight."""
     import ascend_engine as ae
-    from ascend_engine.bench import compare as cmp
     from ascend_engine.bench import data, shaped
 
     requests_in = None
@@ -496,10 +522,7 @@ def _bench_shaped_pipeline(args, pipe, kw, kind, plan, baseline, load) -> int:
     shapes, chosen, gears = _shaped_request(args, plan, "bench", requests_in)
     listed = {name: list(s) for name, s in shapes.items()}
     if baseline is not None:   # refused before the run, not after it
-        try:
-            cmp.check_shapes({"shapes": listed}, baseline, args.compare)
-        except cmp.IncomparableError as exc:
-            raise UsageError(str(exc)) from None
+        _check_baseline(plan, baseline, args.compare, shapes=listed)
     rows = next(iter(shapes.values()))[0]
     pool = [f for _, f in requests_in] if requests_in else shaped.random_pool(plan, shapes, FEED_POOL)
     requests = None if args.duration else (args.requests or DEFAULT_REQUESTS)
@@ -603,12 +626,13 @@ def _bench_load(args, load, pipe, kw, kind, pool, batch, requests, requests_in, 
         "device": plan.device,
         "soc": soc,
         "nodes": identity["nodes"],
+        "step_labels": step_labels(plan),
         "pipeline": identity,
         "streams_used": plan.n_streams,
         "config": {"batch": batch, "depth": plan.depth,
                    "streams": "single" if plan.single_stream else "per-model",
                    "requests": requests, "duration": args.duration, "warmup": args.warmup,
-                   "max_queue": plan.max_queue, "max_delay_ms": plan.max_delay_ms,
+                   "profile": plan.profile, "max_queue": plan.max_queue, "max_delay_ms": plan.max_delay_ms,
                    "gear_policy": plan.gear_policy,
                    **({k: shaped_config[k] for k in ("shapes", "shapes_chosen")} if shaped_config else {})},
         **({"node_gears": shaped_config["node_gears"]} if shaped_config else {}),

@@ -38,7 +38,7 @@ import numpy as np
 
 from ascend_engine.serving import SAMPLES
 
-from .breakdown import execution_steps
+from .breakdown import execution_steps, step_layout
 from .measure import MAX_TIMELINE_EXECUTIONS, executions_per_request
 from .summary import summarize
 
@@ -205,20 +205,21 @@ def _mean_between(before, after):
     return (s1 - s0) / (n1 - n0) if n1 > n0 else None
 
 
-def _device_figures(ids, rows, nodes):
-    """From timeline rows: each execution's device work (H2D + every model + D2H, ms), and the
-    p50 of each stage (``{"H2D", "model NAME", ..., "D2H"}``), whose largest sets the pace."""
+def _device_figures(ids, rows, layout):
+    """From timeline rows: each execution's device work (H2D + every step + D2H, ms), and the
+    p50 of each stage (``{"H2D", "model NAME", "host step NAME", ..., "D2H"}``), whose largest
+    sets the pace."""
     busy = []
-    stages = {"H2D": [], **{f"model {n}": [] for n in nodes}, "D2H": []}
+    stages = {"H2D": [], **{label: [] for label in layout.labels}, "D2H": []}
     for row in rows:
-        steps = execution_steps(row, nodes)
+        steps = execution_steps(row, layout)
         if steps is None:
             continue
         busy.append(steps["h2d"] + sum(steps["compute"].values()) + steps["d2h"])
         stages["H2D"].append(steps["h2d"])
         stages["D2H"].append(steps["d2h"])
-        for n in nodes:
-            stages[f"model {n}"].append(steps["compute"][n])
+        for n, label in zip(layout.names, layout.labels, strict=True):
+            stages[label].append(steps["compute"][n])
     stage_p50 = {name: float(np.percentile(v, 50)) for name, v in stages.items() if v}
     return summarize(busy), stage_p50
 
@@ -255,7 +256,6 @@ def run_point(engine, pool, batch, mode, value, requests=None, duration=None, wa
     timed requests (or as many as ``duration`` seconds send).  Returns the
     point's figures (see docs/cli.md) with its ``"samples"``.
     """
-    nodes = [n.name for n in engine.plan.nodes]
     if warmup:
         _phase(engine, pool, mode, value, warmup, None, warmup, None, seed + 1)
     profile = engine.plan.profile
@@ -282,7 +282,7 @@ def run_point(engine, pool, batch, mode, value, requests=None, duration=None, wa
     origin = scheduled if mode == "open" else submitted
     latency = (finished - np.asarray(origin)) * 1e3
     executions = sum(hist.values())
-    device, stages = _device_figures(*timeline, nodes)
+    device, stages = _device_figures(*timeline, step_layout(engine.plan))
     point = {
         "mode": mode,
         ("concurrency" if mode == "closed" else "offered_per_s"): value,

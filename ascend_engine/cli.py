@@ -287,15 +287,26 @@ def build_parser() -> argparse.ArgumentParser:
                                       "that chains them.")
     q.add_argument("dir", metavar="DIR", help="folder to write into (created if needed)")
     q.set_defaults(func=cmd_sim_make_demo)
-    q = simsub.add_parser("lib-path", parents=[common], help="print the simulator library's path")
+    q = simsub.add_parser("lib-path", parents=[common], help="print the simulator library's path",
+                          description="Print the path of the AscendCL simulator library this package loads "
+                                      "(ASCEND_ENGINE_SIM_LIBRARY overrides it), to link or preload "
+                                      "programs against.")
     q.set_defaults(func=cmd_sim_lib_path)
     q = simsub.add_parser("env", parents=[common],
-                          help="shell lines to run and link AscendCL programs against the simulator")
+                          help="shell lines to run and link AscendCL programs against the simulator",
+                          description="Print shell lines (export ASCEND_ENGINE_BACKEND, LD_LIBRARY_PATH) "
+                                      "and the compile line that make an AscendCL C/C++ program run "
+                                      "against the simulator: eval \"$(ascend-engine sim env)\".")
     q.set_defaults(func=cmd_sim_env)
     if _toolkit_module() is not None:
         q = simsub.add_parser("toolkit", parents=[common],
-                              help="lay out a CANN-like toolkit folder backed by the simulator")
-        q.add_argument("dir", metavar="DIR")
+                              help="lay out a CANN-like toolkit folder backed by the simulator",
+                              description="Write DIR laid out like a CANN toolkit install, whose "
+                                          "libascendcl.so is the simulator, with its headers and an env.sh "
+                                          "(set_env.sh), so that programs written for CANN build and run "
+                                          "with no change to their sources or build files "
+                                          "(docs/toolkit.md).")
+        q.add_argument("dir", metavar="DIR", help="folder to write the toolkit into")
         q.add_argument("--headers", metavar="PATH", help="CANN include folder to copy in")
         q.set_defaults(func=cmd_sim_toolkit)
     from ascend_engine import cann_headers
@@ -320,14 +331,36 @@ def _version() -> str:
         return "unknown"
 
 
+def _where(exc) -> str:
+    """The error's name, saying where it happened when a wrapper hides it.
+
+    Building a pipeline wraps a failed model load (an AscendCL error: out of
+    device memory, a bad model file) in a PipelineError or SpecError naming
+    the node; the name shown is then the AscendCL error's, "while loading".
+    """
+    from ascend_engine.errors import AclError, PipelineError
+
+    name = type(exc).__name__
+    if isinstance(exc, PipelineError):
+        cause, seen = exc.__cause__ or exc.__context__, set()
+        while cause is not None and id(cause) not in seen:
+            seen.add(id(cause))
+            if isinstance(cause, AclError):
+                return f"{type(cause).__name__} while loading the pipeline"
+            cause = cause.__cause__ or cause.__context__
+    return name
+
+
 def _one_line(exc) -> str:
     text = str(exc).strip() or type(exc).__name__
+    if type(exc).__name__ == "HostStepError" and "its max_rows is" in text:
+        text += " (max_rows bounds the rows of one request: a smaller --batch gives the step fewer)"
     if type(exc).__name__ == "BackendError":
         # the places searched and the fix are the point of a backend error: always shown
         return f"{type(exc).__name__}: " + text.replace("\n", "\n  ")
     first, _, rest = text.partition("\n")
     more = " (more with --debug)" if rest.strip() else ""
-    return f"{type(exc).__name__}: {first}{more}"
+    return f"{_where(exc)}: {first}{more}"
 
 
 def main(argv=None) -> int:

@@ -23,6 +23,35 @@ from ascend_engine.cli_args import (
 # ---- bench ----------------------------------------------------------------------------------
 
 
+SPEC_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def check_target(path):
+    """Refuse, naming what is wrong, a SPEC_OR_MODEL that is missing or a folder.
+
+    A folder gets the spec and model files in it named (``bench demo`` after
+    ``sim make-demo demo`` means ``bench demo/pipeline.yaml``); a missing
+    ``demo`` gets the command that writes it.
+    """
+    if os.path.isdir(path):
+        try:
+            names = sorted(os.listdir(path))
+        except OSError:
+            names = []
+        specs = [os.path.join(path, n) for n in names if n.endswith(SPEC_SUFFIXES)]
+        models = [os.path.join(path, n) for n in names if n.endswith(".om")]
+        if specs or models:
+            found = ", ".join(specs or models)
+            raise UsageError(f"{path} is a folder, not a spec or model file; it holds {found}: "
+                             f"{PROG} bench {(specs or models)[0]}")
+        raise UsageError(f"{path} is a folder, not a spec or model file, and holds neither a spec "
+                         f"({', '.join(SPEC_SUFFIXES)}) nor a model (.om)")
+    if not os.path.exists(path) and os.path.basename(os.path.normpath(path)) == "demo":
+        raise UsageError(f"spec or model file not found: {path}; {PROG} sim make-demo {path} writes the demo "
+                         f"models and {os.path.join(path, 'pipeline.yaml')}")
+    existing_file(path, "spec or model file")
+
+
 def _node_name(target, in_specs):
     """A model file's node name: its file name without the suffix (not clashing with an input)."""
     node = os.path.splitext(os.path.basename(target))[0] or "model"
@@ -270,7 +299,7 @@ def _verify(engine, requests, args):
 def cmd_bench(args) -> int:
     from ascend_engine.bench import data
 
-    existing_file(args.target, "spec or model file")
+    check_target(args.target)
     _code_allowed(args)
     baseline = _read_baseline(args.compare) if args.compare else None
     for option, path in (("--json", args.json), ("--export-times", args.export_times)):
@@ -678,7 +707,7 @@ def summarize_trace(path) -> dict:
 
 
 def cmd_trace(args) -> int:
-    existing_file(args.target, "spec or model file")
+    check_target(args.target)
     _code_allowed(args)
     writable(args.out, "--out")
     from ascend_engine import Engine
@@ -699,22 +728,43 @@ def cmd_trace(args) -> int:
     shape_batch, given = _batch_from_shapes(args, plan)
     if shape_batch is not None:
         args.batch = shape_batch
-    if args.batch is not None and args.batch > plan.max_batch:
+    batch_note = ""
+    if args.batch is None:
+        args.batch, batch_note = default_trace_batch(plan)
+    if args.batch > plan.max_batch:
         raise UsageError(f"--batch {args.batch}: the largest batch one execution of this pipeline takes is "
                          f"{plan.max_batch}, and a trace records one execution per request; use --batch "
                          f"{plan.max_batch} or less (bench times larger, split requests)")
-    if args.batch is not None and plan.fixed_batch and args.batch != plan.fixed_batch:
-        raise UsageError(f"--batch {args.batch}: this pipeline takes a fixed batch of {plan.fixed_batch} "
-                         "(a static model or input)")
+    if plan.fixed_batch and args.batch != plan.fixed_batch:
+        if batch_note:
+            args.batch, batch_note = plan.fixed_batch, ""
+        else:
+            raise UsageError(f"--batch {args.batch}: this pipeline takes a fixed batch of {plan.fixed_batch} "
+                             "(a static model or input)")
     with pipe.compile(**kw) as engine:
         done = engine.trace(args.out, requests=args.requests, batch_size=args.batch)
     s = summarize_trace(args.out)
     requests = done.get("requests", args.requests) if isinstance(done, dict) else args.requests
     at = f" at {shapes_text(given)}" if given else ""
     print(f"trace     : {args.out}: {s['spans']} spans on {s['lanes']} lanes over {s['span_ms']:.2f} ms "
-          f"({requests} requests{at})")
+          f"({requests} requests{at}{batch_note})")
     print("open it in Perfetto or chrome://tracing")
     return 0
+
+
+def default_trace_batch(plan) -> tuple:
+    """(rows per traced request, a note saying why) when --batch is not given.
+
+    The largest batch one execution takes -- unless a host step returns any
+    number of rows: its ``max_rows`` bounds what one request may yield, and a
+    spec sizes it for the one row per request bench runs by default, so the
+    trace runs one row per request too.
+    """
+    steps = [n.name for n in plan.nodes if n.kind == "host" and n.rows_any]
+    if steps:
+        return 1, (f"; 1 row per request: the max_rows of host step {', '.join(steps)} bounds the rows "
+                   "one request yields; --batch for more")
+    return plan.max_batch, ""
 
 
 def _trace_shaped_pipeline(args, pipe, kw, plan) -> int:

@@ -96,8 +96,8 @@ def test_out_of_memory_at_load_is_named_as_such(demo):
                    env={"ASCEND_SIM_FAULTS": "aclmdlLoadFromFile@1+=207001"})
     assert proc.returncode == 1
     line = error_line(proc)
-    assert line.startswith(f"ascend-engine: error: OutOfMemoryError while loading the pipeline: {demo['spec']}: "
-                           "models[0]: model node 'encoder': aclmdlLoadFromFile failed: "
+    assert line.startswith("ascend-engine: error: OutOfMemoryError while loading the pipeline: "
+                           f"{demo['spec']}: models[0]: model node 'encoder': aclmdlLoadFromFile failed: "
                            "ACL_ERROR_RT_MEMORY_ALLOCATION (207001)"), line
 
 

@@ -161,6 +161,20 @@ def cmd_sim_toolkit(args) -> int:
     return 0 if rc is None else int(rc)
 
 
+def cmd_help(args) -> int:
+    """Print docs/cli.md's section on a command (the introduction and the topics without one)."""
+    from ascend_engine import cli_help
+
+    try:
+        text = cli_help.topic_text(args.topic)
+    except KeyError as exc:
+        raise UsageError(exc.args[0]) from None
+    print(text.rstrip("\n"))
+    if args.topic is None:
+        print(f"\nMore: {PROG} help TOPIC, one of {', '.join(cli_help.topics())}")
+    return 0
+
+
 def cmd_sim_headers(args) -> int:
     """Fetch the real CANN headers into the cache ``sim toolkit`` reads; print their include folder."""
     from ascend_engine import cann_headers
@@ -182,7 +196,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(
         prog=PROG, description="Multi-model inference pipelines on Ascend NPUs (and the AscendCL simulator).",
-        epilog="Exit status: 0 success, 1 failure at run time, 2 usage error. See docs/cli.md.")
+        epilog=f"Exit status: 0 success, 1 failure at run time, 2 usage error. The manual: {PROG} help "
+               "[COMMAND] (docs/cli.md).")
     parser.add_argument("--debug", action="store_true", default=False, help="show the traceback of a failure")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -192,7 +207,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.set_defaults(func=cmd_info)
 
+    p = sub.add_parser("help", parents=[common], help="the manual of a command (docs/cli.md)",
+                       description="Print the manual (docs/cli.md, shipped in the package): the section of "
+                                   "TOPIC, or the introduction and the list of topics.")
+    p.add_argument("topic", nargs="?", metavar="TOPIC", help="a command: info, bench, trace, sim")
+    p.set_defaults(func=cmd_help)
+
     p = sub.add_parser("bench", parents=[common], help="benchmark a pipeline spec or a model file",
+                       epilog=f"Every figure and option explained: {PROG} help bench",
                        description="Run a pipeline spec (.yaml/.yml/.json) or a single model file on random "
                                    "inputs and report throughput, latency, host vs device time and memory; "
                                    "with --concurrency or --rate, under the load of many callers.")
@@ -261,6 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("trace", parents=[common], help="record a Chrome trace-event timeline",
+                       epilog=f"More: {PROG} help trace",
                        description="Run requests through a pipeline spec or a model file and write every "
                                    "stream's copies, executions and waits as Chrome trace events (Perfetto, chrome://tracing).")
     p.add_argument("target", metavar="SPEC_OR_MODEL", help="a pipeline spec file or a model file")

@@ -32,6 +32,8 @@ from ascend_engine.cli_args import (
     PROG,
     UsageError,
     concurrency_list,
+    device_list,
+    hw_arg,
     non_negative_float_arg,
     non_negative_int_arg,
     option_arg,
@@ -39,6 +41,7 @@ from ascend_engine.cli_args import (
     positive_int_arg,
     rate_list,
     shapes_arg,
+    switch_arg,
 )
 from ascend_engine.options import GEAR_POLICIES, STREAM_MODES
 
@@ -218,7 +221,8 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Run a pipeline spec (.yaml/.yml/.json) or a single model file on random "
                                    "inputs and report throughput, latency, host vs device time and memory; "
                                    "with --concurrency or --rate, under the load of many callers.")
-    p.add_argument("target", metavar="SPEC_OR_MODEL", help="a pipeline spec file or a model file")
+    p.add_argument("target", metavar="SPEC_OR_MODEL", nargs="?",
+                   help="a pipeline spec file or a model file (or --model, as ais_bench takes it)")
     p.add_argument("--allow-code", action="store_true",
                    help="run a spec whose host steps name Python functions: they are imported and run "
                         "with your rights, so only for a spec you trust")
@@ -236,7 +240,8 @@ def build_parser() -> argparse.ArgumentParser:
                           help="run for this many seconds instead of a number of requests")
     p.add_argument("--warmup", type=non_negative_int_arg, default=DEFAULT_WARMUP,
                    help=f"untimed requests after the cold one (default {DEFAULT_WARMUP})")
-    p.add_argument("--device", type=non_negative_int_arg, help="device id (overrides the spec)")
+    p.add_argument("--device", type=device_list, dest="devices", metavar="ID[,ID...]",
+                   help="device id (overrides the spec); with --model, several: one engine on each")
     p.add_argument("--streams", choices=STREAM_MODES, help="one stream per model, or one in all")
     p.add_argument("--repeat", type=positive_int_arg, default=1, metavar="N",
                    help="timed passes (default 1); throughput is the median pass, the spread goes in "
@@ -280,6 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-queue", type=option_arg("max_queue"), metavar="N",
                    help="with --concurrency/--rate: requests that may wait for a free slot "
                         "(default 4 x depth)")
+    _ais_bench_options(p)
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("trace", parents=[common], help="record a Chrome trace-event timeline",
@@ -343,6 +349,33 @@ def build_parser() -> argparse.ArgumentParser:
     cann_headers.add_arguments(q)
     q.set_defaults(func=cmd_sim_headers)
     return parser
+
+
+def _ais_bench_options(p):
+    """ais_bench's options, spelled as ais_bench spells them (ascend_engine/bench/ais.py)."""
+    g = p.add_argument_group("ais_bench's options (docs/cli.md, \"The ais_bench options\")")
+    g.add_argument("--model", metavar="MODEL_OR_SPEC",
+                   help="run as ais_bench does: its summary, its output files, one engine per --device")
+    g.add_argument("--loop", type=positive_int_arg, help="timed requests (default 1)")
+    g.add_argument("--warmup_count", type=non_negative_int_arg, help="untimed requests first (default 1)")
+    g.add_argument("--dymBatch", type=positive_int_arg, metavar="N",
+                   help="the batch of a dynamic-batch model")
+    g.add_argument("--dymHW", type=hw_arg, metavar="H,W",
+                   help="the image size of a dynamic image-size model")
+    g.add_argument("--dymDims", metavar="NAME:D,D,...[;...]", help="the gear of a dynamic-dims model")
+    g.add_argument("--dymShape", metavar="NAME:D,D,...[;...]", help="the shapes of a shape-range model")
+    g.add_argument("--dymShape_range", metavar="NAME:D,LOW~HIGH,A-B,...[;...]",
+                   help="run every shape of these ranges in turn, a summary each")
+    g.add_argument("--outfmt", choices=("NPY", "BIN", "TXT"),
+                   help="file format of the --output files (default BIN)")
+    g.add_argument("--output_dirname", metavar="NAME",
+                   help="with --output: write into OUTPUT/NAME instead of a date-time folder")
+    g.add_argument("--pure_data_type", choices=("zero", "random"),
+                   help="the inputs without --input: zeros (the default) or random data")
+    g.add_argument("--batchsize", type=positive_int_arg, metavar="N",
+                   help="the batch size the throughput counts (default: the rows of a request)")
+    g.add_argument("--display_all_summary", type=switch_arg, metavar="1|0",
+                   help="accepted for ais_bench's scripts; H2D and D2H are always shown")
 
 
 def _version() -> str:

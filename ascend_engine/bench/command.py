@@ -9,6 +9,8 @@ import os
 import sys
 import time
 
+import numpy as np
+
 from ascend_engine.cli_args import (
     DEFAULT_REQUESTS,
     FEED_POOL,
@@ -246,6 +248,13 @@ def _read_baseline(path):
 
 
 
+def _pure_data(args, pool):
+    """The random pool, or zeros of its shapes with ais_bench's --pure_data_type zero."""
+    if not getattr(args, "zeros", False):
+        return pool
+    return [{name: np.zeros_like(a) for name, a in feeds.items()} for feeds in pool]
+
+
 def _check_baseline(plan, baseline, baseline_name, shapes=None):
     """Refuse a --compare baseline of another pipeline (UsageError), from the plan, before any run.
 
@@ -299,6 +308,24 @@ def _verify(engine, requests, args):
 def cmd_bench(args) -> int:
     from ascend_engine.bench import data
 
+    if getattr(args, "model", None):
+        from ascend_engine.bench import ais
+
+        return ais.run(args)
+    if args.target is None:
+        raise UsageError("give a spec or model file (SPEC_OR_MODEL, or --model as in ais_bench)")
+    from ascend_engine.bench.ais import AIS_ONLY
+
+    for option in AIS_ONLY:
+        if getattr(args, option, None) is not None:
+            raise UsageError(f"--{option} is one of ais_bench's options: it goes with --model "
+                             f"({PROG} bench --model {args.target} --{option} ...)")
+    devices = args.devices or []
+    if len(devices) > 1:
+        listed = ",".join(map(str, devices))
+        raise UsageError(f"--device {listed}: several devices go with --model (ais_bench's mode, one engine "
+                         "per device); a spec's models name their devices")
+    args.device = devices[0] if devices else None
     check_target(args.target)
     _code_allowed(args)
     baseline = _read_baseline(args.compare) if args.compare else None
@@ -347,7 +374,7 @@ def cmd_bench(args) -> int:
         source = "the --input files carry" if requests_in else f"--batch {batch}:"
         raise UsageError(f"{source} {batch} row(s) per request, but this pipeline takes a fixed batch of "
                          f"{plan.fixed_batch} (a static model or input)")
-    pool = [f for _, f in requests_in] if requests_in else random_feeds(plan, batch)
+    pool = [f for _, f in requests_in] if requests_in else _pure_data(args, random_feeds(plan, batch))
     requests = None if args.duration else (args.requests or DEFAULT_REQUESTS)
     soc = next((d.soc for d in ae.devices() if d.id == plan.device), "")
     progress = Progress(total=requests, duration=args.duration, enabled=not args.no_progress)
@@ -405,6 +432,9 @@ def _finish_bench(args, figures, samples, baseline, verified=None) -> int:
     from ascend_engine.bench import compare as cmp
     from ascend_engine.bench import report
 
+    if getattr(args, "collect", None) is not None:   # the ais_bench mode prints its own summary
+        args.collect.append((figures, samples))
+        return 0
     report.print_bench(figures)
     if verified:
         print(f"outputs   : {verified}")
@@ -457,7 +487,8 @@ def _bench_shaped(args, facts, baseline) -> int:
     dev = 0 if args.device is None else args.device
     requests = None if args.duration else (args.requests or DEFAULT_REQUESTS)
     progress = Progress(total=requests, duration=args.duration, enabled=not args.no_progress)
-    with direct.ShapedRun(args.target, dev, resolved, node, depth=depth, pool=FEED_POOL) as run:
+    with direct.ShapedRun(args.target, dev, resolved, node, depth=depth, pool=FEED_POOL,
+                          zeros=getattr(args, "zeros", False)) as run:
         cold_ms = run.run_cold()
         fig = run.bench(cold_ms, requests=requests, duration=args.duration, warmup=args.warmup,
                         repeat=args.repeat, progress=progress)
@@ -553,7 +584,8 @@ def _bench_shaped_pipeline(args, pipe, kw, kind, plan, baseline, load) -> int:
     if baseline is not None:   # refused before the run, not after it
         _check_baseline(plan, baseline, args.compare, shapes=listed)
     rows = next(iter(shapes.values()))[0]
-    pool = [f for _, f in requests_in] if requests_in else shaped.random_pool(plan, shapes, FEED_POOL)
+    pool = [f for _, f in requests_in] if requests_in else \
+        _pure_data(args, shaped.random_pool(plan, shapes, FEED_POOL))
     requests = None if args.duration else (args.requests or DEFAULT_REQUESTS)
     soc = next((d.soc for d in ae.devices() if d.id == plan.device), "")
     progress = Progress(total=requests, duration=args.duration, enabled=not args.no_progress)

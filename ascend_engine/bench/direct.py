@@ -70,9 +70,10 @@ class ShapedRun:
 
     ``resolved`` comes from :func:`ascend_engine.bench.shapes.resolve`.  Use
     as a context manager; :meth:`bench` and :meth:`trace` run requests.
+    ``zeros``: the inputs are zeros instead of random data.
     """
 
-    def __init__(self, path, device, resolved, node, depth=4, pool=4, seed=0):
+    def __init__(self, path, device, resolved, node, depth=4, pool=4, seed=0, zeros=False):
         import ascend_engine as ae
 
         self.ae = ae
@@ -84,6 +85,8 @@ class ShapedRun:
         self._inputs = []
         try:
             self.pool = random_inputs(self.model, self.shapes, pool, seed)
+            if zeros:   # ais_bench's --pure_data_type zero
+                self.pool = [{k: np.zeros_like(v) for k, v in feeds.items()} for feeds in self.pool]
             # one synchronous call at the shapes: the outputs' shapes (and a result to check against)
             probe = self.model(**self.pool[0])
             self.output_shapes = {s.name: tuple(probe[s.name].shape) for s in self.model.outputs}

@@ -163,3 +163,20 @@ def test_options_that_do_not_go_together_are_refused(models, args, message):
     proc = run_cli("bench", *args)
     assert proc.returncode == 2
     assert message in error_line(proc)
+
+
+def test_an_ais_bench_output_folder_is_a_check_reference(models, tmp_path):
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    for k in range(3):
+        np.save(inputs / f"img{k}.npy", np.full((1, 8), k - 1.0, np.float32))
+    out = tmp_path / "out"
+    ais("--model", models["dense"], "--loop", 2, "--input", inputs, "--output", out,
+        "--output_dirname", "ref", "--outfmt", "NPY")
+    proc = ais(models["dense"], "--input", inputs, "--check", out / "ref", "--requests", 3, "--warmup", 0,
+               "--no-progress")
+    assert f"12 values of 3 request(s) match {out / 'ref'}" in proc.stdout
+    np.save(out / "ref" / "img1_0.npy", np.ones((1, 4), np.float32))        # a wrong reference
+    proc = run_cli("bench", str(models["dense"]), "--input", str(inputs), "--check", str(out / "ref"),
+                   "--requests", "3", "--no-progress")
+    assert proc.returncode == 1 and f"differs from {out / 'ref' / 'img1_0.npy'}" in error_line(proc)

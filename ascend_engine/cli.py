@@ -37,6 +37,7 @@ from ascend_engine.cli_args import (
     non_negative_float_arg,
     non_negative_int_arg,
     option_arg,
+    percentile_arg,
     positive_float_arg,
     positive_int_arg,
     rate_list,
@@ -286,6 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --concurrency/--rate: requests that may wait for a free slot "
                         "(default 4 x depth)")
     _ais_bench_options(p)
+    _perf_analyzer_options(p)
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("trace", parents=[common], help="record a Chrome trace-event timeline",
@@ -349,6 +351,27 @@ def build_parser() -> argparse.ArgumentParser:
     cann_headers.add_arguments(q)
     q.set_defaults(func=cmd_sim_headers)
     return parser
+
+
+def _perf_analyzer_options(p):
+    """perf_analyzer's load options and CSV, spelled as perf_analyzer spells them (bench/perf.py)."""
+    g = p.add_argument_group("perf_analyzer's options (docs/cli.md, \"The perf_analyzer options\")")
+    ranges = g.add_mutually_exclusive_group()
+    ranges.add_argument("--concurrency-range", metavar="START:END:STEP",
+                        help="closed loop at START, START+STEP, ... END callers")
+    ranges.add_argument("--request-rate-range", metavar="START:END:STEP",
+                        help="open loop at START ... END requests/s")
+    g.add_argument("--request-distribution", choices=("constant", "poisson"),
+                   help="the gaps between arrivals of an open loop (perf_analyzer's default: constant)")
+    g.add_argument("--measurement-interval", type=positive_float_arg, metavar="MS",
+                   help="measure each point in windows of MS ms until stable")
+    g.add_argument("--stability-percentage", type=positive_float_arg, metavar="PERCENT",
+                   help="stable: the last 3 windows' throughput and latency within PERCENT (default 10)")
+    g.add_argument("--max-trials", type=positive_int_arg, metavar="N", help="at most N windows (default 10)")
+    g.add_argument("--percentile", type=percentile_arg, metavar="N",
+                   help="judge stability on the pN latency instead of the average")
+    g.add_argument("-f", dest="perf_csv", metavar="FILE",
+                   help="write perf_analyzer's CSV (one row per point, microseconds)")
 
 
 def _ais_bench_options(p):

@@ -126,6 +126,14 @@ def hw_arg(text):
     return tuple(values)
 
 
+def percentile_arg(text):
+    """perf_analyzer's ``--percentile=N``: 1 to 99."""
+    value = positive_int_arg(text)
+    if value > 99:
+        raise argparse.ArgumentTypeError(f"expected a percentile from 1 to 99, got {text!r}")
+    return value
+
+
 def switch_arg(text):
     """ais_bench's ``1``/``0``/``true``/``false`` switches."""
     value = text.strip().lower()

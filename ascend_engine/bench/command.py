@@ -328,8 +328,11 @@ def cmd_bench(args) -> int:
     args.device = devices[0] if devices else None
     check_target(args.target)
     _code_allowed(args)
+    from ascend_engine.bench import perf
+
+    perf.translate(args)
     baseline = _read_baseline(args.compare) if args.compare else None
-    for option, path in (("--json", args.json), ("--export-times", args.export_times)):
+    for option, path in (("--json", args.json), ("--export-times", args.export_times), ("-f", args.perf_csv)):
         if path:
             writable(path, option)
     _output_options(args)
@@ -351,7 +354,7 @@ def cmd_bench(args) -> int:
             kw[option] = getattr(args, option)
     # timing events around every step cost host time per request: only when the breakdown is asked
     # for (--profile, or the spec's compile.profile)
-    kw["profile"] = bool(args.profile or kw.get("profile"))
+    kw["profile"] = bool(args.profile or kw.get("profile") or args.perf_csv)   # -f: the server columns
     plan = pipe.plan(**kw)
     if baseline is not None and load is None and not plan.shaped:   # refused before the run
         _check_baseline(plan, baseline, args.compare)
@@ -661,14 +664,19 @@ def _bench_load(args, load, pipe, kw, kind, pool, batch, requests, requests_in, 
     import ascend_engine as ae
     from ascend_engine.bench import compare as cmp
     from ascend_engine.bench import load as loadgen
-    from ascend_engine.bench import measure, report
+    from ascend_engine.bench import measure, perf, report
 
     mode, values = load
     with pipe.compile(**kw) as engine:
         cold_ms = measure.run_cold(engine, pool[0])
         verified = _verify(engine, requests_in, args) if (args.output or args.check) else None
-        points = loadgen.sweep(engine, pool, batch, mode, values, requests=requests, duration=args.duration,
-                               warmup=args.warmup, progress=progress)
+        if args.measurement_interval is not None:   # perf_analyzer's stability windows
+            points = perf.stable_sweep(engine, pool, batch, mode, values, args, args.warmup, progress)
+        else:
+            distribution = args.request_distribution or "poisson"
+            points = loadgen.sweep(engine, pool, batch, mode, values, requests=requests,
+                                   duration=args.duration, warmup=args.warmup, progress=progress,
+                                   distribution=distribution)
         memory = engine.memory()
         plan = engine.plan
         identity = cmp.pipeline_identity(plan)
@@ -700,12 +708,19 @@ def _bench_load(args, load, pipe, kw, kind, pool, batch, requests, requests_in, 
         "inputs": _inputs_figure(args, requests_in, pool),
         "latency_ms": {"cold": cold_ms},
         "load": {"mode": mode, "generator": "asyncio tasks awaiting Engine.run_async", key: values,
+                 "distribution": (args.request_distribution or
+                                  ("constant" if args.measurement_interval is not None else "poisson"))
+                 if mode == "open" else None,
+                 "windows": perf.windows_config(args),
                  "points": points},
         "memory": memory,
     }
     report.print_load(figures)
     if verified:
         print(f"outputs   : {verified}")
+    if args.perf_csv:
+        perf.write_csv(args.perf_csv, points, mode)
+        print(f"csv       : {args.perf_csv} (perf_analyzer's columns, microseconds)")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(figures, f, indent=2)

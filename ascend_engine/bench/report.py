@@ -221,22 +221,31 @@ def print_load(fig, out=None):
     _shapes_lines(fig, p)
     p("inputs", fig["inputs"]["description"])
     each = f"{cfg['requests']} timed requests" if cfg["requests"] else f"{cfg['duration']:g} s"
+    windows = load.get("windows")
+    if windows:
+        each = (f"windows of {windows['interval_ms']:g} ms until the last 3 agree within "
+                f"{windows['stability_percent']:g}% ({windows['figure']} latency and throughput; at most "
+                f"{windows['max_trials']} windows), the last 3 reported")
     if load["mode"] == "closed":
         p("load", f"closed loop: N callers, each sends its next request when its last one is answered; "
                   f"{each} per point after {cfg['warmup']} warm-up; latency from submit to result")
         head = f"  {'callers':>9}"
     else:
-        p("load", f"open loop: Poisson arrivals at the offered rate; {each} per point after "
+        arrivals = ("arrivals evenly spaced at the offered rate" if load.get("distribution") == "constant"
+                    else "Poisson arrivals at the offered rate")
+        p("load", f"open loop: {arrivals}; {each} per point after "
                   f"{cfg['warmup']} warm-up; latency from each request's scheduled arrival to its result")
         head = f"  {'offered/s':>9}"
     p("cold", f"{fig['latency_ms']['cold']:.2f} ms (the first request, alone)")
     if load["mode"] == "open":
         head += f" {'arrived/s':>10}"
     head += (f" {'answered/s' if load['mode'] == 'open' else 'requests/s':>10} {'rows/s':>9} "
-             f"{'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} {'queue ms':>9} "
+             f"{'p50 ms':>8} {'p90 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'queue ms':>9} "
              f"{'service ms':>10} {'device ms':>9} {'batch':>6} {'cpu':>5}")
     if load["mode"] == "open":
         head += f" {'lag p99':>8}  kept up"
+    if windows:
+        head += "  windows"
     print(head, file=out)
     for pt in load["points"]:
         lat = pt["latency_ms"] or {}
@@ -246,18 +255,22 @@ def print_load(fig, out=None):
         if load["mode"] == "open":
             row += f" {_cell(pt['offered_drawn_per_s'], 10, '{:.1f}')}"
         row += (f" {tput['requests_per_s']:>10.1f} {tput['rows_per_s']:>9.1f} "
-               f"{_cell(lat.get('p50'), 8)} {_cell(lat.get('p90'), 8)} {_cell(lat.get('p99'), 8)} "
+               f"{_cell(lat.get('p50'), 8)} {_cell(lat.get('p90'), 8)} {_cell(lat.get('p95'), 8)} "
+               f"{_cell(lat.get('p99'), 8)} "
                f"{_cell(pt['queue_ms'], 9)} {_cell(pt['service_ms'], 10)} "
                f"{_cell((pt['device_ms'] or {}).get('p50'), 9)} {_cell(pt['mean_batch_rows'], 6, '{:.2f}')} "
                f"{pt['host_cpu_cores']:>5.2f}")
         if load["mode"] == "open":
             row += f" {_cell((pt['lag_ms'] or {}).get('p99'), 8)}  {'yes' if pt['kept_up'] else 'NO'}"
+        if windows:
+            st = pt["stability"]
+            row += f"  {st['windows']:>3} {'stable' if st['stable'] else 'NOT STABLE'}"
         print(row, file=out)
     legend = ("queue: mean ms a request waited in the admission queue; service: mean ms from an "
               "execution's start to its results; device: p50 ms of one execution's H2D, models and D2H; "
               "batch: mean rows per execution; cpu: cores the process used")
     if load["mode"] == "open":
-        legend = ("arrived/s: the rate the Poisson draw delivered; lag: ms by which the generator sent "
+        legend = ("arrived/s: the rate the arrival schedule delivered; lag: ms by which the generator sent "
                   "a request after its scheduled arrival (counted in the latency); " + legend)
     print(f"  ({legend})", file=out)
     if load["mode"] == "open":

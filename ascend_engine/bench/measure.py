@@ -199,6 +199,7 @@ def report_passes(passes, batch, cold_ms, repeat, layout, executions, steps_of) 
     latencies, enqueue, per_request, per_execution, samples = [], [], [], [], []
     per_pass = {"requests_per_s": [], "rows_per_s": [], "p50": [], "p90": [], "p99": []}
     walls, cpu, thread = [], 0.0, 0.0
+    timed_cpu = all("cpu_seconds" in p for p in passes)   # the shaped-model loop does not time its CPU
     for p in passes:
         lat = [(d - s) * 1e3 for s, d in zip(p["submit"], p["done"], strict=True)]
         wall = p["done"][-1] - p["submit"][0] if p["done"] else 0.0
@@ -249,9 +250,9 @@ def report_passes(passes, batch, cold_ms, repeat, layout, executions, steps_of) 
         "latency_per_row_ms": {k: v / batch for k, v in (summarize(latencies) or {}).items()
                                if k != "count"},
         "host": {"enqueue_ms_per_request": (req["enqueue"] or {}).get("mean", 0.0),
-                 "cpu_ms_per_request": cpu * 1e3 / n if n else 0.0,
-                 "thread_cpu_ms_per_request": thread * 1e3 / n if n else 0.0,
-                 "calling_thread_busy": busy},
+                 **({"cpu_ms_per_request": cpu * 1e3 / n if n else 0.0,
+                     "thread_cpu_ms_per_request": thread * 1e3 / n if n else 0.0,
+                     "calling_thread_busy": busy} if timed_cpu else {})},
         "device_time": {"ms_per_request": device, "slowest_node": slowest_node},
         "host_bound": host_bound,
         "breakdown": breakdown,

@@ -153,6 +153,8 @@ def print_bench(fig, out=None):
         p("host", f"enqueue {host['enqueue_ms_per_request']:.3f} ms per request (mean), process CPU "
                   f"{host['cpu_ms_per_request']:.3f} ms per request, calling thread busy "
                   f"{host['calling_thread_busy'] * 100:.0f}% of the run")
+    elif host:
+        p("host", f"enqueue {host['enqueue_ms_per_request']:.3f} ms per request (mean)")
     bd = fig["breakdown"]
     e = bd["executions_per_request"]
     if e > 1:

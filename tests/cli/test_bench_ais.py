@@ -70,7 +70,8 @@ def test_the_summary_has_ais_bench_fields_and_its_throughput(models):
     [block] = parse_summaries(proc.stdout)
     assert list(block["figures"]) == AIS_FIGURES
     npu = block["figures"]["NPU_compute_time"]
-    assert 1.5 * 0.99 <= npu["min"] <= npu["median"] <= 1.5 * 1.2 + 0.2, npu   # 1 ms + 0.5 ms x 1 row
+    # 1 ms + 0.5 ms x 1 row; above it only what a loaded machine adds (never below)
+    assert 1.5 * 0.99 <= npu["min"] <= npu["median"] <= 1.5 * 2 + 0.5, npu
     assert npu["min"] <= npu["mean"] <= npu["max"] and npu["median"] <= npu["percentile(99%)"] <= npu["max"]
     assert block["batchsize"] == 1 and block["mean"] == npu["mean"]
     assert block["throughput"] == pytest.approx(1000 * 1 / npu["mean"])
@@ -81,7 +82,7 @@ def test_the_summary_has_ais_bench_fields_and_its_throughput(models):
 def test_dym_batch_and_batchsize_set_the_gear_and_the_throughput(models):
     [block] = parse_summaries(ais("--model", models["dense"], "--loop", 12, "--dymBatch", 4).stdout)
     npu = block["figures"]["NPU_compute_time"]
-    assert 3.0 * 0.99 <= npu["median"] <= 3.0 * 1.2 + 0.2, npu              # 1 ms + 0.5 ms x 4 rows
+    assert 3.0 * 0.99 <= npu["min"] and npu["median"] <= 3.0 * 2 + 0.5, npu  # 1 ms + 0.5 ms x 4 rows
     assert block["batchsize"] == 4 and block["throughput"] == pytest.approx(4000 / npu["mean"])
     [block] = parse_summaries(ais("--model", models["dense"], "--loop", 6, "--batchsize", 8).stdout)
     assert block["batchsize"] == 8 and block["throughput"] == pytest.approx(8000 / block["mean"])
@@ -89,7 +90,7 @@ def test_dym_batch_and_batchsize_set_the_gear_and_the_throughput(models):
 
 def test_dym_hw_runs_the_image_size(models):
     [block] = parse_summaries(ais("--model", models["hw"], "--loop", 6, "--dymHW", "16,24").stdout)
-    assert 2.0 * 0.99 <= block["figures"]["NPU_compute_time"]["median"] <= 2.0 * 1.2 + 0.2
+    assert 2.0 * 0.99 <= block["figures"]["NPU_compute_time"]["median"] <= 2.0 * 2 + 0.5
 
 
 def test_dym_shape_range_runs_every_shape_in_turn(models):
@@ -99,7 +100,8 @@ def test_dym_shape_range_runs_every_shape_in_turn(models):
         "[INFO] shapes x:2,8", "[INFO] shapes x:3,8", "[INFO] shapes x:4,8"]
     for rows, block in zip((2, 3, 4), blocks, strict=True):
         declared = 0.5 + 0.1 * rows
-        assert declared * 0.99 <= block["figures"]["NPU_compute_time"]["median"] <= declared * 1.2 + 0.2
+        assert declared * 0.99 <= block["figures"]["NPU_compute_time"]["min"], (rows, block)
+        assert block["figures"]["NPU_compute_time"]["median"] <= declared * 2 + 0.5, (rows, block)
         assert block["batchsize"] == rows
 
 

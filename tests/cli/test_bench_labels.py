@@ -57,9 +57,10 @@ def test_the_breakdown_adds_up_to_the_latency(chain, tmp_path, depth):
     if depth == 1:
         assert rows["queue"] < 0.5, rows
     else:
-        assert (4 * 4.0 - 6.0) * 0.8 <= rows["queue"] <= (4 * 4.0 - 6.0) * 1.3, rows
-    # the host's ends of the latency are short: the device clock is lined up with the host's
-    assert rows["before_device"] + rows["after_device"] < 1.0, rows
+        assert (4 * 4.0 - 6.0) * 0.8 <= rows["queue"] <= (4 * 4.0 - 6.0) * 1.6, rows
+    # the host's ends of the latency are a small part of it: the device clock is lined up with the host's
+    # (a base off by the run would put the whole latency there, or nothing)
+    assert 0 < rows["before_device"] + rows["after_device"] < 0.25 * e2e, rows
     assert "  queued, behind earlier " in proc.stdout
     assert "  the rows above add up to " in proc.stdout
     assert "p95" in req["end_to_end"] and fig["latency_ms"]["p95"] <= fig["latency_ms"]["p99"]

@@ -59,6 +59,10 @@ PUBLIC_HEADERS = sorted(
     {f"include/ascend_engine/{name}" for name in NAMED_HEADERS}
     | {os.path.relpath(p, HERE) for p in glob.glob(os.path.join(HERE, "include", "ascend_engine", "*.h"))}
 )
+# The command's manual: in a wheel, `ascend-engine help` reads it inside the package
+# (ascend_engine/cli_help.py); a checkout reads docs/ itself.
+CLI_MANUAL = "docs/cli.md"
+PACKAGE_CLI_MANUAL = os.path.join("ascend_engine", "docs", "cli.md")
 # Files the build reads that no Extension lists: the generator, the package
 # metadata, and the declarations the .pyx modules cimport.
 OTHER_INPUTS = [
@@ -66,6 +70,7 @@ OTHER_INPUTS = [
     "pyproject.toml",
     "README.md",
     GENERATOR,
+    CLI_MANUAL,
     "ascend_engine/_acl.pxd",
     "ascend_engine/_runtime.pxd",
     "ascend_engine/py.typed",
@@ -113,13 +118,14 @@ class BuildNative(build_ext):
 
 
 class BuildPackage(build_py):
-    """build_py that also puts the public C headers into the package (ascend_engine/include/)."""
+    """build_py that also puts the public C headers into the package (ascend_engine/include/),
+    and the command's manual (ascend_engine/docs/cli.md)."""
 
     def _header_copies(self):
         return [
             (os.path.join(HERE, h), os.path.join(self.build_lib, PACKAGE_INCLUDE, os.path.basename(h)))
             for h in PUBLIC_HEADERS
-        ]
+        ] + [(os.path.join(HERE, CLI_MANUAL), os.path.join(self.build_lib, PACKAGE_CLI_MANUAL))]
 
     def run(self):
         super().run()

@@ -32,13 +32,17 @@ from ascend_engine.cli_args import (
     PROG,
     UsageError,
     concurrency_list,
+    device_list,
+    hw_arg,
     non_negative_float_arg,
     non_negative_int_arg,
     option_arg,
+    percentile_arg,
     positive_float_arg,
     positive_int_arg,
     rate_list,
     shapes_arg,
+    switch_arg,
 )
 from ascend_engine.options import GEAR_POLICIES, STREAM_MODES
 
@@ -161,6 +165,20 @@ def cmd_sim_toolkit(args) -> int:
     return 0 if rc is None else int(rc)
 
 
+def cmd_help(args) -> int:
+    """Print docs/cli.md's section on a command (the introduction and the topics without one)."""
+    from ascend_engine import cli_help
+
+    try:
+        text = cli_help.topic_text(args.topic)
+    except KeyError as exc:
+        raise UsageError(exc.args[0]) from None
+    print(text.rstrip("\n"))
+    if args.topic is None:
+        print(f"\nMore: {PROG} help TOPIC, one of {', '.join(cli_help.topics())}")
+    return 0
+
+
 def cmd_sim_headers(args) -> int:
     """Fetch the real CANN headers into the cache ``sim toolkit`` reads; print their include folder."""
     from ascend_engine import cann_headers
@@ -182,7 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(
         prog=PROG, description="Multi-model inference pipelines on Ascend NPUs (and the AscendCL simulator).",
-        epilog="Exit status: 0 success, 1 failure at run time, 2 usage error. See docs/cli.md.")
+        epilog=f"Exit status: 0 success, 1 failure at run time, 2 usage error. The manual: {PROG} help "
+               "[COMMAND] (docs/cli.md).")
     parser.add_argument("--debug", action="store_true", default=False, help="show the traceback of a failure")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -192,11 +211,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.set_defaults(func=cmd_info)
 
+    p = sub.add_parser("help", parents=[common], help="the manual of a command (docs/cli.md)",
+                       description="Print the manual (docs/cli.md, shipped in the package): the section of "
+                                   "TOPIC, or the introduction and the list of topics.")
+    p.add_argument("topic", nargs="?", metavar="TOPIC", help="a command: info, bench, trace, sim")
+    p.set_defaults(func=cmd_help)
+
     p = sub.add_parser("bench", parents=[common], help="benchmark a pipeline spec or a model file",
+                       epilog=f"Every figure and option explained: {PROG} help bench",
                        description="Run a pipeline spec (.yaml/.yml/.json) or a single model file on random "
                                    "inputs and report throughput, latency, host vs device time and memory; "
                                    "with --concurrency or --rate, under the load of many callers.")
-    p.add_argument("target", metavar="SPEC_OR_MODEL", help="a pipeline spec file or a model file")
+    p.add_argument("target", metavar="SPEC_OR_MODEL", nargs="?",
+                   help="a pipeline spec file or a model file (or --model, as ais_bench takes it)")
     p.add_argument("--allow-code", action="store_true",
                    help="run a spec whose host steps name Python functions: they are imported and run "
                         "with your rights, so only for a spec you trust")
@@ -214,7 +241,8 @@ def build_parser() -> argparse.ArgumentParser:
                           help="run for this many seconds instead of a number of requests")
     p.add_argument("--warmup", type=non_negative_int_arg, default=DEFAULT_WARMUP,
                    help=f"untimed requests after the cold one (default {DEFAULT_WARMUP})")
-    p.add_argument("--device", type=non_negative_int_arg, help="device id (overrides the spec)")
+    p.add_argument("--device", type=device_list, dest="devices", metavar="ID[,ID...]",
+                   help="device id (overrides the spec); with --model, several: one engine on each")
     p.add_argument("--streams", choices=STREAM_MODES, help="one stream per model, or one in all")
     p.add_argument("--repeat", type=positive_int_arg, default=1, metavar="N",
                    help="timed passes (default 1); throughput is the median pass, the spread goes in "
@@ -240,6 +268,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fail-on-regression", action="store_true",
                    help="exit with status 1 when --compare finds a regression")
     p.add_argument("--no-progress", action="store_true", help="no progress output on stderr")
+    p.add_argument("--profile", action="store_true",
+                   help="time every step of every request with device events and print the breakdown "
+                        "(H2D, each step, queueing, D2H); costs host time per request, so off by default")
     load = p.add_mutually_exclusive_group()
     load.add_argument("--concurrency", type=concurrency_list, metavar="N[,N...]",
                       help="closed loop: N callers, each sending its next request when its last one is "
@@ -255,9 +286,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-queue", type=option_arg("max_queue"), metavar="N",
                    help="with --concurrency/--rate: requests that may wait for a free slot "
                         "(default 4 x depth)")
+    _ais_bench_options(p)
+    _perf_analyzer_options(p)
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("trace", parents=[common], help="record a Chrome trace-event timeline",
+                       epilog=f"More: {PROG} help trace",
                        description="Run requests through a pipeline spec or a model file and write every "
                                    "stream's copies, executions and waits as Chrome trace events (Perfetto, chrome://tracing).")
     p.add_argument("target", metavar="SPEC_OR_MODEL", help="a pipeline spec file or a model file")
@@ -284,15 +318,26 @@ def build_parser() -> argparse.ArgumentParser:
                                       "that chains them.")
     q.add_argument("dir", metavar="DIR", help="folder to write into (created if needed)")
     q.set_defaults(func=cmd_sim_make_demo)
-    q = simsub.add_parser("lib-path", parents=[common], help="print the simulator library's path")
+    q = simsub.add_parser("lib-path", parents=[common], help="print the simulator library's path",
+                          description="Print the path of the AscendCL simulator library this package loads "
+                                      "(ASCEND_ENGINE_SIM_LIBRARY overrides it), to link or preload "
+                                      "programs against.")
     q.set_defaults(func=cmd_sim_lib_path)
     q = simsub.add_parser("env", parents=[common],
-                          help="shell lines to run and link AscendCL programs against the simulator")
+                          help="shell lines to run and link AscendCL programs against the simulator",
+                          description="Print shell lines (export ASCEND_ENGINE_BACKEND, LD_LIBRARY_PATH) "
+                                      "and the compile line that make an AscendCL C/C++ program run "
+                                      "against the simulator: eval \"$(ascend-engine sim env)\".")
     q.set_defaults(func=cmd_sim_env)
     if _toolkit_module() is not None:
         q = simsub.add_parser("toolkit", parents=[common],
-                              help="lay out a CANN-like toolkit folder backed by the simulator")
-        q.add_argument("dir", metavar="DIR")
+                              help="lay out a CANN-like toolkit folder backed by the simulator",
+                              description="Write DIR laid out like a CANN toolkit install, whose "
+                                          "libascendcl.so is the simulator, with its headers and an env.sh "
+                                          "(set_env.sh), so that programs written for CANN build and run "
+                                          "with no change to their sources or build files "
+                                          "(docs/toolkit.md).")
+        q.add_argument("dir", metavar="DIR", help="folder to write the toolkit into")
         q.add_argument("--headers", metavar="PATH", help="CANN include folder to copy in")
         q.set_defaults(func=cmd_sim_toolkit)
     from ascend_engine import cann_headers
@@ -308,6 +353,54 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _perf_analyzer_options(p):
+    """perf_analyzer's load options and CSV, spelled as perf_analyzer spells them (bench/perf.py)."""
+    g = p.add_argument_group("perf_analyzer's options (docs/cli.md, \"The perf_analyzer options\")")
+    ranges = g.add_mutually_exclusive_group()
+    ranges.add_argument("--concurrency-range", metavar="START:END:STEP",
+                        help="closed loop at START, START+STEP, ... END callers")
+    ranges.add_argument("--request-rate-range", metavar="START:END:STEP",
+                        help="open loop at START ... END requests/s")
+    g.add_argument("--request-distribution", choices=("constant", "poisson"),
+                   help="the gaps between arrivals of an open loop (perf_analyzer's default: constant)")
+    g.add_argument("--measurement-interval", type=positive_float_arg, metavar="MS",
+                   help="measure each point in windows of MS ms until stable")
+    g.add_argument("--stability-percentage", type=positive_float_arg, metavar="PERCENT",
+                   help="stable: the last 3 windows' throughput and latency within PERCENT (default 10)")
+    g.add_argument("--max-trials", type=positive_int_arg, metavar="N", help="at most N windows (default 10)")
+    g.add_argument("--percentile", type=percentile_arg, metavar="N",
+                   help="judge stability on the pN latency instead of the average")
+    g.add_argument("-f", dest="perf_csv", metavar="FILE",
+                   help="write perf_analyzer's CSV (one row per point, microseconds)")
+
+
+def _ais_bench_options(p):
+    """ais_bench's options, spelled as ais_bench spells them (ascend_engine/bench/ais.py)."""
+    g = p.add_argument_group("ais_bench's options (docs/cli.md, \"The ais_bench options\")")
+    g.add_argument("--model", metavar="MODEL_OR_SPEC",
+                   help="run as ais_bench does: its summary, its output files, one engine per --device")
+    g.add_argument("--loop", type=positive_int_arg, help="timed requests (default 1)")
+    g.add_argument("--warmup_count", type=non_negative_int_arg, help="untimed requests first (default 1)")
+    g.add_argument("--dymBatch", type=positive_int_arg, metavar="N",
+                   help="the batch of a dynamic-batch model")
+    g.add_argument("--dymHW", type=hw_arg, metavar="H,W",
+                   help="the image size of a dynamic image-size model")
+    g.add_argument("--dymDims", metavar="NAME:D,D,...[;...]", help="the gear of a dynamic-dims model")
+    g.add_argument("--dymShape", metavar="NAME:D,D,...[;...]", help="the shapes of a shape-range model")
+    g.add_argument("--dymShape_range", metavar="NAME:D,LOW~HIGH,A-B,...[;...]",
+                   help="run every shape of these ranges in turn, a summary each")
+    g.add_argument("--outfmt", choices=("NPY", "BIN", "TXT"),
+                   help="file format of the --output files (default BIN)")
+    g.add_argument("--output_dirname", metavar="NAME",
+                   help="with --output: write into OUTPUT/NAME instead of a date-time folder")
+    g.add_argument("--pure_data_type", choices=("zero", "random"),
+                   help="the inputs without --input: zeros (the default) or random data")
+    g.add_argument("--batchsize", type=positive_int_arg, metavar="N",
+                   help="the batch size the throughput counts (default: the rows of a request)")
+    g.add_argument("--display_all_summary", type=switch_arg, metavar="1|0",
+                   help="accepted for ais_bench's scripts; H2D and D2H are always shown")
+
+
 def _version() -> str:
     try:
         from importlib.metadata import version
@@ -317,14 +410,36 @@ def _version() -> str:
         return "unknown"
 
 
+def _where(exc) -> str:
+    """The error's name, saying where it happened when a wrapper hides it.
+
+    Building a pipeline wraps a failed model load (an AscendCL error: out of
+    device memory, a bad model file) in a PipelineError or SpecError naming
+    the node; the name shown is then the AscendCL error's, "while loading".
+    """
+    from ascend_engine.errors import AclError, PipelineError
+
+    name = type(exc).__name__
+    if isinstance(exc, PipelineError):
+        cause, seen = exc.__cause__ or exc.__context__, set()
+        while cause is not None and id(cause) not in seen:
+            seen.add(id(cause))
+            if isinstance(cause, AclError):
+                return f"{type(cause).__name__} while loading the pipeline"
+            cause = cause.__cause__ or cause.__context__
+    return name
+
+
 def _one_line(exc) -> str:
     text = str(exc).strip() or type(exc).__name__
+    if type(exc).__name__ == "HostStepError" and "its max_rows is" in text:
+        text += " (max_rows bounds the rows of one request: a smaller --batch gives the step fewer)"
     if type(exc).__name__ == "BackendError":
         # the places searched and the fix are the point of a backend error: always shown
         return f"{type(exc).__name__}: " + text.replace("\n", "\n  ")
     first, _, rest = text.partition("\n")
     more = " (more with --debug)" if rest.strip() else ""
-    return f"{type(exc).__name__}: {first}{more}"
+    return f"{_where(exc)}: {first}{more}"
 
 
 def main(argv=None) -> int:

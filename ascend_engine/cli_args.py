@@ -112,6 +112,36 @@ def rate_list(text):
     return value_list(text, rate_arg, "rates in requests/s")
 
 
+def device_list(text):
+    """``--device 0`` or ais_bench's ``--device 0,1``: device ids."""
+    return value_list(text, non_negative_int_arg, "device ids")
+
+
+def hw_arg(text):
+    """ais_bench's ``--dymHW H,W``: an image size."""
+    values = value_list(text, positive_int_arg, "a height and a width")
+    if len(values) != 2:
+        raise argparse.ArgumentTypeError(f"expected a height and a width, H,W (such as 224,224), "
+                                         f"got {text!r}")
+    return tuple(values)
+
+
+def percentile_arg(text):
+    """perf_analyzer's ``--percentile=N``: 1 to 99."""
+    value = positive_int_arg(text)
+    if value > 99:
+        raise argparse.ArgumentTypeError(f"expected a percentile from 1 to 99, got {text!r}")
+    return value
+
+
+def switch_arg(text):
+    """ais_bench's ``1``/``0``/``true``/``false`` switches."""
+    value = text.strip().lower()
+    if value not in ("1", "0", "true", "false"):
+        raise argparse.ArgumentTypeError(f"expected 1, 0, true or false, got {text!r}")
+    return value in ("1", "true")
+
+
 def shapes_arg(text):
     """``--shapes NAME:D,D,...[;NAME:...]`` (ais_bench's --dymShape form) as {name: shape}."""
     from ascend_engine.bench.shapes import ShapesError, parse

@@ -9,6 +9,8 @@ import os
 import sys
 import time
 
+import numpy as np
+
 from ascend_engine.cli_args import (
     DEFAULT_REQUESTS,
     FEED_POOL,
@@ -21,6 +23,35 @@ from ascend_engine.cli_args import (
 )
 
 # ---- bench ----------------------------------------------------------------------------------
+
+
+SPEC_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def check_target(path):
+    """Refuse, naming what is wrong, a SPEC_OR_MODEL that is missing or a folder.
+
+    A folder gets the spec and model files in it named (``bench demo`` after
+    ``sim make-demo demo`` means ``bench demo/pipeline.yaml``); a missing
+    ``demo`` gets the command that writes it.
+    """
+    if os.path.isdir(path):
+        try:
+            names = sorted(os.listdir(path))
+        except OSError:
+            names = []
+        specs = [os.path.join(path, n) for n in names if n.endswith(SPEC_SUFFIXES)]
+        models = [os.path.join(path, n) for n in names if n.endswith(".om")]
+        if specs or models:
+            found = ", ".join(specs or models)
+            raise UsageError(f"{path} is a folder, not a spec or model file; it holds {found}: "
+                             f"{PROG} bench {(specs or models)[0]}")
+        raise UsageError(f"{path} is a folder, not a spec or model file, and holds neither a spec "
+                         f"({', '.join(SPEC_SUFFIXES)}) nor a model (.om)")
+    if not os.path.exists(path) and os.path.basename(os.path.normpath(path)) == "demo":
+        raise UsageError(f"spec or model file not found: {path}; {PROG} sim make-demo {path} writes the demo "
+                         f"models and {os.path.join(path, 'pipeline.yaml')}")
+    existing_file(path, "spec or model file")
 
 
 def _node_name(target, in_specs):
@@ -63,6 +94,14 @@ def _pipeline_for(target, device, allow_code=False):
     for s, h in zip(out_specs, out if isinstance(out, tuple) else (out,), strict=True):
         pipe.output(s.name, h)
     return pipe, {}, "model"
+
+
+def step_labels(plan) -> dict:
+    """{node: what it is} ("model X", "host step X", "copy ..."), as the report names the steps."""
+    from ascend_engine.bench.breakdown import step_layout
+
+    layout = step_layout(plan)
+    return dict(zip(layout.names, layout.labels, strict=True))
 
 
 SHAPED_KINDS = ("hw", "dims", "range")   # run outside pipelines (ascend_engine.bench.direct)
@@ -209,6 +248,26 @@ def _read_baseline(path):
 
 
 
+def _pure_data(args, pool):
+    """The random pool, or zeros of its shapes with ais_bench's --pure_data_type zero."""
+    if not getattr(args, "zeros", False):
+        return pool
+    return [{name: np.zeros_like(a) for name, a in feeds.items()} for feeds in pool]
+
+
+def _check_baseline(plan, baseline, baseline_name, shapes=None):
+    """Refuse a --compare baseline of another pipeline (UsageError), from the plan, before any run.
+
+    ``shapes``: the request shapes of a pipeline with dynamic shapes."""
+    from ascend_engine.bench import compare as cmp
+
+    identity = {**cmp.pipeline_identity(plan), **({"shapes": shapes} if shapes else {})}
+    try:
+        cmp.check_comparable({"pipeline": identity, "nodes": identity["nodes"]}, baseline, baseline_name)
+    except cmp.IncomparableError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def _output_options(args):
     """Check --output, --check and their tolerances before anything runs."""
     for option, value in (("--output", args.output), ("--check", args.check)):
@@ -249,10 +308,31 @@ def _verify(engine, requests, args):
 def cmd_bench(args) -> int:
     from ascend_engine.bench import data
 
-    existing_file(args.target, "spec or model file")
+    if getattr(args, "model", None):
+        from ascend_engine.bench import ais
+
+        return ais.run(args)
+    if args.target is None:
+        raise UsageError("give a spec or model file (SPEC_OR_MODEL, or --model as in ais_bench)")
+    from ascend_engine.bench.ais import AIS_ONLY
+
+    for option in AIS_ONLY:
+        if getattr(args, option, None) is not None:
+            raise UsageError(f"--{option} is one of ais_bench's options: it goes with --model "
+                             f"({PROG} bench --model {args.target} --{option} ...)")
+    devices = args.devices or []
+    if len(devices) > 1:
+        listed = ",".join(map(str, devices))
+        raise UsageError(f"--device {listed}: several devices go with --model (ais_bench's mode, one engine "
+                         "per device); a spec's models name their devices")
+    args.device = devices[0] if devices else None
+    check_target(args.target)
     _code_allowed(args)
+    from ascend_engine.bench import perf
+
+    perf.translate(args)
     baseline = _read_baseline(args.compare) if args.compare else None
-    for option, path in (("--json", args.json), ("--export-times", args.export_times)):
+    for option, path in (("--json", args.json), ("--export-times", args.export_times), ("-f", args.perf_csv)):
         if path:
             writable(path, option)
     _output_options(args)
@@ -272,8 +352,12 @@ def cmd_bench(args) -> int:
     for option in ("max_queue", "max_delay_ms", "gear_policy"):    # the serving options
         if getattr(args, option) is not None:
             kw[option] = getattr(args, option)
-    kw["profile"] = True   # timing events around every step, for the breakdown
+    # timing events around every step cost host time per request: only when the breakdown is asked
+    # for (--profile, or the spec's compile.profile)
+    kw["profile"] = bool(args.profile or kw.get("profile") or args.perf_csv)   # -f: the server columns
     plan = pipe.plan(**kw)
+    if baseline is not None and load is None and not plan.shaped:   # refused before the run
+        _check_baseline(plan, baseline, args.compare)
     if plan.shaped:
         return _bench_shaped_pipeline(args, pipe, kw, kind, plan, baseline, load)
     requests_in = None
@@ -293,7 +377,7 @@ def cmd_bench(args) -> int:
         source = "the --input files carry" if requests_in else f"--batch {batch}:"
         raise UsageError(f"{source} {batch} row(s) per request, but this pipeline takes a fixed batch of "
                          f"{plan.fixed_batch} (a static model or input)")
-    pool = [f for _, f in requests_in] if requests_in else random_feeds(plan, batch)
+    pool = [f for _, f in requests_in] if requests_in else _pure_data(args, random_feeds(plan, batch))
     requests = None if args.duration else (args.requests or DEFAULT_REQUESTS)
     soc = next((d.soc for d in ae.devices() if d.id == plan.device), "")
     progress = Progress(total=requests, duration=args.duration, enabled=not args.no_progress)
@@ -331,13 +415,14 @@ def _run_pipeline_bench(args, pipe, kw, kind, plan, baseline, pool, batch, reque
         "device": plan.device,
         "soc": soc,
         "nodes": identity["nodes"],
+        "step_labels": step_labels(plan),
         "pipeline": identity,
         "streams_used": plan.n_streams,
         **extra,
         "config": {"batch": batch, "depth": plan.depth,
                    "streams": "single" if plan.single_stream else "per-model",
                    "requests": requests, "duration": args.duration, "warmup": args.warmup,
-                   "repeat": args.repeat, **config},
+                   "repeat": args.repeat, "profile": plan.profile, **config},
         "inputs": _inputs_figure(args, requests_in, pool),
         **fig,
         "memory": memory,
@@ -350,6 +435,9 @@ def _finish_bench(args, figures, samples, baseline, verified=None) -> int:
     from ascend_engine.bench import compare as cmp
     from ascend_engine.bench import report
 
+    if getattr(args, "collect", None) is not None:   # the ais_bench mode prints its own summary
+        args.collect.append((figures, samples))
+        return 0
     report.print_bench(figures)
     if verified:
         print(f"outputs   : {verified}")
@@ -402,7 +490,8 @@ def _bench_shaped(args, facts, baseline) -> int:
     dev = 0 if args.device is None else args.device
     requests = None if args.duration else (args.requests or DEFAULT_REQUESTS)
     progress = Progress(total=requests, duration=args.duration, enabled=not args.no_progress)
-    with direct.ShapedRun(args.target, dev, resolved, node, depth=depth, pool=FEED_POOL) as run:
+    with direct.ShapedRun(args.target, dev, resolved, node, depth=depth, pool=FEED_POOL,
+                          zeros=getattr(args, "zeros", False)) as run:
         cold_ms = run.run_cold()
         fig = run.bench(cold_ms, requests=requests, duration=args.duration, warmup=args.warmup,
                         repeat=args.repeat, progress=progress)
@@ -432,6 +521,7 @@ def _bench_shaped(args, facts, baseline) -> int:
         "how": direct.HOW.format(depth=depth),
         "config": {"batch": rows, "depth": depth, "streams": "one per request in flight",
                    "requests": requests, "duration": args.duration, "warmup": args.warmup,
+                   "profile": True,   # its own loop times every step with events, --profile or not
                    "repeat": args.repeat, "shapes": shapes, "shapes_chosen": resolved["chosen"],
                    "gear": list(gear) if isinstance(gear, tuple) else gear},
         "inputs": {"kind": "random", "requests": FEED_POOL,
@@ -482,7 +572,6 @@ def _bench_shaped_pipeline(args, pipe, kw, kind, plan, baseline, load) -> int:
     """bench of a pipeline whose models pick their gear from each request's shapes: random requests of
     one shape (--shapes or the spec's bench_shape), ``depth`` in flight."""
     import ascend_engine as ae
-    from ascend_engine.bench import compare as cmp
     from ascend_engine.bench import data, shaped
 
     requests_in = None
@@ -496,12 +585,10 @@ def _bench_shaped_pipeline(args, pipe, kw, kind, plan, baseline, load) -> int:
     shapes, chosen, gears = _shaped_request(args, plan, "bench", requests_in)
     listed = {name: list(s) for name, s in shapes.items()}
     if baseline is not None:   # refused before the run, not after it
-        try:
-            cmp.check_shapes({"shapes": listed}, baseline, args.compare)
-        except cmp.IncomparableError as exc:
-            raise UsageError(str(exc)) from None
+        _check_baseline(plan, baseline, args.compare, shapes=listed)
     rows = next(iter(shapes.values()))[0]
-    pool = [f for _, f in requests_in] if requests_in else shaped.random_pool(plan, shapes, FEED_POOL)
+    pool = [f for _, f in requests_in] if requests_in else \
+        _pure_data(args, shaped.random_pool(plan, shapes, FEED_POOL))
     requests = None if args.duration else (args.requests or DEFAULT_REQUESTS)
     soc = next((d.soc for d in ae.devices() if d.id == plan.device), "")
     progress = Progress(total=requests, duration=args.duration, enabled=not args.no_progress)
@@ -577,14 +664,19 @@ def _bench_load(args, load, pipe, kw, kind, pool, batch, requests, requests_in, 
     import ascend_engine as ae
     from ascend_engine.bench import compare as cmp
     from ascend_engine.bench import load as loadgen
-    from ascend_engine.bench import measure, report
+    from ascend_engine.bench import measure, perf, report
 
     mode, values = load
     with pipe.compile(**kw) as engine:
         cold_ms = measure.run_cold(engine, pool[0])
         verified = _verify(engine, requests_in, args) if (args.output or args.check) else None
-        points = loadgen.sweep(engine, pool, batch, mode, values, requests=requests, duration=args.duration,
-                               warmup=args.warmup, progress=progress)
+        if args.measurement_interval is not None:   # perf_analyzer's stability windows
+            points = perf.stable_sweep(engine, pool, batch, mode, values, args, args.warmup, progress)
+        else:
+            distribution = args.request_distribution or "poisson"
+            points = loadgen.sweep(engine, pool, batch, mode, values, requests=requests,
+                                   duration=args.duration, warmup=args.warmup, progress=progress,
+                                   distribution=distribution)
         memory = engine.memory()
         plan = engine.plan
         identity = cmp.pipeline_identity(plan)
@@ -603,24 +695,32 @@ def _bench_load(args, load, pipe, kw, kind, pool, batch, requests, requests_in, 
         "device": plan.device,
         "soc": soc,
         "nodes": identity["nodes"],
+        "step_labels": step_labels(plan),
         "pipeline": identity,
         "streams_used": plan.n_streams,
         "config": {"batch": batch, "depth": plan.depth,
                    "streams": "single" if plan.single_stream else "per-model",
                    "requests": requests, "duration": args.duration, "warmup": args.warmup,
-                   "max_queue": plan.max_queue, "max_delay_ms": plan.max_delay_ms,
+                   "profile": plan.profile, "max_queue": plan.max_queue, "max_delay_ms": plan.max_delay_ms,
                    "gear_policy": plan.gear_policy,
                    **({k: shaped_config[k] for k in ("shapes", "shapes_chosen")} if shaped_config else {})},
         **({"node_gears": shaped_config["node_gears"]} if shaped_config else {}),
         "inputs": _inputs_figure(args, requests_in, pool),
         "latency_ms": {"cold": cold_ms},
         "load": {"mode": mode, "generator": "asyncio tasks awaiting Engine.run_async", key: values,
+                 "distribution": (args.request_distribution or
+                                  ("constant" if args.measurement_interval is not None else "poisson"))
+                 if mode == "open" else None,
+                 "windows": perf.windows_config(args),
                  "points": points},
         "memory": memory,
     }
     report.print_load(figures)
     if verified:
         print(f"outputs   : {verified}")
+    if args.perf_csv:
+        perf.write_csv(args.perf_csv, points, mode)
+        print(f"csv       : {args.perf_csv} (perf_analyzer's columns, microseconds)")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(figures, f, indent=2)
@@ -654,7 +754,7 @@ def summarize_trace(path) -> dict:
 
 
 def cmd_trace(args) -> int:
-    existing_file(args.target, "spec or model file")
+    check_target(args.target)
     _code_allowed(args)
     writable(args.out, "--out")
     from ascend_engine import Engine
@@ -675,22 +775,43 @@ def cmd_trace(args) -> int:
     shape_batch, given = _batch_from_shapes(args, plan)
     if shape_batch is not None:
         args.batch = shape_batch
-    if args.batch is not None and args.batch > plan.max_batch:
+    batch_note = ""
+    if args.batch is None:
+        args.batch, batch_note = default_trace_batch(plan)
+    if args.batch > plan.max_batch:
         raise UsageError(f"--batch {args.batch}: the largest batch one execution of this pipeline takes is "
                          f"{plan.max_batch}, and a trace records one execution per request; use --batch "
                          f"{plan.max_batch} or less (bench times larger, split requests)")
-    if args.batch is not None and plan.fixed_batch and args.batch != plan.fixed_batch:
-        raise UsageError(f"--batch {args.batch}: this pipeline takes a fixed batch of {plan.fixed_batch} "
-                         "(a static model or input)")
+    if plan.fixed_batch and args.batch != plan.fixed_batch:
+        if batch_note:
+            args.batch, batch_note = plan.fixed_batch, ""
+        else:
+            raise UsageError(f"--batch {args.batch}: this pipeline takes a fixed batch of {plan.fixed_batch} "
+                             "(a static model or input)")
     with pipe.compile(**kw) as engine:
         done = engine.trace(args.out, requests=args.requests, batch_size=args.batch)
     s = summarize_trace(args.out)
     requests = done.get("requests", args.requests) if isinstance(done, dict) else args.requests
     at = f" at {shapes_text(given)}" if given else ""
     print(f"trace     : {args.out}: {s['spans']} spans on {s['lanes']} lanes over {s['span_ms']:.2f} ms "
-          f"({requests} requests{at})")
+          f"({requests} requests{at}{batch_note})")
     print("open it in Perfetto or chrome://tracing")
     return 0
+
+
+def default_trace_batch(plan) -> tuple:
+    """(rows per traced request, a note saying why) when --batch is not given.
+
+    The largest batch one execution takes -- unless a host step returns any
+    number of rows: its ``max_rows`` bounds what one request may yield, and a
+    spec sizes it for the one row per request bench runs by default, so the
+    trace runs one row per request too.
+    """
+    steps = [n.name for n in plan.nodes if n.kind == "host" and n.rows_any]
+    if steps:
+        return 1, (f"; 1 row per request: the max_rows of host step {', '.join(steps)} bounds the rows "
+                   "one request yields; --batch for more")
+    return plan.max_batch, ""
 
 
 def _trace_shaped_pipeline(args, pipe, kw, plan) -> int:

@@ -166,14 +166,18 @@ def write_outputs(folder, stem, outputs, fmt="npy") -> list:
     return paths
 
 
-def _reference(folder, stem, name, like, request):
+def _reference(folder, stem, name, index, like, request):
+    """The reference of output ``name`` (at position ``index``): ``<stem>_<name>`` as --output writes
+    it, else ``<stem>_<index>`` as ais_bench names its outputs; .npy or .bin."""
     for suffix in SUFFIXES:
-        path = os.path.join(folder, f"{stem}_{name}{suffix}")
-        if os.path.isfile(path):
+        path = next((p for p in (os.path.join(folder, f"{stem}_{key}{suffix}") for key in (name, index))
+                     if os.path.isfile(p)), None)
+        if path is not None:
             break
     else:
         raise CheckError(f"request {request} ({stem}): no reference for output {name!r}: expected "
-                         f"{os.path.join(folder, f'{stem}_{name}.npy')} or .bin")
+                         f"{os.path.join(folder, f'{stem}_{name}.npy')} or .bin (or {stem}_{index}.npy/.bin, "
+                         "as ais_bench names its outputs)")
     if suffix == ".npy":
         ref = _load_npy(path, CheckError)
     else:
@@ -198,8 +202,8 @@ def check_outputs(folder, stem, outputs, request, atol, rtol) -> int:
     and how many values differ in that output.
     """
     checked = 0
-    for name, got in outputs.items():
-        path, ref = _reference(folder, stem, name, got, request)
+    for index, (name, got) in enumerate(outputs.items()):
+        path, ref = _reference(folder, stem, name, index, got, request)
         ok = np.isclose(got, ref, atol=atol, rtol=rtol, equal_nan=True)
         if not ok.all():
             bad = np.argwhere(~ok)

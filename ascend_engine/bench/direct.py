@@ -26,6 +26,7 @@ import time
 
 import numpy as np
 
+from .breakdown import single_model_layout
 from .measure import report_passes
 
 DEFAULT_DEPTH = 4   # requests in flight, as for a compiled pipeline
@@ -69,9 +70,10 @@ class ShapedRun:
 
     ``resolved`` comes from :func:`ascend_engine.bench.shapes.resolve`.  Use
     as a context manager; :meth:`bench` and :meth:`trace` run requests.
+    ``zeros``: the inputs are zeros instead of random data.
     """
 
-    def __init__(self, path, device, resolved, node, depth=4, pool=4, seed=0):
+    def __init__(self, path, device, resolved, node, depth=4, pool=4, seed=0, zeros=False):
         import ascend_engine as ae
 
         self.ae = ae
@@ -83,6 +85,8 @@ class ShapedRun:
         self._inputs = []
         try:
             self.pool = random_inputs(self.model, self.shapes, pool, seed)
+            if zeros:   # ais_bench's --pure_data_type zero
+                self.pool = [{k: np.zeros_like(v) for k, v in feeds.items()} for feeds in self.pool]
             # one synchronous call at the shapes: the outputs' shapes (and a result to check against)
             probe = self.model(**self.pool[0])
             self.output_shapes = {s.name: tuple(probe[s.name].shape) for s in self.model.outputs}
@@ -148,6 +152,8 @@ class ShapedRun:
         t = [self.ae.Event.elapsed_ms(self._origin, e) for e in slot.events]
         return {"h2d": t[1] - t[0], "compute": {self.node: t[3] - t[2]},
                 "wait": {self.node: t[2] - t[1], "outputs": 0.0}, "d2h": t[4] - t[3],
+                "queue": t[2] - t[1],          # behind the request before it on the model
+
                 "start": t[0], "end": t[4], "times": t}
 
     def outputs(self, slot) -> dict:
@@ -160,6 +166,7 @@ class ShapedRun:
         """Run ``requests`` requests (or ``duration`` seconds) pipelined; per request submit/done/steps."""
         self._origin.record(self._slots[0].stream)
         self._origin.synchronize()
+        base_s = time.perf_counter()      # the host time the step times count from
         self._last_exec = None
         submit, done, enqueue, steps = [], [], [], []
 
@@ -191,7 +198,7 @@ class ShapedRun:
                 finish(slot)
         order = sorted(range(len(steps)), key=lambda i: steps[i][0])
         return {"submit": submit, "done": [done[i] for i in order], "enqueue_ms": enqueue,
-                "steps": [steps[i][1] for i in order]}
+                "steps": [steps[i][1] for i in order], "base_s": base_s}
 
     # ---- bench and trace ------------------------------------------------------------------
 
@@ -214,7 +221,7 @@ class ShapedRun:
             if progress is not None:
                 progress.finish(len(passes[-1]["done"]))
         # one execution per request, its steps timed by the loop itself
-        return report_passes(passes, batch, cold_ms, repeat, [self.node], 1,
+        return report_passes(passes, batch, cold_ms, repeat, single_model_layout(self.node), 1,
                              lambda p: lambda k: [p["steps"][k]])
 
     @property

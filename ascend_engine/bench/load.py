@@ -38,7 +38,7 @@ import numpy as np
 
 from ascend_engine.serving import SAMPLES
 
-from .breakdown import execution_steps
+from .breakdown import execution_steps, step_layout
 from .measure import MAX_TIMELINE_EXECUTIONS, executions_per_request
 from .summary import summarize
 
@@ -98,10 +98,13 @@ async def closed_loop(engine, pool, callers, count, duration, run):
     await asyncio.gather(*(caller() for _ in range(callers)))
 
 
-async def open_loop(engine, pool, rate, count, duration, run, seed=DEFAULT_SEED, backlog_limit=None):
+async def open_loop(engine, pool, rate, count, duration, run, seed=DEFAULT_SEED, backlog_limit=None,
+                    distribution="poisson"):
     """Requests arriving as a Poisson process of ``rate`` per second, answered or not.
 
-    The gaps between arrivals are exponential, drawn from ``seed``.  A timer
+    The gaps between arrivals are exponential, drawn from ``seed``; with
+    ``distribution="constant"`` (perf_analyzer's default) every gap is
+    ``1 / rate``.  A timer
     thread waits for each arrival time (a thread's timed wait wakes within
     tens of microseconds; the event loop rounds its timers up to the
     millisecond, which would add up to a millisecond of lag to every request)
@@ -139,6 +142,8 @@ async def open_loop(engine, pool, rate, count, duration, run, seed=DEFAULT_SEED,
             tasks.append(loop.create_task(request(sent, scheduled)))
             sent += 1
 
+    poisson = distribution == "poisson"
+
     def timer():                     # on the timer thread
         rng = np.random.default_rng(seed)
         start = at = time.monotonic()
@@ -157,7 +162,7 @@ async def open_loop(engine, pool, rate, count, duration, run, seed=DEFAULT_SEED,
                 while more() and at <= now:
                     due.append(at)
                     n += 1
-                    at += rng.exponential(1.0 / rate)
+                    at += rng.exponential(1.0 / rate) if poisson else 1.0 / rate
                 if due:
                     loop.call_soon_threadsafe(arrive, due)
                 if more():
@@ -205,31 +210,33 @@ def _mean_between(before, after):
     return (s1 - s0) / (n1 - n0) if n1 > n0 else None
 
 
-def _device_figures(ids, rows, nodes):
-    """From timeline rows: each execution's device work (H2D + every model + D2H, ms), and the
-    p50 of each stage (``{"H2D", "model NAME", ..., "D2H"}``), whose largest sets the pace."""
+def _device_figures(ids, rows, layout):
+    """From timeline rows: each execution's device work (H2D + every step + D2H, ms), the p50 of
+    each stage (``{"H2D", "model NAME", "host step NAME", ..., "D2H"}``), whose largest sets the
+    pace, and each stage's mean."""
     busy = []
-    stages = {"H2D": [], **{f"model {n}": [] for n in nodes}, "D2H": []}
+    stages = {"H2D": [], **{label: [] for label in layout.labels}, "D2H": []}
     for row in rows:
-        steps = execution_steps(row, nodes)
+        steps = execution_steps(row, layout)
         if steps is None:
             continue
         busy.append(steps["h2d"] + sum(steps["compute"].values()) + steps["d2h"])
         stages["H2D"].append(steps["h2d"])
         stages["D2H"].append(steps["d2h"])
-        for n in nodes:
-            stages[f"model {n}"].append(steps["compute"][n])
+        for n, label in zip(layout.names, layout.labels, strict=True):
+            stages[label].append(steps["compute"][n])
     stage_p50 = {name: float(np.percentile(v, 50)) for name, v in stages.items() if v}
-    return summarize(busy), stage_p50
+    stage_mean = {name: float(np.mean(v)) for name, v in stages.items() if v}
+    return summarize(busy), stage_p50, stage_mean
 
 
-def _phase(engine, pool, mode, value, count, duration, first, progress, seed):
+def _phase(engine, pool, mode, value, count, duration, first, progress, seed, distribution="poisson"):
     run = _Run(first, progress)
     if mode == "closed":
         coro = closed_loop(engine, pool, value, count, duration, run)
     else:
         limit = BACKLOG_SLOTS * (engine.plan.depth + engine.plan.max_queue)
-        coro = open_loop(engine, pool, value, count, duration, run, seed, limit)
+        coro = open_loop(engine, pool, value, count, duration, run, seed, limit, distribution)
     backlog = asyncio.run(coro)
     if run.failure is not None:
         raise run.failure
@@ -248,31 +255,33 @@ def _backlog_growth(backlog):
 
 
 def run_point(engine, pool, batch, mode, value, requests=None, duration=None, warmup=10, progress=None,
-              seed=DEFAULT_SEED) -> dict:
+              seed=DEFAULT_SEED, distribution="poisson") -> dict:
     """One point of a sweep: ``value`` callers (``mode="closed"``) or requests/s (``"open"``).
 
     ``warmup`` requests run first, untimed, to completion; then ``requests``
     timed requests (or as many as ``duration`` seconds send).  Returns the
     point's figures (see docs/cli.md) with its ``"samples"``.
     """
-    nodes = [n.name for n in engine.plan.nodes]
     if warmup:
-        _phase(engine, pool, mode, value, warmup, None, warmup, None, seed + 1)
+        _phase(engine, pool, mode, value, warmup, None, warmup, None, seed + 1, distribution)
     profile = engine.plan.profile
     if profile:
         capacity = MAX_TIMELINE_EXECUTIONS if requests is None else \
             requests * executions_per_request(batch, engine.plan.max_batch)
         engine._timeline_begin(capacity)
-    before, hist0 = _serving_totals(engine.stats())
+    stats0 = engine.stats()
+    before, hist0 = _serving_totals(stats0)
     cpu0, wall0 = time.process_time(), time.monotonic()
     gen0 = time.thread_time()
     try:
-        times, backlog, stopped_at = _phase(engine, pool, mode, value, requests, duration, 0, progress, seed)
+        times, backlog, stopped_at = _phase(engine, pool, mode, value, requests, duration, 0, progress, seed,
+                                            distribution)
     finally:
         timeline = engine._timeline_end() if profile else ([], [])
     wall = time.monotonic() - wall0
     cpu, gen = time.process_time() - cpu0, time.thread_time() - gen0
-    after, hist1 = _serving_totals(engine.stats())
+    stats1 = engine.stats()
+    after, hist1 = _serving_totals(stats1)
     hist = {r: hist1.get(r, 0) - hist0.get(r, 0) for r in hist1 if hist1.get(r, 0) > hist0.get(r, 0)}
     times.sort()
     n = len(times)
@@ -282,7 +291,8 @@ def run_point(engine, pool, batch, mode, value, requests=None, duration=None, wa
     origin = scheduled if mode == "open" else submitted
     latency = (finished - np.asarray(origin)) * 1e3
     executions = sum(hist.values())
-    device, stages = _device_figures(*timeline, nodes)
+    layout = step_layout(engine.plan)
+    device, stages, means = _device_figures(*timeline, layout)
     point = {
         "mode": mode,
         ("concurrency" if mode == "closed" else "offered_per_s"): value,
@@ -293,6 +303,8 @@ def run_point(engine, pool, batch, mode, value, requests=None, duration=None, wa
         "service_ms": _mean_between(before["service_ms"], after["service_ms"]),
         "device_ms": device,
         "stage_ms": stages,
+        "stage_mean_ms": means,
+        "enqueue_ms": (stats1["enqueue_seconds"] - stats0["enqueue_seconds"]) * 1e3 / n if n else None,
         "slowest_stage": max(stages, key=stages.get) if stages else None,
         "executions": executions,
         "batch_rows": dict(sorted(hist.items())),
@@ -367,14 +379,16 @@ def _samples(times, mode, latency):
     return out
 
 
-def sweep(engine, pool, batch, mode, values, requests=None, duration=None, warmup=10, progress=None) -> list:
+def sweep(engine, pool, batch, mode, values, requests=None, duration=None, warmup=10, progress=None,
+          distribution="poisson") -> list:
     """Run :func:`run_point` for each value in turn; returns the points."""
     points = []
     for value in values:
         if progress is not None:
             what = f"{value:g} callers" if mode == "closed" else f"{value:g} requests/s offered"
             progress.restart(what)
-        point = run_point(engine, pool, batch, mode, value, requests, duration, warmup, progress)
+        point = run_point(engine, pool, batch, mode, value, requests, duration, warmup, progress,
+                          distribution=distribution)
         if progress is not None:
             progress.finish(point["requests"])
         points.append(point)

@@ -2,14 +2,25 @@
 
 ``Engine.run_many`` keeps ``depth`` requests in flight and pulls the next
 feed before it waits for the oldest result, so a feed's pull time is not its
-submit time.  Instead, each request's submit time is taken from the engine's
-own counters: after every result, ``Engine.stats()`` says how many requests
-have been submitted so far, so the requests submitted during one call into
-the generator are known, and each was submitted no earlier than that call
-began and no earlier than its feed was pulled.  A request's latency runs from
-that moment to the moment the generator hands its result back.  The host
-enqueue time of those requests is the growth of the engine's enqueue counter
-over the same call.
+submit time.  Two ways of finding each request's submit time:
+
+* the lean pass (profiling off, one execution per request) follows
+  ``run_many``'s window: the first call into the generator submits the first
+  ``depth`` requests as it pulls them, and every later call first submits the
+  one feed pulled during the call before.  Request ``k`` is therefore
+  submitted no earlier than the call ``k - depth + 1`` began and no earlier
+  than its feed was pulled.  The pass costs a clock read per request and
+  nothing else, so the bench disturbs the host as little as the engine call
+  it makes; the host enqueue time is the growth of the engine's counter over
+  the whole pass, shared out evenly.
+* the counted pass (``--profile``, or requests split over several
+  executions) reads ``Engine.stats()`` after every result: it says how many
+  requests have been submitted so far, so the requests submitted during one
+  call are known, and their host enqueue time is the growth of the enqueue
+  counter over that call.
+
+A request's latency runs from its submit time to the moment the generator
+hands its result back.
 """
 
 from __future__ import annotations
@@ -17,10 +28,12 @@ from __future__ import annotations
 import math
 import time
 
-from .breakdown import group_rows, request_steps, summarize_breakdown
+from .breakdown import group_rows, request_steps, step_layout, summarize_breakdown
 from .summary import spread_percent, summarize
 
 MAX_TIMELINE_EXECUTIONS = 200_000   # rows kept for a --duration run (about 100 bytes each per model)
+# without timing events, a calling thread busy this share of the wall time is what limits the run
+HOST_BUSY_BOUND = 0.9
 
 
 def executions_per_request(batch, max_batch) -> int:
@@ -36,28 +49,82 @@ def timed_pass(engine, pool, requests=None, duration=None, progress=None, execut
     """Run ``requests`` feeds (or as many as ``duration`` seconds allow) from ``pool`` in turn.
 
     Returns ``{"submit", "done"}`` (``time.perf_counter()`` seconds per
-    request), ``"enqueue_ms"`` per request and the timeline ``"ids"``,
-    ``"rows"`` and ``"base"`` of its executions.
+    request), ``"enqueue_ms"`` per request, ``"cpu_seconds"`` (the process's
+    and the calling thread's CPU time over the pass) and, on a profile
+    engine, the timeline ``"ids"``, ``"rows"``, ``"base"`` of its executions
+    and ``"base_s"``, the host time its millisecond offsets count from.
     """
-    capacity = MAX_TIMELINE_EXECUTIONS if requests is None else requests * executions
-    base = engine._timeline_begin(capacity)
+    profile = engine.plan.profile
+    timeline = {"ids": [], "rows": [], "base": 0, "base_s": 0.0}
+    if profile:
+        capacity = MAX_TIMELINE_EXECUTIONS if requests is None else requests * executions
+        timeline["base"] = engine._timeline_begin(capacity)
+        # the base event has completed when _timeline_begin returns: the offsets count from about now
+        timeline["base_s"] = time.perf_counter()
+    lean = not profile and executions == 1
+    pass_ = _lean_pass if lean else _counted_pass
+    cpu0, thread0 = time.process_time(), time.thread_time()
+    try:
+        times = pass_(engine, pool, requests, duration, progress, executions)
+    finally:
+        if profile:
+            timeline["ids"], timeline["rows"] = engine._timeline_end()
+    times["cpu_seconds"] = {"process": time.process_time() - cpu0, "thread": time.thread_time() - thread0}
+    return {**times, **timeline}
+
+
+def _feeds(pool, requests, duration, pulled):
+    """The feeds of a pass, in turn from ``pool``; ``pulled`` gets the time each one was taken."""
+    clock, size = time.perf_counter, len(pool)
+    if duration is None:
+        for i in range(requests):
+            pulled.append(clock())
+            yield pool[i % size]
+        return
+    i = 0
+    while requests is None or i < requests:
+        now = clock()
+        if pulled and now - pulled[0] >= duration:
+            return
+        pulled.append(now)
+        yield pool[i % size]
+        i += 1
+
+
+def _lean_pass(engine, pool, requests, duration, progress, executions) -> dict:
+    """A pass that reads the clock once per result (see the module docstring).
+
+    The consumer asks for the next result as soon as it has one, so a call
+    into the generator begins when the result before it was handed back.
+    """
+    pulled, done = [], []
+    depth = engine.plan.depth
+    clock = time.perf_counter
+    enqueued_s = engine.stats()["enqueue_seconds"]
+    results = engine.run_many(_feeds(pool, requests, duration, pulled))
+    start = clock()
+    try:
+        for _ in results:
+            done.append(clock())
+            if progress is not None:
+                progress.update(len(done))
+    finally:
+        results.close()
+    n = len(done)
+    calls = [start, *done[:-1]]
+    submit = [max(pulled[k], calls[max(0, k - depth + 1)]) for k in range(n)]
+    share = (engine.stats()["enqueue_seconds"] - enqueued_s) * 1e3 / n if n else 0.0
+    return {"submit": submit, "done": done, "enqueue_ms": [share] * n}
+
+
+def _counted_pass(engine, pool, requests, duration, progress, executions) -> dict:
+    """A pass that reads ``Engine.stats()`` after every result (see the module docstring)."""
     pulled = []
-
-    def feeds():
-        i = 0
-        while requests is None or i < requests:
-            now = time.perf_counter()
-            if duration is not None and pulled and now - pulled[0] >= duration:
-                return
-            pulled.append(now)
-            yield pool[i % len(pool)]
-            i += 1
-
     submit, done, enqueue_ms = [], [], []
     before = engine.stats()
     enqueued_s = before["enqueue_seconds"]
     first = _submitted(before)
-    results = engine.run_many(feeds())
+    results = engine.run_many(_feeds(pool, requests, duration, pulled))
     try:
         while True:
             call = time.perf_counter()
@@ -80,9 +147,7 @@ def timed_pass(engine, pool, requests=None, duration=None, progress=None, execut
                 progress.update(len(done))
     finally:
         results.close()
-        ids, rows = engine._timeline_end()
-    return {"submit": submit[:len(done)], "done": done, "enqueue_ms": enqueue_ms[:len(done)],
-            "ids": ids, "rows": rows, "base": base}
+    return {"submit": submit[:len(done)], "done": done, "enqueue_ms": enqueue_ms[:len(done)]}
 
 
 def run_cold(engine, feeds) -> float:
@@ -102,7 +167,7 @@ def run_bench(engine, pool, batch, cold_ms, requests=None, duration=None, warmup
     breakdown pool the samples of every pass; throughput is the median pass,
     and ``"repeat"`` keeps each pass's figures and their spread.
     """
-    nodes = [n.name for n in engine.plan.nodes]
+    layout = step_layout(engine.plan)
     executions = executions_per_request(batch, engine.plan.max_batch)
     if warmup:
         for _ in engine.run_many(pool[i % len(pool)] for i in range(warmup)):
@@ -115,23 +180,26 @@ def run_bench(engine, pool, batch, cold_ms, requests=None, duration=None, warmup
         if progress is not None:
             progress.finish(len(passes[-1]["done"]))
 
-
     def steps_of(p):
-        grouped = group_rows(p["ids"], p["rows"], p["base"], executions, nodes)
+        grouped = group_rows(p["ids"], p["rows"], p["base"], executions, layout)
         return lambda k: grouped.get(k) if grouped.get(k) and len(grouped[k]) == executions else None
 
-    return report_passes(passes, batch, cold_ms, repeat, nodes, executions, steps_of)
+    return report_passes(passes, batch, cold_ms, repeat, layout, executions, steps_of)
 
 
-def report_passes(passes, batch, cold_ms, repeat, nodes, executions, steps_of) -> dict:
+def report_passes(passes, batch, cold_ms, repeat, layout, executions, steps_of) -> dict:
     """The figures of timed passes (each: "submit", "done", "enqueue_ms" per
-    request): latency percentiles and the breakdown over every pass,
+    request; "base_s", the host time the step times count from; "cpu_seconds"
+    when known): latency percentiles and the breakdown over every pass,
     throughput of the median pass, each pass's figures and their spread.
-    ``steps_of(pass)`` gives a function from a request's index to its timed
-    executions' steps (None where they could not be read)."""
+    ``layout`` is the steps' :class:`~.breakdown.StepLayout`; ``steps_of(pass)``
+    gives a function from a request's index to its timed executions' steps
+    (None where they could not be read, or were not timed)."""
+    nodes = layout.names
     latencies, enqueue, per_request, per_execution, samples = [], [], [], [], []
     per_pass = {"requests_per_s": [], "rows_per_s": [], "p50": [], "p90": [], "p99": []}
-    walls = []
+    walls, cpu, thread = [], 0.0, 0.0
+    timed_cpu = all("cpu_seconds" in p for p in passes)   # the shaped-model loop does not time its CPU
     for p in passes:
         lat = [(d - s) * 1e3 for s, d in zip(p["submit"], p["done"], strict=True)]
         wall = p["done"][-1] - p["submit"][0] if p["done"] else 0.0
@@ -142,11 +210,18 @@ def report_passes(passes, batch, cold_ms, repeat, nodes, executions, steps_of) -
         pct = summarize(lat) or {"p50": 0.0, "p90": 0.0, "p99": 0.0}
         for key in ("p50", "p90", "p99"):
             per_pass[key].append(pct[key])
+        cpu += p.get("cpu_seconds", {}).get("process", 0.0)
+        thread += p.get("cpu_seconds", {}).get("thread", 0.0)
         steps_for = steps_of(p)
         t0 = p["submit"][0] if p["submit"] else 0.0
+        base = p.get("base_s")
         for k, ms in enumerate(lat):
             steps = steps_for(k)
-            sums = request_steps(steps, nodes) if steps else None
+            sums = None
+            if steps:
+                on_clock = {} if base is None else {"submit_ms": (p["submit"][k] - base) * 1e3,
+                                                    "done_ms": (p["done"][k] - base) * 1e3}
+                sums = request_steps(steps, nodes, **on_clock)
             if sums is not None:
                 per_request.append(sums)
                 per_execution.extend(steps)
@@ -157,9 +232,13 @@ def report_passes(passes, batch, cold_ms, repeat, nodes, executions, steps_of) -
 
     median = sorted(range(len(passes)), key=lambda i: per_pass["rows_per_s"][i])[len(passes) // 2]
     n = len(latencies)
-    breakdown = summarize_breakdown(per_request, per_execution, enqueue, latencies, nodes, executions)
+    breakdown = summarize_breakdown(per_request, per_execution, enqueue, latencies, layout, executions)
     req = breakdown["per_request"]
-    device = {name: (req["compute"][name] or {}).get("mean", 0.0) for name in nodes}
+    wall = sum(walls)
+    busy = thread / wall if wall > 0 else 0.0
+    host_bound = breakdown["host_bound"] if breakdown["measured"] else busy >= HOST_BUSY_BOUND
+    device = ({name: (req["compute"][name] or {}).get("mean", 0.0) for name in nodes}
+              if breakdown["measured"] else {})
     slowest_node = max(device, key=device.get) if device else None
     return {
         "requests": n,
@@ -170,9 +249,12 @@ def report_passes(passes, batch, cold_ms, repeat, nodes, executions, steps_of) -
         "latency_ms": {"cold": cold_ms, **(summarize(latencies) or {})},
         "latency_per_row_ms": {k: v / batch for k, v in (summarize(latencies) or {}).items()
                                if k != "count"},
-        "host": {"enqueue_ms_per_request": (req["enqueue"] or {}).get("mean", 0.0)},
+        "host": {"enqueue_ms_per_request": (req["enqueue"] or {}).get("mean", 0.0),
+                 **({"cpu_ms_per_request": cpu * 1e3 / n if n else 0.0,
+                     "thread_cpu_ms_per_request": thread * 1e3 / n if n else 0.0,
+                     "calling_thread_busy": busy} if timed_cpu else {})},
         "device_time": {"ms_per_request": device, "slowest_node": slowest_node},
-        "host_bound": breakdown["host_bound"],
+        "host_bound": host_bound,
         "breakdown": breakdown,
         "repeat": {"count": repeat, "passes": per_pass,
                    "spread_percent": {k: spread_percent(v) for k, v in per_pass.items()}},
@@ -186,5 +268,9 @@ def _sample(index, submit_s, done_s, latency_ms, enqueue_ms, steps) -> dict:
               "latency_ms": latency_ms, "enqueue_ms": enqueue_ms}
     if steps is not None:
         sample.update(executions=steps["executions"], h2d_ms=steps["h2d"], compute_ms=steps["compute"],
-                      wait_ms=steps["wait"], d2h_ms=steps["d2h"], device_span_ms=steps["device_span"])
+                      wait_ms=steps["wait"], queue_ms=steps["queue"], d2h_ms=steps["d2h"],
+                      device_span_ms=steps["device_span"])
+        for key in ("before_device", "after_device"):
+            if key in steps:
+                sample[f"{key}_ms"] = steps[key]
     return sample

@@ -22,28 +22,77 @@ def _ms(v) -> str:
     return f"{v:.3f}" if abs(v) < 100 else f"{v:.1f}"
 
 
-def _table(fig, nodes, title, out, with_end_to_end):
-    """One breakdown table: a row per step, p50/p90/p99/max columns in ms."""
+COLUMNS = ("p50", "p90", "p95", "p99", "max", "mean")
+
+
+def _rows_that_add_up(fig, nodes, labels, with_end_to_end):
+    """The breakdown rows whose means add up to the end-to-end mean (of a chain; see breakdown.py)."""
     rows = []
-    if with_end_to_end:
-        rows.append(("end-to-end", fig.get("end_to_end")))
-    rows.append(("host enqueue", fig.get("enqueue")))
+    if with_end_to_end and fig.get("before_device"):
+        rows.append(("submit to H2D", fig["before_device"]))
     rows.append(("H2D", fig.get("h2d")))
     for n in nodes:
-        rows.append((f"model {n}", fig["compute"].get(n)))
-    for n in nodes:   # how long each stream sat blocked on its producers' events
-        rows.append((f"wait before {n}", fig["wait"].get(n)))
-    rows.append(("wait before D2H", fig["wait"].get("outputs")))
+        rows.append((labels.get(n, f"model {n}"), fig["compute"].get(n)))
+    rows.append(("queued, behind earlier", fig.get("queue")))
     rows.append(("D2H", fig.get("d2h")))
+    if with_end_to_end and fig.get("after_device"):
+        rows.append(("D2H to result", fig["after_device"]))
+    return [(name, s) for name, s in rows if s is not None]
+
+
+def _table(fig, nodes, labels, title, out, with_end_to_end):
+    """One breakdown table: a row per step, p50/p90/p95/p99/max/mean columns in ms."""
+    head = [("end-to-end", fig.get("end_to_end"))] if with_end_to_end else []
+    summed = _rows_that_add_up(fig, nodes, labels, with_end_to_end)
+    waits = [("host enqueue", fig.get("enqueue"))]
     if fig.get("device_span"):
-        rows.append(("device span", fig["device_span"]))
-    width = max(20, *(len(name) for name, _ in rows))
-    print(f"  {title:<{width}} {'p50':>9} {'p90':>9} {'p99':>9} {'max':>9}   (ms)", file=out)
-    for name, s in rows:
-        if s is None:
-            continue
-        cells = " ".join(f"{_ms(s[k]):>9}" for k in ("p50", "p90", "p99", "max"))
-        print(f"  {name:<{width}} {cells}", file=out)
+        waits.append(("device span", fig["device_span"]))
+    waits += [(f"{labels.get(n, n)} waited", fig["wait"].get(n)) for n in nodes]
+    waits.append(("D2H waited", fig["wait"].get("outputs")))
+    every = head + summed + waits
+    width = max(24, *(len(name) for name, _ in every))
+    cols = " ".join(f"{c:>9}" for c in COLUMNS)
+    print(f"  {title:<{width}} {cols}   (ms)", file=out)
+
+    def line(name, s):
+        if s is not None:
+            print(f"  {name:<{width}} " + " ".join(f"{_ms(s[k]):>9}" for k in COLUMNS), file=out)
+
+    for name, s in head + summed:
+        line(name, s)
+    if head and head[0][1]:
+        total = sum(s["mean"] for _, s in summed)
+        e2e = head[0][1]["mean"]
+        share = f" ({total / e2e * 100:.1f} %)" if e2e > 0 else ""
+        print(f"  {'the rows above add up to':<{width}} {total:.3f} ms of the {e2e:.3f} ms mean{share}",
+              file=out)
+    print("  overlapping the rows above (host enqueue; device span; a stream blocked on its producers):",
+          file=out)
+    for name, s in waits:
+        line(name, s)
+
+
+def steps_text(nodes, labels) -> str:
+    """``3 steps (model detector, host step nms, model classifier)``."""
+    names = [labels.get(n, f"model {n}") for n in nodes]
+    return f"{len(names)} step{'s' if len(names) != 1 else ''} ({', '.join(names)})"
+
+
+def bound_text(fig) -> str:
+    """What limits the run: from the timed steps under --profile, else from the calling thread's CPU."""
+    bd = fig["breakdown"]
+    if bd.get("measured", True) and bd["slowest_stage"] is not None:
+        enq = (bd["per_execution"]["enqueue"] or {}).get("p50", 0.0)
+        what = "HOST-BOUND: host enqueue {:.3f} ms per execution (p50) exceeds" if bd["host_bound"] else \
+            "device-bound: host enqueue {:.3f} ms per execution (p50) is below"
+        slowest = f" the slowest stage ({bd['slowest_stage']}, {bd['slowest_stage_ms']:.3f} ms)"
+        return what.format(enq) + slowest
+    busy = (fig.get("host") or {}).get("calling_thread_busy", 0.0) * 100
+    if fig["host_bound"]:
+        return (f"HOST-BOUND: the calling thread was busy {busy:.0f}% of the run (its CPU time over the wall "
+                "time); larger batches help more than more streams")
+    return (f"not host-bound: the calling thread was busy {busy:.0f}% of the run and waited for results "
+            "the rest; --profile names the slowest stage")
 
 
 SHAPES_CHOSEN = {"given": "chosen with --shapes", "default": "the largest gear; choose one with --shapes",
@@ -76,10 +125,11 @@ def print_bench(fig, out=None):
                 f"({fig['soc'] or 'unknown SoC'})")
     if fig.get("gears"):
         p("gears", gears_text(fig["gears"]))
+    labels = fig.get("step_labels") or fig["breakdown"].get("labels") or {}
     if fig.get("how"):
         p("run", fig["how"])
     else:
-        p("pipeline", f"{len(nodes)} model(s) ({', '.join(nodes)}) on {fig['streams_used']} stream(s), "
+        p("pipeline", f"{steps_text(nodes, labels)} on {fig['streams_used']} stream(s), "
                       f"depth {cfg['depth']}, batch {cfg['batch']}")
     _shapes_lines(fig, p)
     p("inputs", fig["inputs"]["description"])
@@ -96,23 +146,30 @@ def print_bench(fig, out=None):
     p("throughput", f"{fig['throughput']['requests_per_s']:.1f} requests/s, "
                     f"{fig['throughput']['rows_per_s']:.1f} rows/s{spread}")
     p("latency", f"cold {lat['cold']:.2f} ms (first request); submit to result p50 {lat['p50']:.2f} ms, "
-                 f"p90 {lat['p90']:.2f}, p99 {lat['p99']:.2f}, max {lat['max']:.2f}")
+                 f"p90 {lat['p90']:.2f}, p95 {lat['p95']:.2f}, p99 {lat['p99']:.2f}, max {lat['max']:.2f}, "
+                 f"mean {lat['mean']:.2f}")
+    host = fig.get("host") or {}
+    if "cpu_ms_per_request" in host:
+        p("host", f"enqueue {host['enqueue_ms_per_request']:.3f} ms per request (mean), process CPU "
+                  f"{host['cpu_ms_per_request']:.3f} ms per request, calling thread busy "
+                  f"{host['calling_thread_busy'] * 100:.0f}% of the run")
+    elif host:
+        p("host", f"enqueue {host['enqueue_ms_per_request']:.3f} ms per request (mean)")
     bd = fig["breakdown"]
     e = bd["executions_per_request"]
     if e > 1:
         largest = fig["pipeline"]["max_batch"]
         p("split", f"each request of {cfg['batch']} rows runs as {e} executions (the largest batch one "
                    f"execution takes is {largest}): figures per request and per execution")
-    print("breakdown :", file=out)
-    _table(bd["per_request"], nodes, "per request", out, True)
-    if e > 1:
-        _table(bd["per_execution"], nodes, "per execution", out, False)
-    enq = (bd["per_execution"]["enqueue"] or {}).get("p50", 0.0)
-    if bd["slowest_stage"] is not None:
-        what = "HOST-BOUND: host enqueue {:.3f} ms per execution (p50) exceeds" if bd["host_bound"] else \
-            "device-bound: host enqueue {:.3f} ms per execution (p50) is below"
-        p("bound", what.format(enq) + f" the slowest stage ({bd['slowest_stage']}, "
-                                       f"{bd['slowest_stage_ms']:.3f} ms)")
+    if not bd.get("measured", True):
+        p("breakdown", "not measured: --profile times every step with device events "
+                       "(at a host cost per request)")
+    else:
+        print("breakdown :", file=out)
+        _table(bd["per_request"], nodes, labels, "per request", out, True)
+        if e > 1:
+            _table(bd["per_execution"], nodes, labels, "per execution", out, False)
+    p("bound", bound_text(fig))
     mem = fig["memory"]
     pinned = human_bytes(mem.get("host_pinned_bytes", 0))
     p("memory", f"device arena {human_bytes(mem['arena_bytes'])} ({mem['depth']} slots x "
@@ -160,28 +217,37 @@ def print_load(fig, out=None):
                 f"({fig['soc'] or 'unknown SoC'})")
     batching = (f"batcher up to {cfg['max_delay_ms']:g} ms, gear policy {cfg['gear_policy']}"
                 if cfg["max_delay_ms"] else "no batcher")
-    p("pipeline", f"{len(nodes)} model(s) ({', '.join(nodes)}) on {fig['streams_used']} stream(s), "
+    p("pipeline", f"{steps_text(nodes, fig.get('step_labels') or {})} on {fig['streams_used']} stream(s), "
                   f"depth {cfg['depth']}, batch {cfg['batch']}, admission queue {cfg['max_queue']}, "
                   f"{batching}")
     _shapes_lines(fig, p)
     p("inputs", fig["inputs"]["description"])
     each = f"{cfg['requests']} timed requests" if cfg["requests"] else f"{cfg['duration']:g} s"
+    windows = load.get("windows")
+    if windows:
+        each = (f"windows of {windows['interval_ms']:g} ms until the last 3 agree within "
+                f"{windows['stability_percent']:g}% ({windows['figure']} latency and throughput; at most "
+                f"{windows['max_trials']} windows), the last 3 reported")
     if load["mode"] == "closed":
         p("load", f"closed loop: N callers, each sends its next request when its last one is answered; "
                   f"{each} per point after {cfg['warmup']} warm-up; latency from submit to result")
         head = f"  {'callers':>9}"
     else:
-        p("load", f"open loop: Poisson arrivals at the offered rate; {each} per point after "
+        arrivals = ("arrivals evenly spaced at the offered rate" if load.get("distribution") == "constant"
+                    else "Poisson arrivals at the offered rate")
+        p("load", f"open loop: {arrivals}; {each} per point after "
                   f"{cfg['warmup']} warm-up; latency from each request's scheduled arrival to its result")
         head = f"  {'offered/s':>9}"
     p("cold", f"{fig['latency_ms']['cold']:.2f} ms (the first request, alone)")
     if load["mode"] == "open":
         head += f" {'arrived/s':>10}"
     head += (f" {'answered/s' if load['mode'] == 'open' else 'requests/s':>10} {'rows/s':>9} "
-             f"{'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} {'queue ms':>9} "
+             f"{'p50 ms':>8} {'p90 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'queue ms':>9} "
              f"{'service ms':>10} {'device ms':>9} {'batch':>6} {'cpu':>5}")
     if load["mode"] == "open":
         head += f" {'lag p99':>8}  kept up"
+    if windows:
+        head += "  windows"
     print(head, file=out)
     for pt in load["points"]:
         lat = pt["latency_ms"] or {}
@@ -191,18 +257,22 @@ def print_load(fig, out=None):
         if load["mode"] == "open":
             row += f" {_cell(pt['offered_drawn_per_s'], 10, '{:.1f}')}"
         row += (f" {tput['requests_per_s']:>10.1f} {tput['rows_per_s']:>9.1f} "
-               f"{_cell(lat.get('p50'), 8)} {_cell(lat.get('p90'), 8)} {_cell(lat.get('p99'), 8)} "
+               f"{_cell(lat.get('p50'), 8)} {_cell(lat.get('p90'), 8)} {_cell(lat.get('p95'), 8)} "
+               f"{_cell(lat.get('p99'), 8)} "
                f"{_cell(pt['queue_ms'], 9)} {_cell(pt['service_ms'], 10)} "
                f"{_cell((pt['device_ms'] or {}).get('p50'), 9)} {_cell(pt['mean_batch_rows'], 6, '{:.2f}')} "
                f"{pt['host_cpu_cores']:>5.2f}")
         if load["mode"] == "open":
             row += f" {_cell((pt['lag_ms'] or {}).get('p99'), 8)}  {'yes' if pt['kept_up'] else 'NO'}"
+        if windows:
+            st = pt["stability"]
+            row += f"  {st['windows']:>3} {'stable' if st['stable'] else 'NOT STABLE'}"
         print(row, file=out)
     legend = ("queue: mean ms a request waited in the admission queue; service: mean ms from an "
               "execution's start to its results; device: p50 ms of one execution's H2D, models and D2H; "
               "batch: mean rows per execution; cpu: cores the process used")
     if load["mode"] == "open":
-        legend = ("arrived/s: the rate the Poisson draw delivered; lag: ms by which the generator sent "
+        legend = ("arrived/s: the rate the arrival schedule delivered; lag: ms by which the generator sent "
                   "a request after its scheduled arrival (counted in the latency); " + legend)
     print(f"  ({legend})", file=out)
     if load["mode"] == "open":

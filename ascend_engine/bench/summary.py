@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-PERCENTILE_KEYS = ("p50", "p90", "p99", "max", "min", "mean")
+PERCENTILE_KEYS = ("p50", "p90", "p95", "p99", "max", "min", "mean")
 
 
 def summarize(samples) -> dict | None:
-    """``{"p50", "p90", "p99", "max", "min", "mean", "count"}`` of ``samples``, or None when empty.
+    """``{"p50", "p90", "p95", "p99", "max", "min", "mean", "count"}`` of ``samples``, or None when empty.
 
     Percentiles interpolate linearly between the two nearest samples (numpy's default).
     """
@@ -18,6 +18,7 @@ def summarize(samples) -> dict | None:
     return {
         "p50": float(np.percentile(a, 50)),
         "p90": float(np.percentile(a, 90)),
+        "p95": float(np.percentile(a, 95)),
         "p99": float(np.percentile(a, 99)),
         "max": float(a.max()),
         "min": float(a.min()),

@@ -19,6 +19,6 @@ def bench_json(demo, tmp_path_factory):
     """A short bench of the demo spec saved with --json: (process, parsed figures, path)."""
     out = tmp_path_factory.mktemp("bench") / "base.json"
     proc = ok(run_cli("bench", str(demo["spec"]), "--requests", "24", "--warmup", "2", "--batch", "2",
-                      "--json", str(out)))
+                      "--profile", "--json", str(out)))
     with open(out) as f:
         return proc, json.load(f), out

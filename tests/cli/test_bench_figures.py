@@ -50,7 +50,8 @@ def bench(*args):
 
     with tempfile.TemporaryDirectory() as tmp:
         out, times = f"{tmp}/b.json", f"{tmp}/t.json"
-        proc = ok(run_cli("bench", *map(str, args), "--no-progress", "--json", out, "--export-times", times))
+        proc = ok(run_cli("bench", *map(str, args), "--no-progress", "--profile", "--json", out,
+                          "--export-times", times))
         with open(out) as f, open(times) as g:
             return proc, json.load(f), json.load(g)
 
@@ -199,7 +200,8 @@ def test_input_output_and_check_round_trip(two_inputs):
     proc = run_cli("bench", t["path"], "--input", t["inputs"], "--check", str(out), "--no-progress")
     assert proc.returncode == 1
     assert error_line(proc) == (f"ascend-engine: error: CheckError: request 3 (0003): no reference for "
-                                f"output 'y': expected {out / '0003_y.npy'} or .bin")
+                                f"output 'y': expected {out / '0003_y.npy'} or .bin (or 0003_0.npy/.bin, as "
+                                "ais_bench names its outputs)")
 
 
 def test_bad_input_files_are_usage_errors_naming_the_file(two_inputs):

@@ -60,7 +60,8 @@ def bench(*args):
     """Run bench quietly with --json and --export-times; returns (process, figures, request records)."""
     with tempfile.TemporaryDirectory() as tmp:
         out, times = f"{tmp}/b.json", f"{tmp}/t.json"
-        proc = ok(run_cli("bench", *map(str, args), "--no-progress", "--json", out, "--export-times", times))
+        proc = ok(run_cli("bench", *map(str, args), "--no-progress", "--profile", "--json", out,
+                          "--export-times", times))
         with open(out) as f, open(times) as g:
             return proc, json.load(f), json.load(g)
 

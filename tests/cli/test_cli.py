@@ -105,16 +105,19 @@ def test_bench_spec_prints_and_saves_the_figures(bench_json, demo):
     proc, data, _path = bench_json
     out = proc.stdout
     assert f"target    : {demo['spec']} (spec) on sim device 0 (Ascend910B-sim)" in out
-    assert "pipeline  : 3 model(s) (encoder, mixer, head) on 3 stream(s), depth 8, batch 2" in out
+    assert ("pipeline  : 3 steps (model encoder, model mixer, model head) on 3 stream(s), depth 8, "
+            "batch 2") in out
     assert "requests  : 24 timed in " in out and "after 1 cold + 2 warm-up" in out
     tput = re.search(r"throughput: ([\d.]+) requests/s, ([\d.]+) rows/s", out)
     assert float(tput.group(2)) == pytest.approx(2 * float(tput.group(1)), rel=0.01)
     assert "inputs    : random, 4 distinct feeds used in turn" in out
     assert re.search(r"latency   : cold [\d.]+ ms \(first request\); submit to result p50 [\d.]+ ms, "
-                     r"p90 [\d.]+, p99 [\d.]+, max [\d.]+", out)
-    for step in ("end-to-end", "host enqueue", "H2D", "model encoder", "model mixer", "model head",
-                 "wait before mixer", "wait before D2H", "D2H", "device span"):
-        assert re.search(rf"^  {step}\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+$", out, re.M), step
+                     r"p90 [\d.]+, p95 [\d.]+, p99 [\d.]+, max [\d.]+, mean [\d.]+$", out, re.M)
+    for step in ("end-to-end", "submit to H2D", "H2D", "model encoder", "model mixer", "model head",
+                 "queued, behind earlier", "D2H", "D2H to result", "host enqueue", "device span",
+                 "model mixer waited", "D2H waited"):
+        assert re.search(rf"^  {step}\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+$", out,
+                         re.M), step
     assert "  per execution " not in out and "split     :" not in out
     assert re.search(r"bound     : device-bound: host enqueue [\d.]+ ms per execution \(p50\) is below the "
                      r"slowest stage \(model mixer, [\d.]+ ms\)", out)
@@ -123,7 +126,7 @@ def test_bench_spec_prints_and_saves_the_figures(bench_json, demo):
     assert data["kind"] == "spec" and data["backend"] == "sim" and data["device"] == 0
     assert data["nodes"] == ["encoder", "mixer", "head"]
     assert data["config"] == {"batch": 2, "depth": 8, "streams": "per-model", "requests": 24,
-                              "duration": None, "warmup": 2, "repeat": 1}
+                              "duration": None, "warmup": 2, "repeat": 1, "profile": True}
     assert data["pipeline"]["gears"] == {"encoder": [1, 2, 4, 8], "mixer": [1, 2, 4, 8], "head": [1, 2, 4, 8]}
     assert len(data["latency_samples_ms"]) == 24
     assert data["requests"] == 24 and data["rows"] == 48
@@ -157,7 +160,8 @@ def test_bench_spec_prints_and_saves_the_figures(bench_json, demo):
 def test_bench_a_single_model_file(demo, tmp_path):
     out = tmp_path / "one.json"
     proc = ok(run_cli("bench", str(demo["dir"] / "head.om"), "--requests", "10", "--warmup", "1",
-                      "--depth", "2", "--streams", "single", "--json", str(out), "--no-progress"))
+                      "--depth", "2", "--streams", "single", "--json", str(out), "--no-progress",
+                      "--profile"))
     assert proc.stderr == ""
     data = json.loads(out.read_text())
     assert data["kind"] == "model" and data["nodes"] == ["head"]
@@ -165,7 +169,7 @@ def test_bench_a_single_model_file(demo, tmp_path):
     assert data["config"]["streams"] == "single"
     assert data["requests"] == 10
     assert 0.95 <= data["device_time"]["ms_per_request"]["head"] <= 2.0
-    assert "pipeline  : 1 model(s) (head) on 1 stream(s), depth 2, batch 1" in proc.stdout
+    assert "pipeline  : 1 step (model head) on 1 stream(s), depth 2, batch 1" in proc.stdout
     assert proc.stdout.splitlines()[-1] == f"json      : {out}"
 
 
@@ -181,7 +185,7 @@ def test_bench_for_a_duration(demo, tmp_path):
 def test_bench_compare_prints_changes_and_a_verdict(bench_json, demo, tmp_path):
     _, base, base_path = bench_json
     proc = ok(run_cli("bench", str(demo["spec"]), "--requests", "24", "--warmup", "2", "--batch", "2",
-                      "--compare", str(base_path)))
+                      "--profile", "--compare", str(base_path)))
     lines = proc.stdout.splitlines()
     start = lines.index(f"compare   : against {base_path}")
     assert lines[start + 1].split() == ["figure", "baseline", "new", "unit", "change"]
@@ -252,7 +256,7 @@ def test_host_bound_is_reported(tmp_path):
     g.output("y", g.relu(g.input("x", "float32", (-1, 4))))
     path = g.save(str(tmp_path / "tiny.om"), batch_sizes=(1, 2))
     out = tmp_path / "tiny.json"
-    proc = ok(run_cli("bench", path, "--requests", "30", "--json", str(out), "--no-progress"))
+    proc = ok(run_cli("bench", path, "--requests", "30", "--json", str(out), "--no-progress", "--profile"))
     data = json.loads(out.read_text())
     assert data["host_bound"] is True and data["breakdown"]["host_bound"] is True
     per_execution = data["breakdown"]["per_execution"]

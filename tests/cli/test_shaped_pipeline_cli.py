@@ -69,7 +69,8 @@ def test_bench_runs_the_gears_the_shape_picks(folder, tmp_path, shape, given):
     requests, warmup = 6, 2
     extra = ["--shapes", shapes_arg(shape)] if given else []
     proc = ok(run_cli("bench", str(folder["spec"]), *extra, "--requests", str(requests), "--warmup",
-                      str(warmup), "--no-progress", "--json", str(out), env={"ASCEND_SIM_LOG": str(log)}))
+                      str(warmup), "--no-progress", "--profile", "--json", str(out),
+                      env={"ASCEND_SIM_LOG": str(log)}))
     fig = json.loads(out.read_text())
     want = expected_gears(shape)
     h, w = want["det"]["gear"]

@@ -33,7 +33,23 @@ def test_headers_land_in_the_package(setup_module, tmp_path):
     for name in shipped:
         with open(os.path.join(setup_module.HERE, "include", "ascend_engine", name), "rb") as f:
             assert (include / name).read_bytes() == f.read()
-    assert sorted(cmd.get_outputs()) == sorted(str(include / n) for n in shipped)
+    manual = tmp_path / "ascend_engine" / "docs" / "cli.md"
+    assert sorted(cmd.get_outputs()) == sorted([*(str(include / n) for n in shipped), str(manual)])
+
+
+def test_the_manual_ships_in_the_package_and_help_reads_it(setup_module, tmp_path, monkeypatch):
+    from ascend_engine import cli_help
+
+    _build_py(setup_module, tmp_path).run()
+    manual = tmp_path / "ascend_engine" / "docs" / "cli.md"
+    with open(os.path.join(setup_module.HERE, "docs", "cli.md"), "rb") as f:
+        assert manual.read_bytes() == f.read()
+    # an installed package has no docs/ beside it: help reads the copy in the package
+    monkeypatch.setattr(cli_help, "PACKAGED", str(manual))
+    monkeypatch.setattr(cli_help, "CHECKOUT", str(tmp_path / "no-checkout" / "cli.md"))
+    assert cli_help.manual_path() == str(manual)
+    assert cli_help.topic_text("bench").startswith("## bench\n")
+    assert cli_help.topic_text("bench") in manual.read_text(encoding="utf-8")
 
 
 def test_editable_install_reads_the_checkout_headers(setup_module, tmp_path):

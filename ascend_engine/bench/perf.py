@@ -1,0 +1,178 @@
+"""perf_analyzer's load options and its ``-f`` CSV (docs/cli.md, "The perf_analyzer options").
+
+* ``--concurrency-range START:END:STEP`` and ``--request-rate-range START:END:STEP``
+  sweep the closed and the open loop of :mod:`.load` (END defaults to START,
+  STEP to 1); ``--request-distribution constant|poisson`` spaces the open
+  loop's arrivals (perf_analyzer's default: constant).
+* ``--measurement-interval MS`` measures each point in windows of MS
+  milliseconds until it is stable as perf_analyzer defines it: over the last
+  three windows, the largest over the smallest throughput, and the largest
+  over the smallest latency, are within ``--stability-percentage`` (default
+  10), at most ``--max-trials`` windows (default 10).  The latency compared is
+  the average, or the ``--percentile=N`` one.  The point's figures are those
+  of the last three windows together.
+* ``-f FILE`` writes perf_analyzer's CSV: one row per point, sorted by
+  throughput, times in microseconds.
+"""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+
+from ascend_engine.cli_args import UsageError
+
+from .summary import summarize
+
+CSV_COLUMNS = ("Concurrency", "Inferences/Second", "Client Send", "Network+Server Send/Recv",
+               "Server Queue", "Server Compute Input", "Server Compute Infer", "Server Compute Output",
+               "Client Recv", "p50 latency", "p90 latency", "p95 latency", "p99 latency")
+RATE_COLUMN = "Request Rate"      # the first column of an open-loop sweep
+STABLE_WINDOWS = 3
+DEFAULT_STABILITY = 10.0
+DEFAULT_TRIALS = 10
+
+
+def range_values(text, convert, what) -> list:
+    """``START[:END[:STEP]]`` -> the values from START to END (inclusive) by STEP."""
+    parts = text.split(":")
+    if not 1 <= len(parts) <= 3 or not all(p.strip() for p in parts):
+        raise UsageError(f"expected START[:END[:STEP]] of {what} (such as 1:16:4), got {text!r}")
+    try:
+        start, end, step = ([convert(p) for p in parts] + [None, None])[:3]
+    except ValueError:
+        raise UsageError(f"expected START[:END[:STEP]] of {what} (such as 1:16:4), got {text!r}") from None
+    end = start if end is None else end
+    step = 1 if step is None else step
+    if start <= 0 or step <= 0 or end < start:
+        raise UsageError(f"{text!r}: expected 0 < START <= END and STEP > 0 ({what})")
+    values, v = [], start
+    while v <= end + 1e-9:
+        values.append(v)
+        v += step
+    return values
+
+
+def translate(args):
+    """Turn the ranges into bench's --concurrency / --rate lists; refuse what does not go together."""
+    ranges = [(o, v) for o, v in (("--concurrency-range", args.concurrency_range),
+                                  ("--request-rate-range", args.request_rate_range)) if v]
+    if len(ranges) > 1:
+        raise UsageError("--concurrency-range and --request-rate-range: give one (a closed or an open loop)")
+    if ranges and (args.concurrency or args.rate):
+        raise UsageError(f"{ranges[0][0]} and --concurrency/--rate: give one of them")
+    if args.concurrency_range:
+        args.concurrency = range_values(args.concurrency_range, int, "callers")
+    if args.request_rate_range:
+        args.rate = range_values(args.request_rate_range, float, "requests/s")
+    if args.request_distribution and not args.rate:
+        raise UsageError("--request-distribution needs --request-rate-range (or --rate): it spaces arrivals")
+    windows = {"--stability-percentage": args.stability_percentage, "--max-trials": args.max_trials,
+               "--percentile": args.percentile}
+    for option, value in windows.items():
+        if value is not None and args.measurement_interval is None:
+            raise UsageError(f"{option} needs --measurement-interval (the windows it judges)")
+    if args.measurement_interval is not None and not (args.concurrency or args.rate):
+        raise UsageError("--measurement-interval needs --concurrency-range or --request-rate-range")
+    if args.measurement_interval is not None and (args.requests or args.duration):
+        raise UsageError("--measurement-interval does not go with --requests or --duration: the windows "
+                         "decide how long each point runs")
+    if args.perf_csv and not (args.concurrency or args.rate):
+        raise UsageError("-f needs --concurrency-range or --request-rate-range (one row per point)")
+
+
+def windows_config(args) -> dict | None:
+    """The stability windows of a run (the JSON's ``load.windows``), or None without them."""
+    if args.measurement_interval is None:
+        return None
+    return {"interval_ms": args.measurement_interval,
+            "stability_percent": DEFAULT_STABILITY if args.stability_percentage is None
+            else args.stability_percentage,
+            "max_trials": args.max_trials or DEFAULT_TRIALS,
+            "figure": f"p{args.percentile}" if args.percentile else "average"}
+
+
+def _latency_figure(latencies, percentile):
+    a = np.asarray(latencies, dtype=np.float64)
+    return float(np.percentile(a, percentile)) if percentile else float(a.mean())
+
+
+def is_stable(windows, percent, percentile=None) -> bool:
+    """perf_analyzer's test over the last three windows: max / min of throughput and of latency
+    within ``percent``."""
+    if len(windows) < STABLE_WINDOWS:
+        return False
+    last = windows[-STABLE_WINDOWS:]
+    bound = 1.0 + percent / 100.0
+    tput = [w["throughput"]["requests_per_s"] for w in last]
+    lat = [_latency_figure(w["latency_samples_ms"], percentile) for w in last if w["latency_samples_ms"]]
+    if min(tput) <= 0 or len(lat) < STABLE_WINDOWS or min(lat) <= 0:
+        return False
+    return bool(max(tput) / min(tput) <= bound and max(lat) / min(lat) <= bound)
+
+
+def _pooled(windows, percentile) -> dict:
+    """The last window's figures, with latency and throughput over the last three windows together."""
+    last = windows[-STABLE_WINDOWS:]
+    point = dict(last[-1])
+    samples = [ms for w in last for ms in w["latency_samples_ms"]]
+    point["latency_ms"] = summarize(samples)
+    point["latency_samples_ms"] = samples
+    point["requests"] = sum(w["requests"] for w in last)
+    point["rows"] = sum(w["rows"] for w in last)
+    point["samples"] = [s for w in last for s in w["samples"]]
+    point["throughput"] = {key: float(np.mean([w["throughput"][key] for w in last]))
+                           for key in ("requests_per_s", "rows_per_s")}
+    return point
+
+
+def stable_sweep(engine, pool, batch, mode, values, args, warmup, progress=None) -> list:
+    """Each point measured in windows until stable (see the module docstring)."""
+    from .load import run_point
+
+    seconds = args.measurement_interval / 1e3
+    percent = DEFAULT_STABILITY if args.stability_percentage is None else args.stability_percentage
+    trials = args.max_trials or DEFAULT_TRIALS
+    distribution = args.request_distribution or "constant"
+    points = []
+    for value in values:
+        windows = []
+        while len(windows) < max(trials, STABLE_WINDOWS):
+            windows.append(run_point(engine, pool, batch, mode, value, duration=seconds,
+                                     warmup=warmup if not windows else 0, distribution=distribution))
+            if is_stable(windows, percent, args.percentile):
+                break
+        point = _pooled(windows, args.percentile)
+        point["stability"] = {"windows": len(windows), "stable": is_stable(windows, percent, args.percentile),
+                              "percent": percent, "interval_ms": args.measurement_interval,
+                              "figure": f"p{args.percentile}" if args.percentile else "average"}
+        points.append(point)
+    return points
+
+
+def _us(ms):
+    return 0 if ms is None else int(round(ms * 1e3))
+
+
+def csv_rows(points, mode) -> list:
+    """perf_analyzer's rows (microseconds), sorted by throughput; the header first."""
+    header = [RATE_COLUMN if mode == "open" else CSV_COLUMNS[0], *CSV_COLUMNS[1:]]
+    rows = []
+    for pt in points:
+        stages = pt.get("stage_mean_ms") or {}
+        infer = sum(v for k, v in stages.items() if k not in ("H2D", "D2H"))
+        lat = pt["latency_ms"] or {}
+        engine_side = (pt["queue_ms"] or 0.0) + (pt["service_ms"] or 0.0)
+        recv = max(0.0, lat.get("mean", 0.0) - engine_side) if lat else 0.0
+        first = pt["concurrency"] if mode == "closed" else pt["offered_per_s"]
+        rows.append([f"{first:g}", f"{pt['throughput']['rows_per_s']:.1f}", _us(pt.get("enqueue_ms")), 0,
+                     _us(pt["queue_ms"]), _us(stages.get("H2D")), _us(infer), _us(stages.get("D2H")),
+                     _us(recv), *(_us(lat.get(k)) for k in ("p50", "p90", "p95", "p99"))])
+    rows.sort(key=lambda r: float(r[1]))
+    return [header, *rows]
+
+
+def write_csv(path, points, mode):
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(csv_rows(points, mode))

@@ -1,0 +1,86 @@
+"""Every pipeline spec the repository ships -- the demo's, and each YAML or JSON spec in README.md
+and docs/ -- runs under ``bench`` and ``trace`` with their defaults.
+
+Each spec is written beside the models it names (the demo's, the
+detector/classifier example's, the OCR-style det/rec pair) and run with no
+option but a short run and the files to write; a default that does not fit a
+shipped spec (a batch above a host step's ``max_rows``) fails here.
+"""
+
+import json
+import os
+import re
+import shutil
+import sys
+
+import pytest
+from cli_run import ok, run_cli
+from helpers import shaped
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXAMPLES = os.path.join(REPO, "examples")
+DOCUMENTS = ["README.md", *sorted(os.path.join("docs", f) for f in os.listdir(os.path.join(REPO, "docs"))
+                                  if f.endswith(".md"))]
+
+
+def shipped_specs():
+    """(where, suffix, text) of every spec block in the documents: a yaml or json block with models."""
+    found = []
+    for doc in DOCUMENTS:
+        with open(os.path.join(REPO, doc), encoding="utf-8") as f:
+            text = f.read()
+        for m in re.finditer(r"```(yaml|json)\n(.*?)```", text, re.S):
+            if re.search(r"""^\s*("models"|models):""", m.group(2), re.M):
+                line = text.count("\n", 0, m.start()) + 1
+                found.append((f"{doc}:{line}", "." + m.group(1), m.group(2)))
+    return found
+
+
+SPECS = shipped_specs()
+
+
+def models_for(folder, text):
+    """Write the models ``text`` names into ``folder``; returns the options it needs (--allow-code)."""
+    from ascend_engine.sim.demo_models import write_demo
+
+    if "encoder.om" in text:
+        write_demo(str(folder))
+    if "detector.om" in text:
+        sys.path.insert(0, EXAMPLES)
+        import detector_classifier
+
+        detector_classifier.build_models(str(folder))
+        for name in ("detector_classifier.py", "_models.py"):   # the host step's module, beside the spec
+            shutil.copy(os.path.join(EXAMPLES, name), folder)
+    if "det.om" in text:
+        shaped.build(folder)
+    return ["--allow-code"] if "host:" in text else []
+
+
+def test_the_documents_ship_the_specs_this_test_runs():
+    where = [w.split(":")[0] for w, _, _ in SPECS]
+    assert "README.md" in where and "docs/pipeline-spec.md" in where and "docs/cli.md" in where
+    assert any("host:" in text for _, _, text in SPECS)            # README's detector -> NMS -> classifier
+    assert any("bench_shape" in text for _, _, text in SPECS)      # a pipeline with dynamic shapes
+
+
+@pytest.mark.parametrize("where, suffix, text", SPECS, ids=[w for w, _, _ in SPECS])
+def test_bench_and_trace_run_with_their_defaults(where, suffix, text, tmp_path):
+    options = models_for(tmp_path, text)
+    spec = tmp_path / f"shipped{suffix}"
+    spec.write_text(text)
+    out = tmp_path / "b.json"
+    proc = ok(run_cli("bench", str(spec), *options, "--requests", "12", "--warmup", "2", "--no-progress",
+                      "--json", str(out), cwd=str(tmp_path)))
+    fig = json.loads(out.read_text())
+    assert fig["requests"] == 12 and fig["config"]["profile"] is False
+    assert fig["config"]["batch"] == 1
+    labels = fig["step_labels"]
+    for node, label in labels.items():
+        assert label == (f"host step {node}" if f"name: {node}\n    function" in text else f"model {node}")
+    assert f"{len(labels)} step" in proc.stdout and ", ".join(labels.values()) in proc.stdout
+    trace = tmp_path / "t.json"
+    proc = ok(run_cli("trace", str(spec), *options, "--out", str(trace), cwd=str(tmp_path)))
+    assert re.search(r"trace     : .*: \d+ spans on \d+ lanes over [\d.]+ ms \(16 requests", proc.stdout)
+    events = json.loads(trace.read_text())["traceEvents"]
+    assert sum(e.get("ph") == "X" for e in events) >= 16 * len(labels)

@@ -235,17 +235,19 @@ class Samples:
 
     def __init__(self):
         self.values = collections.deque(maxlen=SAMPLES)
+        self.total = 0.0        # every value ever added, summed (a Prometheus counter reads it)
 
     def add(self, value):
         self.values.append(value)
+        self.total += value
 
     def summary(self):
         if not self.values:
-            return {"count": 0}
+            return {"count": 0, "total": self.total}
         a = np.fromiter(self.values, dtype=np.float64)
         p50, p90, p99 = np.percentile(a, [50, 90, 99])
         return {"count": int(a.size), "mean": float(a.mean()), "p50": float(p50), "p90": float(p90),
-                "p99": float(p99), "max": float(a.max())}
+                "p99": float(p99), "max": float(a.max()), "total": self.total}
 
 
 class Server:

@@ -15,7 +15,7 @@ def repo(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def server(repo):
-    running = ServerProcess(repo, grpc=False)
+    running = ServerProcess(repo)
     yield running
     running.stop()
 

@@ -83,8 +83,9 @@ async def serve(service: Service, host: str, http_port: int, grpc_port: int | No
         await asyncio.wait([drained, interrupted], return_when=asyncio.FIRST_COMPLETED)
         interrupted.cancel()
         left = service.active
+        answered = sum(c.success + c.failure for c in service.counters.values())
         outcome = f"{left} request(s) not answered" if left else "every admitted request answered"
-        print(f"shutdown: {outcome}", file=out, flush=True)
+        print(f"shutdown: {outcome} ({answered} answered in all)", file=out, flush=True)
         if grpc is not None:
             await grpc.stop(grace=1.0)
         for conns in connections:

@@ -51,6 +51,15 @@ def input_arrays(request) -> dict:
     return tensors
 
 
+def request_parameters(request) -> dict:
+    """A ModelInferRequest's parameters as plain values ({name: int, str, bool or float})."""
+    values = {}
+    for name, parameter in request.parameters.items():
+        kind = parameter.WhichOneof("parameter_choice")
+        values[name] = None if kind is None else getattr(parameter, kind)
+    return values
+
+
 def infer_reply(model, request, outputs: dict):
     """The ModelInferResponse: the requested outputs (all when none is named) as raw contents."""
     names = [o.name for o in request.outputs] or list(model.output_names)
@@ -102,7 +111,7 @@ class Handlers:
 
     async def ModelInfer(self, request, context):
         model = self.service.model(request.model_name, request.model_version)
-        outputs = await self.service.infer(model, input_arrays(request))
+        outputs = await self.service.infer(model, input_arrays(request), request_parameters(request))
         return infer_reply(model, request, outputs)
 
 

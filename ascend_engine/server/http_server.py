@@ -215,7 +215,7 @@ class Router:
 
     async def _infer(self, request, model):
         document, tensors = parse_infer(request)
-        outputs = await self.service.infer(model, tensors)
+        outputs = await self.service.infer(model, tensors, _parameters(document, "request"))
         return infer_response(model, document, outputs)
 
 

@@ -45,7 +45,9 @@ _FAMILIES = (
     ("nv_inference_compute_infer_duration_us", "counter",
      "Time device requests took on the device, summed (us)"),
     ("ascend_engine_batch_rows_total", "counter", "Device requests by rows per device request"),
-    ("ascend_engine_rejected_total", "counter", "Requests the engine's queue turned away"),
+    ("ascend_engine_rejected_total", "counter",
+     "Requests turned away by priority: the queue was full, or their queue timeout passed"),
+    ("ascend_engine_delayed_total", "counter", "Requests whose queue timeout passed and were run last"),
     ("ascend_engine_queued", "gauge", "Requests waiting in the engine's queue now"),
 )
 
@@ -78,7 +80,10 @@ def render(service) -> bytes:
                             ("nv_inference_compute_infer_duration_us", "service_ms")):
             total_ms = serving.get(key, {}).get("total", 0.0)
             samples[family].append((labels, round(total_ms * 1000)))
-        samples["ascend_engine_rejected_total"].append((labels, serving.get("rejected", 0)))
+        for priority, figures in serving.get("priorities", {}).items():
+            by = _labels(model, priority=priority)
+            samples["ascend_engine_rejected_total"].append((by, figures["rejected"]))
+            samples["ascend_engine_delayed_total"].append((by, figures["delayed"]))
         samples["ascend_engine_queued"].append((labels, serving.get("queued", 0)))
     lines = []
     for name, kind, help_text in _FAMILIES:

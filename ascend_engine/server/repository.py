@@ -76,12 +76,34 @@ class Model:
                   "instance_group": [{"name": self.name, "kind": "KIND_MODEL", "count": 1}],
                   "parameters": {"depth": {"string_value": str(plan.depth)},
                                  "max_queue": {"string_value": str(plan.max_queue)}}}
-        if plan.max_delay_ms > 0:
-            config["dynamic_batching"] = {
-                "preferred_batch_size": list(plan.gears or (plan.max_batch,)),
-                "max_queue_delay_microseconds": int(round(plan.max_delay_ms * 1000)),
-                "default_queue_policy": {"max_queue_size": plan.max_queue}}
+        policy = {"timeout_action": plan.timeout_action.upper(), "allow_timeout_override": True,
+                  "max_queue_size": plan.max_queue}
+        if plan.queue_timeout_ms >= 0:
+            policy["default_timeout_microseconds"] = plan.queue_timeout_ms * 1000
+        preferred = plan.preferred_batch_sizes or plan.gears or (plan.max_batch,)
+        batching = {"preferred_batch_size": list(preferred),
+                    "max_queue_delay_microseconds": int(round(plan.max_delay_ms * 1000)),
+                    "default_queue_policy": policy}
+        if plan.priority_levels > 1:
+            batching["priority_levels"] = plan.priority_levels
+            batching["default_priority_level"] = plan.default_priority
+        config["dynamic_batching"] = batching
         return config
+
+    def queue_parameters(self, parameters: dict):
+        """(priority, queue timeout in seconds or None) from a request's parameters."""
+        priority = parameters.get("priority", 0)
+        levels = self.engine.plan.priority_levels
+        if isinstance(priority, bool) or not isinstance(priority, int) or not 0 <= priority <= levels:
+            raise protocol.bad_request(f"parameter 'priority' must be an integer from 0 (the default) to "
+                                       f"{levels} (model '{self.name}' has {levels} priority levels), "
+                                       f"got {priority!r}")
+        timeout_us = parameters.get("timeout")
+        if timeout_us is not None and (isinstance(timeout_us, bool) or not isinstance(timeout_us, int)
+                                       or timeout_us < 1000):
+            raise protocol.bad_request(f"parameter 'timeout' must be microseconds, at least 1000, "
+                                       f"got {timeout_us!r}")
+        return priority or None, None if timeout_us is None else timeout_us / 1e6
 
     def feeds(self, tensors: dict) -> dict:
         """The engine's feeds from the request's input arrays ({name: array}), checked

@@ -98,20 +98,31 @@ class Service:
             raise InferenceServerError(503, "the server is shutting down: it admits no new requests")
         return model
 
-    async def infer(self, model, tensors: dict) -> dict:
-        """Run one request ({input name: array}, checked here) on ``model``; returns {output name: array}."""
+    async def infer(self, model, tensors: dict, parameters=None) -> dict:
+        """Run one request ({input name: array}, checked here) on ``model``; returns {output name: array}.
+
+        ``parameters``: the request's KServe parameters; ``priority`` (1 is the
+        highest, 0 the model's default) and ``timeout`` (microseconds in the
+        queue, Triton's) are used.  A full queue is not waited on: the request
+        is turned away with 503, as Triton does past ``max_queue_size``."""
         counters = self.counters[(model.name, model.version)]
         started = time.perf_counter()
         self.active += 1
         try:
             feeds = model.feeds(tensors)
-            outputs = await model.engine.run_async(feeds)
+            priority, timeout = model.queue_parameters(parameters or {})
+            outputs = await model.engine.run_async(feeds, timeout=timeout, priority=priority,
+                                                   wait_for_room=False)
         except InferenceServerError:
             counters.failed(time.perf_counter() - started)
             raise
-        except (EngineBusy, TimeoutError) as exc:
+        except EngineBusy as exc:
             counters.failed(time.perf_counter() - started)
-            raise InferenceServerError(503, f"model '{model.name}' could not take the request: "
+            raise InferenceServerError(503, f"model '{model.name}': exceeds maximum queue size "
+                                            f"({model.engine.plan.max_queue} requests waiting)") from exc
+        except TimeoutError as exc:
+            counters.failed(time.perf_counter() - started)
+            raise InferenceServerError(503, f"model '{model.name}': request timeout expired in the queue: "
                                             f"{exc}") from exc
         except EngineError as exc:
             counters.failed(time.perf_counter() - started)

@@ -75,3 +75,15 @@ class ServerProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.communicate()
+
+
+def write_variant(repo, folder, name, compile_lines):
+    """``folder/name.yaml``: the demo spec of ``repo`` with ``compile_lines`` ({key: YAML value})
+    added to its compile section.  Returns ``folder``."""
+    with open(os.path.join(repo, "demo", "1", "pipeline.yaml"), encoding="utf-8") as f:
+        text = f.read()
+    extra = "".join(f"\n  {key}: {value}" for key, value in compile_lines.items())
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, f"{name}.yaml"), "w", encoding="utf-8") as f:
+        f.write(text.replace("streams: per-model", "streams: per-model" + extra))
+    return folder

@@ -53,7 +53,11 @@ def test_model_config_as_triton_words_it(client):
     assert config["max_batch_size"] == 8
     assert config["input"] == [{"name": "x", "data_type": "TYPE_FP32", "dims": [64]}]
     assert config["output"] == [{"name": "probs", "data_type": "TYPE_FP32", "dims": [10]}]
-    assert "dynamic_batching" not in config
+    # the batcher off; the queue policy the engine was compiled with (demo: depth 8, so 32 may wait)
+    assert config["dynamic_batching"] == {
+        "preferred_batch_size": [1, 2, 4, 8], "max_queue_delay_microseconds": 0,
+        "default_queue_policy": {"timeout_action": "REJECT", "allow_timeout_override": True,
+                                 "max_queue_size": 32}}
     batched = client.get_model_config("batched")
     assert batched["dynamic_batching"]["max_queue_delay_microseconds"] == 2000
     assert batched["dynamic_batching"]["preferred_batch_size"] == [1, 2, 4, 8]

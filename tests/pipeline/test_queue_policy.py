@@ -213,3 +213,20 @@ def test_the_policy_defaults_change_nothing(quick):
         by = engine.stats()["serving"]["priorities"]
     assert list(by) == [1] and by[1]["queue_ms"]["count"] == 1 and by[1]["rejected"] == 0
 
+
+
+def test_a_delayed_request_cancelled_leaves_the_queue_whole(slow):
+    """A call split into pieces, delayed, then cancelled: every piece leaves the queue once
+    (its line is the delayed one), and the queue's count comes back to zero."""
+    with compile_chain([slow], depth=1, queue_timeout=0.02, timeout_action="delay") as engine:
+        running = engine.submit(x_of(0, rows=8))
+        big = engine.submit(x_of(1, rows=16))           # two pieces of 8 rows
+        wait_for(lambda: engine.stats()["serving"]["delayed"] == 1)
+        assert big.cancel()
+        running.result(30)
+        after = engine.submit(x_of(2, rows=3), timeout=30)
+        np.testing.assert_allclose(after.result(30)["y"], chain_reference([slow], x_of(2, rows=3)["x"]),
+                                   rtol=1e-5)
+        stats = engine.stats()["serving"]
+    assert stats["queued"] == 0
+    assert stats["batch_rows"] == {8: 1, 3: 1}

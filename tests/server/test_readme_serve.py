@@ -1,4 +1,4 @@
-"""The README's `serve` example runs as written: the repository it lays out, the server, its client snippet."""
+"""The README's `serve` example runs as written: the repository it lays out, the server, the client."""
 
 import os
 import re

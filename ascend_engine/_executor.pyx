@@ -463,7 +463,7 @@ cdef class Engine(Resource):
             future.cancel()
             raise
 
-    def submit(self, feeds, *, timeout=None, block=True):
+    def submit(self, feeds, *, timeout=None, block=True, priority=None):
         """Admit one request and return a ``concurrent.futures.Future`` of its
         outputs dict (or of its own error).  Callable from any thread.
 
@@ -476,28 +476,37 @@ cdef class Engine(Resource):
         into device requests of up to ``max_batch`` rows (each caller gets
         back exactly its own rows).  A pipeline with dynamic shapes takes a
         request of any shape its gears hold, of at most ``max_batch`` rows.
+        ``priority``: 1 (served first) to ``compile(priority_levels=)``, or
+        None for the default; ``timeout`` overrides ``compile(queue_timeout=)``
+        and what passing it does is ``compile(timeout_action=)``'s.
         """
         self._refuse_reentry("submit()", False)
+        level = self._server.level_of(priority)
         inputs, outputs, rows, shape = self._requests.request(feeds)
         deadline = None if timeout is None else time.monotonic() + timeout_ms(timeout) / 1000.0
         self._ensure_open()
-        call = Call(ServingFuture(self._server), inputs, outputs, rows, deadline, self._requests.names, shape)
+        call = Call(ServingFuture(self._server), inputs, outputs, rows, deadline, self._requests.names, shape,
+                    level)
         self._server.admit(call, bool(block))
         return call.future
 
-    async def run_async(self, feeds, *, timeout=None):
+    async def run_async(self, feeds, *, timeout=None, priority=None, wait_for_room=True):
         """``await engine.run_async(feeds)``: run one request without blocking
         the event loop (no thread per request: the engine's completer resolves
         the future, which wakes the caller's loop).  Works with any running
         loop (asyncio, uvloop) and from several loops in several threads.
         When the admission queue is full it waits for room without blocking
-        the loop.  Cancelling the task cancels the request if it had not
-        started."""
+        the loop (with ``wait_for_room=False`` it raises :class:`EngineBusy`,
+        as a server turning requests away does).  ``timeout`` and
+        ``priority``: as for :meth:`submit`.  Cancelling the task cancels the
+        request if it had not started."""
         while True:
             try:
-                future = self.submit(feeds, timeout=timeout, block=False)
+                future = self.submit(feeds, timeout=timeout, block=False, priority=priority)
                 break
             except EngineBusy:
+                if not wait_for_room:
+                    raise
                 await asyncio.wrap_future(self._server.space_future())
         return await asyncio.wrap_future(future)
 

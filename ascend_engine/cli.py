@@ -31,6 +31,8 @@ from ascend_engine.cli_args import (
     DEFAULT_WARMUP,
     PROG,
     UsageError,
+    add_serve_arguments,
+    check_serve_args,
     concurrency_list,
     device_list,
     hw_arg,
@@ -126,6 +128,16 @@ def cmd_sim_make_demo(args) -> int:
     print(f"spec      : {written['spec']}")
     print(f"run it    : {PROG} bench {written['spec']}")
     return 0
+
+
+def cmd_serve(args) -> int:
+    from ascend_engine.server import run
+
+    check_serve_args(args)
+    return run(args.model_repository, host=args.host, http_port=args.http_port,
+               grpc_port=None if args.grpc_port < 0 else args.grpc_port,
+               metrics_port=None if args.metrics_port < 0 else args.metrics_port, device=args.device,
+               allow_code=args.allow_code, drain_seconds=args.drain_seconds)
 
 
 def cmd_sim_lib_path(args) -> int:
@@ -308,6 +320,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--depth", type=option_arg("depth"), help="requests in flight (default: the spec's)")
     p.add_argument("--device", type=non_negative_int_arg, help="device id (overrides the spec)")
     p.set_defaults(func=cmd_trace)
+
+    p = sub.add_parser("serve", parents=[common], help="serve a folder of pipeline specs over KServe v2",
+                       description="Serve a model repository (a folder of pipeline specs: NAME.yaml, or "
+                                   "NAME/VERSION/pipeline.yaml) over the KServe v2 protocol, HTTP and gRPC, "
+                                   "with Prometheus metrics; SIGTERM or SIGINT shuts down gracefully. "
+                                   "See docs/serve.md.")
+    add_serve_arguments(p)
+    p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("sim", parents=[common],
                        help="the AscendCL simulator: demo models, library, environment",

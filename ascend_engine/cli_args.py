@@ -182,3 +182,42 @@ def check_device(device):
     if device >= count:
         ids = f"ids 0 to {count - 1}" if count else "none"
         raise UsageError(f"--device {device}: the {ae.backend().name} backend has {count} device(s) ({ids})")
+
+
+# ---- serve ---------------------------------------------------------------------------
+
+
+def port_arg(text):
+    """A TCP port: 0 lets the system choose, -1 turns that port off."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or not -1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port from 0 to 65535 (or -1: off), got {text!r}")
+    return value
+
+
+def add_serve_arguments(p):
+    """The options of ``ascend-engine serve`` (tritonserver's names where it has one)."""
+    p.add_argument("model_repository", metavar="MODEL_REPOSITORY",
+                   help="a folder of pipeline specs (NAME.yaml, or NAME/VERSION/pipeline.yaml)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--http-port", type=port_arg, default=8000, help="HTTP/REST port (default 8000)")
+    p.add_argument("--grpc-port", type=port_arg, default=8001, help="gRPC port (default 8001; -1: off)")
+    p.add_argument("--metrics-port", type=port_arg, default=8002,
+                   help="Prometheus metrics port (default 8002; -1: off)")
+    p.add_argument("--device", type=non_negative_int_arg,
+                   help="device id for every model (overrides the specs)")
+    p.add_argument("--allow-code", action="store_true",
+                   help="serve specs whose host steps name Python functions (they run with your rights)")
+    p.add_argument("--drain-seconds", type=positive_float_arg, default=30.0,
+                   help="on SIGTERM/SIGINT, how long admitted requests may take to finish (default 30)")
+
+
+def check_serve_args(args):
+    if not os.path.isdir(args.model_repository):
+        raise UsageError(f"the model repository is not a folder: {args.model_repository}")
+    if args.http_port < 0:
+        raise UsageError("--http-port -1: the HTTP port cannot be turned off")
+    check_device(args.device)

@@ -38,6 +38,7 @@ __all__ = [
     "EngineError",
     "EngineBusy",
     "ForkedProcessError",
+    "InferenceServerError",
     "PipelineError",
     "ReplicaError",
     "SpecError",
@@ -505,6 +506,26 @@ class ReplicaError(EngineError):
     def __init__(self, message: str, replica: int | None = None):
         super().__init__(message)
         self.replica = replica
+
+
+class InferenceServerError(Exception):
+    """A request ``ascend-engine serve`` answers with a KServe v2 error (docs/serve.md, "Errors").
+
+    ``status`` is the HTTP status (400 bad request, 404 unknown model or
+    route, 503 unavailable, 500 internal); ``grpc_code`` the gRPC status
+    name the gRPC front end answers with for the same error."""
+
+    GRPC_CODES = {400: "INVALID_ARGUMENT", 404: "NOT_FOUND", 405: "UNIMPLEMENTED", 411: "INVALID_ARGUMENT",
+                  413: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+    @property
+    def grpc_code(self) -> str:
+        return self.GRPC_CODES.get(self.status, "UNKNOWN")
 
 
 class ForkedProcessError(RuntimeError):

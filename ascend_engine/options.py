@@ -14,7 +14,8 @@ Kinds:
 - ``bool``: true or false;
 - ``seconds``: a number of seconds or None (wait forever), as :func:`timeout_ms` takes;
 - ``ms``: milliseconds from 0 to ``maximum``, as :func:`delay_ms` takes;
-- ``workers``: threads per host step, an int or ``{step name: int}``.
+- ``workers``: threads per host step, an int or ``{step name: int}``;
+- ``sizes``: batch sizes, a list of distinct integers from 1 to ``maximum`` (sorted when checked).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 
 from ascend_engine._checks import GEAR_POLICIES, MAX_DEPTH, MAX_QUEUE, MAX_TIMEOUT_MS, delay_ms, positive_int
 from ascend_engine._checks import timeout_ms as check_timeout
+from ascend_engine.queue_policy import MAX_PRIORITY_LEVELS, TIMEOUT_ACTIONS
 
 MAX_HOST_WORKERS = 64            # threads per host step
 MAX_DELAY_MS = 60000             # the batcher's longest wait (one minute)
@@ -67,6 +69,8 @@ class CompileOption:
             return check_timeout(value, what, error=error)
         if self.kind == "ms":
             return delay_ms(value, what, error=error)
+        if self.kind == "sizes":
+            return batch_sizes(value, what, self.maximum, error)
         raise TypeError(f"option {self.name!r}: kind {self.kind!r} has no generic check")
 
 
@@ -90,10 +94,35 @@ COMPILE_OPTIONS: tuple[CompileOption, ...] = (
                   "the gear rows between two gears run at: upper, nearest or lower", choices=GEAR_POLICIES),
     CompileOption("host_workers", "workers", 1, "threads per host step (an int, or {step name: int})",
                   minimum=1, maximum=MAX_HOST_WORKERS),
+    # Triton's queue policy (docs/executor.md, "Queue policy")
+    CompileOption("priority_levels", "int", 1, "priority levels of the admission queue (1 is served first)",
+                  what="a number of priority levels", minimum=1, maximum=MAX_PRIORITY_LEVELS),
+    CompileOption("default_priority", "int", None,
+                  "the priority of a request that names none (default: the lowest, priority_levels)",
+                  what="a priority level", minimum=1, maximum=MAX_PRIORITY_LEVELS),
+    CompileOption("queue_timeout", "seconds", None,
+                  "seconds a request may wait in the queue before timeout_action applies (None: forever)",
+                  minimum=0.001, maximum=MAX_TIMEOUT_MS // 1000),
+    CompileOption("timeout_action", "choice", "reject",
+                  "a request past its queue timeout: 'reject' fails it, 'delay' runs it after the others",
+                  choices=TIMEOUT_ACTIONS),
+    CompileOption("preferred_batch_sizes", "sizes", (),
+                  "batch sizes the batcher sends at once, without waiting max_delay_ms for a full batch",
+                  minimum=1, maximum=MAX_QUEUE),
 )
 
 OPTIONS: dict[str, CompileOption] = {o.name: o for o in COMPILE_OPTIONS}
 SPEC_KEYS: tuple[str, ...] = tuple(o.name for o in COMPILE_OPTIONS if o.in_spec)
+
+
+def batch_sizes(value, what, limit, error: type[Exception] = ValueError) -> tuple:
+    """Distinct batch sizes from 1 to ``limit`` (a list or tuple of ints), sorted."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+        raise error(f"{what} must be a list of batch sizes (integers), got {value!r}")
+    sizes = tuple(sorted(positive_int(v, f"{what}[{k}]", limit, error=error) for k, v in enumerate(value)))
+    if len(set(sizes)) != len(sizes):
+        raise error(f"{what} must not repeat a size, got {list(value)}")
+    return sizes
 
 
 def host_workers(value, steps, error: type[Exception] = ValueError) -> dict:

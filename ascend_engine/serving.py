@@ -60,6 +60,7 @@ from ascend_engine._signals import (
 )
 from ascend_engine._signals import resolving_for as resolving_for
 from ascend_engine.errors import EngineBusy, EngineError
+from ascend_engine.queue_policy import LevelQueue, level_index
 
 SAMPLES = 100_000   # latency samples kept per figure (the most recent ones)
 _GONE = object()
@@ -137,9 +138,9 @@ class Call:
     done.  Such a call is never split or merged with others."""
 
     __slots__ = ("future", "inputs", "outputs", "rows", "deadline", "submitted", "dispatched",
-                 "pieces_left", "failed", "names", "parts", "shape", "pieces", "dropped")
+                 "pieces_left", "failed", "names", "parts", "shape", "pieces", "dropped", "level", "delayed")
 
-    def __init__(self, future, inputs, outputs, rows, deadline, names, shape=None):
+    def __init__(self, future, inputs, outputs, rows, deadline, names, shape=None, level=None):
         self.future = future
         self.inputs = inputs
         self.outputs = outputs
@@ -157,6 +158,8 @@ class Call:
         self.shape = shape
         self.pieces = ()        # its Pieces while it has some in the queue
         self.dropped = False    # left the queue without running (cancelled, expired, closed)
+        self.level = level      # its priority's line in the queue (0: the highest); None: the default
+        self.delayed = False    # its queue timeout passed under timeout_action="delay"
 
     def fail(self, exc):
         if not self.failed:
@@ -191,7 +194,7 @@ class Piece:
         return self.hi - self.lo
 
 
-def choose_batch(pieces, max_batch, gears, policy, waited_out):
+def choose_batch(pieces, max_batch, gears, policy, waited_out, preferred=()):
     """How many queued pieces (from the front) form the next device request.
 
     ``pieces`` is the queue (iterable from the front, with a length); a
@@ -201,19 +204,23 @@ def choose_batch(pieces, max_batch, gears, policy, waited_out):
     ``policy`` decides: "upper" runs every row at the next gear up, "lower"
     runs the rows of the gear below now and keeps the rest for the next
     batch, "nearest" takes whichever gear is closer (upper on a tie).
-    Returns the number of pieces to take (at least 1 when waited out).
+    ``preferred`` (Triton's preferred batch sizes): a prefix of exactly one
+    of those rows is sent at once too, the largest such prefix, without
+    waiting.  Returns the number of pieces to take (at least 1 when waited out).
     """
-    total, count = 0, 0
+    total, count, best = 0, 0, 0
     for piece in pieces:
         if total + piece.rows > max_batch:
             break
         total += piece.rows
         count += 1
+        if total in preferred:
+            best = count
     if count == 0:
         return 0
     full = total == max_batch or count < len(pieces)
     if not full and not waited_out:
-        return 0
+        return best
     at = bisect.bisect_left(gears, total)
     if at >= len(gears) or gears[at] == total or at == 0:
         return count                      # a gear exactly, or none below
@@ -235,17 +242,19 @@ class Samples:
 
     def __init__(self):
         self.values = collections.deque(maxlen=SAMPLES)
+        self.total = 0.0        # every value ever added, summed (a Prometheus counter reads it)
 
     def add(self, value):
         self.values.append(value)
+        self.total += value
 
     def summary(self):
         if not self.values:
-            return {"count": 0}
+            return {"count": 0, "total": self.total}
         a = np.fromiter(self.values, dtype=np.float64)
         p50, p90, p99 = np.percentile(a, [50, 90, 99])
         return {"count": int(a.size), "mean": float(a.mean()), "p50": float(p50), "p90": float(p90),
-                "p99": float(p99), "max": float(a.max())}
+                "p99": float(p99), "max": float(a.max()), "total": self.total}
 
 
 class Server:
@@ -260,11 +269,17 @@ class Server:
         self.gears = tuple(plan.gears) or (plan.max_batch,)
         self.policy = plan.gear_policy
         self.names = [name for name, _ in plan.outputs]
+        # Triton's queue policy (ascend_engine/queue_policy.py)
+        self.levels = plan.priority_levels
+        self.default_level = plan.default_priority - 1
+        self.queue_timeout = plan.queue_timeout_ms / 1000.0 if plan.queue_timeout_ms >= 0 else None
+        self.delays = plan.timeout_action == "delay"
+        self.preferred = frozenset(plan.preferred_batch_sizes)
         self.cv = threading.Condition(lock)          # the engine's lock: executor state
         self.qlock = threading.Lock()                # the queue (taken after the engine's lock)
         self.qcv = threading.Condition(self.qlock)
-        # Pieces in arrival order (an ordered set: a call that will not run leaves it in O(1))
-        self.queue = collections.OrderedDict()
+        # Pieces in arrival order per priority (ordered sets: a call that will not run leaves in O(1))
+        self.queue = LevelQueue(self.levels)
         self.queued_rows = 0                          # rows of the queued pieces
         self.queued_calls = 0                         # calls with a piece still queued
         self.with_deadline = 0                        # queued calls that have a deadline
@@ -280,6 +295,11 @@ class Server:
         self.latency_ms = Samples()                   # per call: admitted to result (engine-side)
         self.dispatch_wait_ms = Samples()             # per device request: due (and a slot free) to put on
         self.batch_rows = collections.Counter()
+        # per priority line: queue and compute time per call, rejections (queue full or timed out), delays
+        self.queue_ms_by = [Samples() for _ in range(self.levels)]
+        self.compute_ms_by = [Samples() for _ in range(self.levels)]
+        self.rejected_by = collections.Counter()
+        self.delayed_by = collections.Counter()
         self.dispatched_by = collections.Counter()    # which thread put device requests on the device
         self.room_at = 0.0                            # when a full engine last got a free slot (monotonic)
         self.due_pending = False                      # a submitter left due work for the engine's holder
@@ -298,6 +318,10 @@ class Server:
         """
         call.pieces = [Piece(call, lo, min(call.rows, lo + self.max_batch))
                        for lo in range(0, call.rows, self.max_batch)]
+        if call.level is None:
+            call.level = self.default_level
+        if call.deadline is None and self.queue_timeout is not None:
+            call.deadline = call.submitted + self.queue_timeout     # the default queue timeout
         while True:
             hold_signals()
             try:
@@ -316,6 +340,7 @@ class Server:
                 raise EngineError("the engine is closed")
             while self.queued_calls >= self.max_queue:
                 if not block:
+                    self.rejected_by[call.level] += 1
                     raise EngineBusy(f"the engine's admission queue is full ({self.max_queue} requests "
                                      "waiting for a slot): retry later, or submit with block=True")
                 if THREAD.resolving is self:
@@ -336,8 +361,8 @@ class Server:
                 self.with_deadline += 1
                 heapq.heappush(self.deadlines, (call.deadline, next(self.deadline_seq), call))
             self._start_threads()
-            # without a delay every call is due at once; with one, when a full batch is queued
-            due = not self.delay or self.queued_rows >= self.max_batch
+            # without a delay every call is due at once; with one, when a full (or preferred) batch is queued
+            due = not self.delay or self._batch_ready()
             if (self.delay and starts_batch) or call.deadline is not None:
                 self.qcv.notify_all()   # the dispatcher: a batch to time, or a deadline
         if not due:
@@ -357,6 +382,25 @@ class Server:
             with self.qcv:
                 self.qcv.notify_all()
         return True
+
+    def level_of(self, priority):
+        """The queue line of a request's ``priority`` (None or 0: the default); EngineError out of range."""
+        return level_index(priority, self.levels, self.default_level + 1)
+
+    def _batch_ready(self):
+        """A batch may go now (qlock held): a full one is queued, or a prefix of a preferred size."""
+        if self.queued_rows >= self.max_batch:
+            return True
+        if not self.preferred:
+            return False
+        total = 0
+        for piece in self.queue:
+            total += piece.rows
+            if total in self.preferred:
+                return True
+            if total > self.max_batch:
+                return False
+        return False
 
     def space_future(self):
         """A future resolved when the queue has room (for run_async)."""
@@ -412,7 +456,7 @@ class Server:
             return None
         if self.delay:
             waited_out = now - next(iter(queue)).call.submitted >= self.delay
-            count = choose_batch(queue, self.max_batch, self.gears, self.policy, waited_out)
+            count = choose_batch(queue, self.max_batch, self.gears, self.policy, waited_out, self.preferred)
             if not count:
                 return None
             self.dispatch_wait_ms.add(max(0.0, now - self._ready_at()) * 1000.0)
@@ -436,6 +480,7 @@ class Server:
                 if call.deadline is not None:
                     self._deadline_gone()
                 self.queue_ms.add((now - call.submitted) * 1000.0)
+                self.queue_ms_by[call.level].add((now - call.submitted) * 1000.0)
             taken.append(piece)
             if piece.hi == call.rows:
                 call.pieces = ()                  # out of the queue (and no Call <-> Piece cycle for the GC)
@@ -510,6 +555,13 @@ class Server:
                 return
             call = heapq.heappop(self.deadlines)[2]
             self.examined += 1
+            if self.delays:
+                # timeout_action="delay": it stays queued, behind every call that did not time out
+                self.queue.delay(call, call.pieces)
+                call.deadline = None
+                self._deadline_gone()
+                self.delayed_by[call.level] += 1
+                continue
             self._drop_call(call)
             self.expired.append(call)
 
@@ -518,6 +570,7 @@ class Server:
         while self.expired:
             call = self.expired.pop()
             if call.future.set_running_or_notify_cancel():
+                self.rejected_by[call.level] += 1
                 waited = call.deadline - call.submitted
                 self._resolve(call.fail, TimeoutError(f"the request was not started within its timeout of "
                                                       f"{waited:.3f} s (it never ran)"))
@@ -591,6 +644,7 @@ class Server:
                         p.call.piece_done()
                         if p.call.pieces_left == 0:
                             self.latency_ms.add((now - p.call.submitted) * 1000.0)
+                            self.compute_ms_by[p.call.level].add((now - p.call.dispatched) * 1000.0)
                     at += p.rows
             finally:
                 here.resolving = outer
@@ -699,8 +753,8 @@ class Server:
         room = self._engine_has_room()
         if not room:
             times.append(0.5)      # the completer dispatches when a slot frees
-        elif not self.delay or self.queued_rows >= self.max_batch:
-            times.append(0.0)      # a request, or a full batch, is ready now
+        elif not self.delay or self._batch_ready():
+            times.append(0.0)      # a request, or a full (or preferred) batch, is ready now
         else:
             times.append(next(iter(self.queue)).call.submitted + self.delay - now)
         return max(0.0, min(times))
@@ -756,4 +810,9 @@ class Server:
         return {"queue_ms": self.queue_ms.summary(), "service_ms": self.service_ms.summary(),
                 "latency_ms": self.latency_ms.summary(), "dispatch_wait_ms": self.dispatch_wait_ms.summary(),
                 "batch_rows": dict(sorted(self.batch_rows.items())),
-                "dispatched_by": dict(sorted(self.dispatched_by.items())), "queued": self.queued_calls}
+                "dispatched_by": dict(sorted(self.dispatched_by.items())), "queued": self.queued_calls,
+                "rejected": sum(self.rejected_by.values()), "delayed": sum(self.delayed_by.values()),
+                "priorities": {k + 1: {"queue_ms": self.queue_ms_by[k].summary(),
+                                       "compute_ms": self.compute_ms_by[k].summary(),
+                                       "rejected": self.rejected_by[k], "delayed": self.delayed_by[k]}
+                               for k in range(self.levels)}}

@@ -554,6 +554,12 @@ def _compile_options(c, value, host_names=()) -> dict:
             except ValueError:
                 c.fail(key, f"expected milliseconds (a finite number from {option.minimum} to "
                             f"{option.maximum}), got {_kind(v)}")
+        elif option.kind == "sizes":
+            try:
+                out[name] = list(option.check(v))
+            except ValueError as exc:
+                c.fail(key, f"expected a list of distinct batch sizes from 1 to {option.maximum}, got "
+                            f"{_kind(v)} ({exc})")
         else:   # workers (docs/executor.md, "Host steps")
             out[name] = _host_workers(c, v, host_names)
     return out

@@ -323,7 +323,9 @@ class Pipeline:
     def plan(self, depth: int = 4, streams: str = "per-model", profile: bool = False,
              timeout: float | None = 60.0, wait: str = "block", device: int | None = None,
              max_queue: int | None = None, max_delay_ms: float = 0.0, gear_policy: str = "upper",
-             host_workers=1) -> Plan:
+             host_workers=1, priority_levels: int = 1, default_priority: int | None = None,
+             queue_timeout: float | None = None, timeout_action: str = "reject",
+             preferred_batch_sizes=()) -> Plan:
         """Validate the graph and return the plan (without creating anything).
 
         ``device`` places the plan on another device than the pipeline's
@@ -341,6 +343,8 @@ class Pipeline:
         gear_policy = option("gear_policy", gear_policy)
         wait = option("wait", wait)
         streams = option("streams", streams)
+        policy = _queue_policy(option, priority_levels, default_priority, queue_timeout, timeout_action,
+                               preferred_batch_sizes, max_delay_ms)
         validate.check_graph(self._nodes, self._outputs)
         validate.check_devices(self._nodes, device, device_count())
         validate.check_fixed_outputs(self._nodes, self._outputs, self._fixed_outputs)
@@ -367,6 +371,10 @@ class Pipeline:
         devices, stream_devices = placement.place(nodes, tensors, outputs, node_device, tensor_device, device,
                                                   single, peer_link)
         region_bytes, working_set, unshared = plan_memory(tensors, nodes, max_batch, len(devices))
+        too_large = [s for s in policy["preferred_batch_sizes"] if s > max_batch]
+        if too_large:
+            raise PipelineError(f"preferred_batch_sizes {too_large} exceed the pipeline's largest batch "
+                                f"({max_batch} rows)")
         slot_bytes = region_bytes[0]
         n_streams = 1 if single else len(stream_devices)
         return Plan(
@@ -381,13 +389,15 @@ class Pipeline:
             gears=tuple(sorted({g for n in nodes if n.domain < 0 for g in n.gears if g <= max_batch}
                                | {max_batch})),
             devices=tuple(devices), device_slot_bytes=tuple(region_bytes),
-            stream_devices=tuple(stream_devices if not single else (0,)),
+            stream_devices=tuple(stream_devices if not single else (0,)), **policy,
         )
 
     def compile(self, depth: int = 4, streams: str = "per-model", profile: bool = False,
                 timeout: float | None = 60.0, wait: str = "block", device: int | None = None,
                 max_queue: int | None = None, max_delay_ms: float = 0.0, gear_policy: str = "upper",
-                host_workers=1, _unsafe_skip_waits: bool = False):
+                host_workers=1, priority_levels: int = 1, default_priority: int | None = None,
+                queue_timeout: float | None = None, timeout_action: str = "reject",
+                preferred_batch_sizes=(), _unsafe_skip_waits: bool = False):
         """Validate, plan and create everything once; returns an :class:`Engine`.
 
         ``depth`` requests may be in flight at once (one slot each);
@@ -408,6 +418,16 @@ class Pipeline:
         after a host step with ``rows="any"`` run rows between two gears.
         ``host_workers``: threads per host step (an int for every step, or
         ``{step name: int}``), so a step runs for several requests at once.
+
+        Triton's queue policy (docs/executor.md, "Queue policy"):
+        ``priority_levels`` lines in the queue, 1 served first (a request
+        names its own with ``submit(priority=)``, else it gets
+        ``default_priority``, by default the lowest); ``queue_timeout``
+        (seconds, None = forever) bounds a request's wait in the queue, after
+        which ``timeout_action="reject"`` fails it with TimeoutError and
+        ``"delay"`` runs it after every request that did not time out;
+        ``preferred_batch_sizes`` are batch sizes the batcher sends at once
+        instead of waiting ``max_delay_ms`` for a full batch.
         (``_unsafe_skip_waits`` drops the cross-stream event waits: only for
         tests proving that a missing dependency is caught.)
         """
@@ -416,7 +436,9 @@ class Pipeline:
 
         plan = self.plan(depth=depth, streams=streams, profile=profile, timeout=timeout, wait=wait,
                          device=device, max_queue=max_queue, max_delay_ms=max_delay_ms,
-                         gear_policy=gear_policy, host_workers=host_workers)
+                         gear_policy=gear_policy, host_workers=host_workers, priority_levels=priority_levels,
+                         default_priority=default_priority, queue_timeout=queue_timeout,
+                         timeout_action=timeout_action, preferred_batch_sizes=preferred_batch_sizes)
         # Every engine loads its own instance of a model given by path, so
         # engines compiled from one pipeline never share an executing model.
         loaded = []
@@ -469,3 +491,19 @@ class Pipeline:
                 e.close()
             raise
         return Replicas(engines)
+
+
+def _queue_policy(option, levels, default, queue_timeout, action, preferred, max_delay_ms) -> dict:
+    """The queue policy's plan fields, checked (``option`` checks one value by the table)."""
+    levels = option("priority_levels", levels)
+    default = levels if default is None else option("default_priority", default)
+    if default > levels:
+        raise PipelineError(f"default_priority must be between 1 and priority_levels ({levels}), "
+                            f"got {default}")
+    preferred = option("preferred_batch_sizes", preferred)
+    if preferred and not max_delay_ms:
+        raise PipelineError(f"preferred_batch_sizes {list(preferred)} shape the dynamic batcher's batches, "
+                            "which is off: compile with max_delay_ms > 0 too")
+    return {"priority_levels": levels, "default_priority": default,
+            "queue_timeout_ms": option("queue_timeout", queue_timeout),
+            "timeout_action": option("timeout_action", action), "preferred_batch_sizes": preferred}

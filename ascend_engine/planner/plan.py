@@ -95,6 +95,12 @@ class Plan:
     max_delay_ms: float = 0.0  # dynamic batcher: longest wait for more rows (0: no batching)
     gear_policy: str = "upper"
     gears: tuple = ()        # batch sizes the batcher aims at (the models' gears up to max_batch)
+    # Triton's queue policy (ascend_engine/queue_policy.py)
+    priority_levels: int = 1
+    default_priority: int = 1          # 1 .. priority_levels
+    queue_timeout_ms: int = -1         # -1: a request may wait in the queue for ever
+    timeout_action: str = "reject"     # or "delay"
+    preferred_batch_sizes: tuple = ()  # sizes the batcher sends without waiting max_delay_ms
     devices: tuple = ()      # device ids; [0] is `device` (inputs arrive and outputs leave there)
     device_slot_bytes: tuple = ()   # one slot's bytes on each device ([0] == slot_bytes)
     stream_devices: tuple = ()      # per compute stream: index into devices

@@ -184,7 +184,7 @@ SCHEMA_ERRORS = [
      "expected seconds (a finite number from 0.001 to 2147483) or null, got int -1"),
     (("compile", "warmup"), 3, "compile.warmup",
      "unknown key; allowed keys: depth, streams, profile, timeout, max_queue, max_delay_ms, gear_policy, "
-     "host_workers"),
+     "host_workers, priority_levels, default_priority, queue_timeout, timeout_action, preferred_batch_sizes"),
 ]
 
 

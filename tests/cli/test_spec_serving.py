@@ -99,4 +99,6 @@ def test_a_misspelt_serving_option_suggests_the_key(model_dir):
         spec.load(doc(max_delay=2), base_dir=str(folder))
     assert info.value.key == "compile.max_delay"
     assert info.value.detail == ("unknown key (did you mean 'max_delay_ms'?); allowed keys: depth, streams, "
-                                 "profile, timeout, max_queue, max_delay_ms, gear_policy, host_workers")
+                                 "profile, timeout, max_queue, max_delay_ms, gear_policy, host_workers, "
+                                 "priority_levels, default_priority, queue_timeout, timeout_action, "
+                                 "preferred_batch_sizes")

@@ -339,6 +339,9 @@ class FakePlan:
     def __init__(self, max_batch, max_queue, delay_ms=0):
         self.max_batch, self.max_queue, self.max_delay_ms = max_batch, max_queue, delay_ms
         self.gears, self.gear_policy, self.outputs = (), "upper", [("y", 0)]
+        # the queue policy's defaults (one priority level, no queue timeout)
+        self.priority_levels, self.default_priority, self.queue_timeout_ms = 1, 1, -1
+        self.timeout_action, self.preferred_batch_sizes = "reject", ()
 
 
 class FakeEngine:

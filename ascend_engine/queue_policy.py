@@ -1,0 +1,81 @@
+"""Triton's queue policy for the admission queue: priority levels and what a queue timeout does.
+
+The serving queue (ascend_engine/serving.py) keeps its pieces in a
+:class:`LevelQueue`: one first-in first-out line per priority level, level 1
+served first, and after the last level a line for the calls whose queue
+timeout passed under ``timeout_action="delay"``: they still run, after
+everything that did not time out (docs/executor.md, "Queue policy").  Within a
+line, pieces keep their arrival order; the batcher sees the lines one after
+the other, highest priority first, as one queue.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+
+from ascend_engine.errors import EngineError
+
+TIMEOUT_ACTIONS = ("reject", "delay")
+MAX_PRIORITY_LEVELS = 64
+
+
+def level_index(priority, levels: int, default: int) -> int:
+    """The line (0 = the highest priority) of a request's ``priority``: 1 to ``levels``,
+    or None / 0 for the engine's default priority."""
+    if priority is None or priority == 0:
+        return default - 1
+    if isinstance(priority, bool) or not isinstance(priority, int) or not 1 <= priority <= levels:
+        raise EngineError(f"priority must be an integer from 1 (the highest) to {levels} (the engine's "
+                          f"priority_levels), or None/0 for the default ({default}); got {priority!r}")
+    return priority - 1
+
+
+class LevelQueue:
+    """Pieces in one ordered line per priority level, plus the delayed line after the last.
+
+    It offers what serving.Server does with an ordered dict of pieces (set,
+    pop, pop the front, iterate from the front, length) at O(levels) per
+    operation; a piece's line is its call's ``level``, or the delayed line once
+    its call is ``delayed``."""
+
+    __slots__ = ("lines",)
+
+    def __init__(self, levels: int):
+        self.lines = [collections.OrderedDict() for _ in range(levels + 1)]
+
+    def _line(self, piece):
+        return self.lines[-1] if piece.call.delayed else self.lines[piece.call.level]
+
+    def __setitem__(self, piece, value):
+        self._line(piece)[piece] = value
+
+    def pop(self, piece, default):
+        return self._line(piece).pop(piece, default)
+
+    def popitem(self, last=False):
+        """The front piece (highest priority, oldest first): (piece, value)."""
+        for line in self.lines:
+            if line:
+                return line.popitem(last=False)
+        raise KeyError("popitem(): the queue is empty")
+
+    def delay(self, call, pieces):
+        """Move a timed-out call's queued pieces to the delayed line (its order there: when it timed out)."""
+        moved = [p for p in pieces if self.lines[call.level].pop(p, self) is not self]
+        call.delayed = True
+        for piece in moved:
+            self.lines[-1][piece] = None
+
+    def __iter__(self):
+        return itertools.chain.from_iterable(self.lines)
+
+    def __len__(self):
+        return sum(len(line) for line in self.lines)
+
+    def __bool__(self):
+        return any(self.lines)
+
+    def clear(self):
+        for line in self.lines:
+            line.clear()

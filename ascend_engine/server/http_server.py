@@ -1,0 +1,357 @@
+"""The HTTP/REST front end: KServe v2 over HTTP/1.1, with Triton's binary-tensor extension.
+
+An ``asyncio.Protocol`` with the httptools parser, on the server's (uv)loop:
+benchmarks/bench_http_stacks.py measured it at a fraction of aiohttp's and
+uvicorn's CPU per request (benchmarks/RESULTS.md, "HTTP stack").  Requests on
+one connection may be pipelined: their answers go out in the order they came,
+each as soon as it and every one before it is ready.  Routes and statuses:
+docs/serve.md, "HTTP".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+import re
+import zlib
+
+import httptools
+
+from ascend_engine.errors import InferenceServerError
+from ascend_engine.server import protocol
+
+MAX_BODY = 256 << 20            # bytes of one request body (413 beyond)
+_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
+            411: "Length Required", 413: "Payload Too Large", 500: "Internal Server Error",
+            503: "Service Unavailable"}
+_MODEL_ROUTE = re.compile(r"^/v2/models/([^/]+)(?:/versions/([^/]+))?(/ready|/config|/infer|/stats)?$")
+_NO_BODY = b""
+
+
+class Request:
+    """One parsed HTTP request."""
+
+    __slots__ = ("method", "path", "headers", "body", "keep_alive")
+
+    def __init__(self, method, path, headers, body, keep_alive):
+        self.method, self.path, self.headers = method, path, headers
+        self.body, self.keep_alive = body, keep_alive
+
+
+def response(status: int, body: bytes = _NO_BODY, content_type: bytes = b"application/json",
+             extra: bytes = b"", close: bool = False) -> bytes:
+    head = (b"HTTP/1.1 %d %s\r\ncontent-type: %s\r\ncontent-length: %d\r\n"
+            % (status, _REASONS.get(status, "Error").encode(), content_type, len(body)))
+    if close:
+        head += b"connection: close\r\n"
+    return head + extra + b"\r\n" + body
+
+
+def json_response(status: int, document) -> bytes:
+    return response(status, json.dumps(document, separators=(",", ":")).encode())
+
+
+def error_response(exc: InferenceServerError, close: bool = False) -> bytes:
+    return response(exc.status, json.dumps({"error": exc.message}).encode(), close=close)
+
+
+# ---- inference: JSON and binary tensors ------------------------------------------------
+
+
+def parse_infer(request: Request):
+    """(request JSON document, its input arrays {name: array}) from an infer request's body."""
+    body = _decoded_body(request)
+    header_length = request.headers.get(b"inference-header-content-length")
+    if header_length is None:
+        head, binary = body, b""
+    else:
+        try:
+            n = int(header_length)
+        except ValueError:
+            n = -1
+        if not 0 <= n <= len(body):
+            given = header_length.decode(errors="replace")
+            raise protocol.bad_request(f"Inference-Header-Content-Length {given} is not a length within the "
+                                       f"body of {len(body)} bytes")
+        head, binary = body[:n], memoryview(body)[n:]
+    try:
+        document = json.loads(head)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise protocol.bad_request(f"the request body is not valid JSON: {exc}") from None
+    if not isinstance(document, dict) or not isinstance(document.get("inputs"), list):
+        raise protocol.bad_request("the request must be a JSON object with an 'inputs' list")
+    tensors, at = {}, 0
+    for k, entry in enumerate(document["inputs"]):
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            raise protocol.bad_request(f"inputs[{k}] must be an object with a 'name'")
+        name = entry["name"]
+        if name in tensors:
+            raise protocol.bad_request(f"input '{name}' is given twice")
+        shape = protocol.check_shape(name, entry.get("shape"))
+        size = _parameters(entry, name).get("binary_data_size")
+        if size is not None:
+            if not isinstance(size, int) or isinstance(size, bool) or size < 0 or at + size > len(binary):
+                raise protocol.bad_request(f"input '{name}': binary_data_size {size!r} does not fit the "
+                                           f"{len(binary) - at} binary bytes left in the body")
+            tensors[name] = protocol.from_bytes(name, entry.get("datatype"), shape, binary[at:at + size])
+            at += size
+        elif "data" in entry:
+            tensors[name] = protocol.from_json_data(name, entry.get("datatype"), shape, entry["data"])
+        else:
+            raise protocol.bad_request(f"input '{name}' has neither 'data' nor a binary_data_size")
+    if at != len(binary):
+        raise protocol.bad_request(f"the body holds {len(binary)} bytes of binary tensor data, but the "
+                                   f"inputs' binary_data_size add up to {at}")
+    return document, tensors
+
+
+def _parameters(entry, name):
+    parameters = entry.get("parameters", {})
+    if not isinstance(parameters, dict):
+        raise protocol.bad_request(f"'{name}': parameters must be an object, got {parameters!r}")
+    return parameters
+
+
+def _decoded_body(request):
+    encoding = request.headers.get(b"content-encoding", b"identity").lower()
+    if encoding == b"identity":
+        return request.body
+    wbits = {b"gzip": 16 + zlib.MAX_WBITS, b"deflate": zlib.MAX_WBITS}.get(encoding)
+    if wbits is None:
+        raise protocol.bad_request(f"unsupported Content-Encoding {encoding.decode(errors='replace')!r} "
+                                   "(identity, gzip or deflate)")
+    try:
+        return zlib.decompress(request.body, wbits)
+    except zlib.error as exc:
+        raise protocol.bad_request(f"the {encoding.decode()} body does not decompress: {exc}") from None
+
+
+def infer_response(model, document, outputs: dict) -> bytes:
+    """The reply to an infer request: JSON, with the binary outputs after it."""
+    wanted = document.get("outputs")
+    binary_default = bool(_parameters(document, "request").get("binary_data_output", False))
+    if wanted is None:
+        chosen = [(name, binary_default) for name in model.output_names]
+    else:
+        if not isinstance(wanted, list):
+            raise protocol.bad_request("'outputs' must be a list of {name, parameters}")
+        chosen = []
+        for k, entry in enumerate(wanted):
+            if not isinstance(entry, dict) or entry.get("name") not in model.output_names:
+                name = entry.get("name") if isinstance(entry, dict) else entry
+                raise protocol.bad_request(f"outputs[{k}]: unexpected inference output {name!r} for model "
+                                           f"'{model.name}' (its outputs: {', '.join(model.output_names)})")
+            chosen.append((entry["name"], bool(_parameters(entry, entry["name"]).get(
+                "binary_data", binary_default))))
+    tensors, chunks = [], []
+    for name, binary in chosen:
+        array = outputs[name]
+        tensor = {"name": name, "datatype": protocol.datatype_of(array.dtype), "shape": list(array.shape)}
+        if binary:
+            raw = protocol.to_bytes(array)
+            tensor["parameters"] = {"binary_data_size": len(raw)}
+            chunks.append(raw)
+        else:
+            tensor["data"] = protocol.to_json_data(array)
+        tensors.append(tensor)
+    reply = {"model_name": model.name, "model_version": model.version, "outputs": tensors}
+    if "id" in document:
+        reply["id"] = document["id"]
+    head = json.dumps(reply, separators=(",", ":")).encode()
+    if not chunks:
+        return response(200, head)
+    return response(200, b"".join([head, *chunks]), b"application/octet-stream",
+                    b"inference-header-content-length: %d\r\n" % len(head))
+
+
+# ---- routing ---------------------------------------------------------------------------
+
+
+class Router:
+    """Maps one request to its answer: bytes at once, or a coroutine for inference."""
+
+    def __init__(self, service):
+        self.service = service
+
+    def route(self, request: Request):
+        path, method = request.path, request.method
+        if path == "/v2/health/live":
+            return self._get(method) or response(200 if self.service.live() else 400)
+        if path == "/v2/health/ready":
+            return self._get(method) or response(200 if self.service.ready() else 400)
+        if path in ("/v2", "/v2/"):
+            return self._get(method) or json_response(200, self.service.metadata())
+        if path == "/v2/repository/index":
+            return self._only(method, b"POST") or json_response(200, self.service.index())
+        match = _MODEL_ROUTE.match(path)
+        if match is None:
+            raise InferenceServerError(404, f"no route {path} (KServe v2 routes start with /v2)")
+        name, version, action = match.group(1), match.group(2) or "", match.group(3)
+        if action == "/infer":
+            if method != b"POST":
+                raise InferenceServerError(405, f"{path} takes POST, got {method.decode()}")
+            return self._infer(request, self.service.model(name, version))
+        refused = self._get(method)
+        if refused:
+            return refused
+        if action is None:
+            return json_response(200, self.service.model_metadata(name, version))
+        if action == "/ready":
+            return response(200 if self.service.model_ready(name, version) else 400)
+        if action == "/config":
+            return json_response(200, self.service.model_config(name, version))
+        return json_response(200, self.service.model_statistics(name, version))
+
+    @staticmethod
+    def _get(method):
+        return Router._only(method, b"GET")
+
+    @staticmethod
+    def _only(method, allowed):
+        if method != allowed:
+            raise InferenceServerError(405, f"this route takes {allowed.decode()}, got {method.decode()}")
+        return None
+
+    async def _infer(self, request, model):
+        document, tensors = parse_infer(request)
+        outputs = await self.service.infer(model, tensors, _parameters(document, "request"))
+        return infer_response(model, document, outputs)
+
+
+def _closing(reply: bytes) -> bytes:
+    """A reply with ``connection: close`` after its status line (the client asked to close)."""
+    return reply.replace(b"\r\n", b"\r\nconnection: close\r\n", 1)
+
+
+class HttpProtocol(asyncio.Protocol):
+    """One client connection."""
+
+    def __init__(self, router: Router, connections: set):
+        self.router = router
+        self.connections = connections
+        self.transport = None
+        self.parser = httptools.HttpRequestParser(self)
+        self.answers = collections.deque()   # per request in arrival order: its future answer
+        self.closing = False
+        self._reset()
+
+    def _reset(self):
+        self.url = b""
+        self.headers = {}
+        self.body = []
+        self.size = 0
+        self.too_large = False
+
+    # -- asyncio.Protocol
+    def connection_made(self, transport):
+        self.transport = transport
+        self.connections.add(self)
+
+    def connection_lost(self, exc):
+        self.connections.discard(self)
+        for answer in self.answers:
+            answer.cancel()
+        self.answers.clear()
+
+    def data_received(self, data):
+        if self.closing:
+            return
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            refused = InferenceServerError(400, "protocol upgrades are not served")
+            self._send_now(error_response(refused, True))
+        except httptools.HttpParserError as exc:
+            self._send_now(error_response(InferenceServerError(400, f"malformed HTTP request: {exc}"), True))
+
+    # -- httptools callbacks
+    def on_url(self, url):
+        self.url += url
+
+    def on_header(self, name, value):
+        self.headers[name.lower()] = value
+
+    def on_headers_complete(self):
+        if self.headers.get(b"expect", b"").lower() == b"100-continue":
+            self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+
+    def on_body(self, chunk):
+        self.size += len(chunk)
+        if self.size > MAX_BODY:
+            self.too_large = True
+            self.body = []
+        elif not self.too_large:
+            self.body.append(chunk)
+
+    def on_message_complete(self):
+        keep_alive = self.parser.should_keep_alive()
+        path = httptools.parse_url(self.url).path.decode(errors="replace")
+        request = Request(self.parser.get_method(), path, self.headers, b"".join(self.body), keep_alive)
+        too_large = self.too_large
+        self._reset()
+        loop = asyncio.get_running_loop()
+        answer = loop.create_future()
+        self.answers.append(answer)
+        if too_large:
+            answer.set_result(error_response(InferenceServerError(
+                413, f"the request body is larger than {MAX_BODY} bytes"), close=True))
+            self.closing = True
+        else:
+            try:
+                result = self.router.route(request)
+            except InferenceServerError as exc:
+                result = error_response(exc)
+            if isinstance(result, bytes):
+                answer.set_result(result if keep_alive else _closing(result))
+            else:
+                task = loop.create_task(result)
+                task.add_done_callback(lambda t, a=answer, k=keep_alive: self._finished(t, a, k))
+        if not keep_alive:
+            self.closing = True
+        self._flush()
+
+    # -- answers, in order
+    def _finished(self, task, answer, keep_alive):
+        if answer.done():          # the connection went away meanwhile
+            return
+        if task.cancelled():
+            reply = error_response(InferenceServerError(503, "the request was cancelled"))
+        elif isinstance(task.exception(), InferenceServerError):
+            reply = error_response(task.exception())
+        elif task.exception() is not None:
+            exc = task.exception()
+            reply = error_response(InferenceServerError(500, f"{type(exc).__name__}: {exc}"))
+        else:
+            reply = task.result()
+        answer.set_result(reply if keep_alive else _closing(reply))
+        self._flush()
+
+    def _flush(self):
+        while self.answers and self.answers[0].done():
+            answer = self.answers.popleft()
+            if self.transport is not None and not self.transport.is_closing():
+                self.transport.write(answer.result())
+        if self.closing and not self.answers and self.transport is not None:
+            self.transport.close()
+
+    def _send_now(self, reply):
+        self.closing = True
+        for answer in self.answers:
+            answer.cancel()
+        self.answers.clear()
+        self.transport.write(reply)
+        self.transport.close()
+
+    def close_when_idle(self):
+        """Shutting down: close once every answer owed on this connection is sent."""
+        self.closing = True
+        self._flush()
+
+
+async def start(router: Router, host: str, port: int):
+    """Listen on ``host:port``; returns (the asyncio server, its set of open connections)."""
+    connections = set()
+    server = await asyncio.get_running_loop().create_server(
+        lambda: HttpProtocol(router, connections), host, port, reuse_address=True)
+    return server, connections

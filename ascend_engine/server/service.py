@@ -1,0 +1,158 @@
+"""What the server answers, whatever the transport: health, metadata, configuration, inference.
+
+The HTTP and gRPC front ends (http.py, grpc_service.py) decode a request,
+call one method here and encode what it returns; an error is an
+:class:`InferenceServerError` they turn into their own status.  Inference
+goes through ``Engine.run_async``, so every connection shares each model's
+pipelined engine and, when its spec turns it on, its dynamic batcher.
+
+Shutting down (docs/serve.md, "Shutdown"): :meth:`Service.stop_admitting`
+makes every new inference fail with 503 at once; :meth:`Service.drain` waits
+until the ones admitted before have their answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from ascend_engine import __version__ as VERSION
+from ascend_engine.errors import EngineBusy, EngineError, InferenceServerError
+from ascend_engine.server.metrics import ModelCounters
+
+SERVER_NAME = "ascend-engine"
+EXTENSIONS = ("binary_tensor_data", "model_configuration", "statistics")
+
+
+class Service:
+    """The protocol's operations over one :class:`~ascend_engine.server.repository.Repository`."""
+
+    def __init__(self, repository):
+        self.repository = repository
+        self.admitting = True
+        self.active = 0                    # inferences admitted and not yet answered
+        self._idle = None                  # set when active falls to 0 while draining
+        self.counters = {(m.name, m.version): ModelCounters() for m in repository.all()}
+
+    # ---- health and metadata ----------------------------------------------------
+
+    def live(self) -> bool:
+        return True
+
+    def ready(self) -> bool:
+        return self.admitting
+
+    def model_ready(self, name: str, version: str = "") -> bool:
+        try:
+            model = self.repository.get(name, version)
+        except InferenceServerError:
+            return False
+        return self.admitting and not model.engine.closed
+
+    def metadata(self) -> dict:
+        return {"name": SERVER_NAME, "version": VERSION, "extensions": list(EXTENSIONS)}
+
+    def model_metadata(self, name: str, version: str = "") -> dict:
+        model = self.repository.get(name, version)
+        return model.metadata(self.repository.versions(name))
+
+    def model_config(self, name: str, version: str = "") -> dict:
+        return self.repository.get(name, version).config()
+
+    def index(self) -> list:
+        return [{"name": m.name, "version": m.version, "state": "READY" if self.model_ready(m.name, m.version)
+                 else "UNAVAILABLE"} for m in self.repository.all()]
+
+    def model_statistics(self, name: str, version: str = "") -> dict:
+        """Triton's ``/v2/models/{m}/stats``: counts and summed times (ns) per model version."""
+        models = ([self.repository.get(name, version)] if version
+                  else [self.repository.models[self.repository.get(name).name][v]
+                        for v in self.repository.versions(name)])
+        return {"model_stats": [self._statistics(m) for m in models]}
+
+    def _statistics(self, model) -> dict:
+        counters = self.counters[(model.name, model.version)]
+        serving = {} if model.engine.closed else model.engine.stats()["serving"]
+
+        def duration(count, total_ms):
+            return {"count": count, "ns": int(total_ms * 1e6)}
+
+        queue, compute = serving.get("queue_ms", {}), serving.get("service_ms", {})
+        batches = serving.get("batch_rows", {})
+        return {"name": model.name, "version": model.version, "inference_count": counters.rows,
+                "execution_count": sum(batches.values()),
+                "inference_stats": {
+                    "success": duration(counters.success, (counters.duration_s - counters.failure_s) * 1e3),
+                    "fail": duration(counters.failure, counters.failure_s * 1e3),
+                    "queue": duration(queue.get("count", 0), queue.get("total", 0.0)),
+                    "compute_infer": duration(compute.get("count", 0), compute.get("total", 0.0))},
+                "batch_stats": [{"batch_size": int(rows), "compute_infer": duration(count, 0.0)}
+                                for rows, count in batches.items()]}
+
+    # ---- inference ------------------------------------------------------------------
+
+    def model(self, name: str, version: str = ""):
+        """The model an inference names, refused with 503 once the server stops admitting."""
+        model = self.repository.get(name, version)
+        if not self.admitting:
+            raise InferenceServerError(503, "the server is shutting down: it admits no new requests")
+        return model
+
+    async def infer(self, model, tensors: dict, parameters=None) -> dict:
+        """Run one request ({input name: array}, checked here) on ``model``; returns {output name: array}.
+
+        ``parameters``: the request's KServe parameters; ``priority`` (1 is the
+        highest, 0 the model's default) and ``timeout`` (microseconds in the
+        queue, Triton's) are used.  A full queue is not waited on: the request
+        is turned away with 503, as Triton does past ``max_queue_size``."""
+        counters = self.counters[(model.name, model.version)]
+        started = time.perf_counter()
+        self.active += 1
+        try:
+            feeds = model.feeds(tensors)
+            priority, timeout = model.queue_parameters(parameters or {})
+            outputs = await model.engine.run_async(feeds, timeout=timeout, priority=priority,
+                                                   wait_for_room=False)
+        except InferenceServerError:
+            counters.failed(time.perf_counter() - started)
+            raise
+        except EngineBusy as exc:
+            counters.failed(time.perf_counter() - started)
+            raise InferenceServerError(503, f"model '{model.name}': exceeds maximum queue size "
+                                            f"({model.engine.plan.max_queue} requests waiting)") from exc
+        except TimeoutError as exc:
+            counters.failed(time.perf_counter() - started)
+            raise InferenceServerError(503, f"model '{model.name}': request timeout expired in the queue: "
+                                            f"{exc}") from exc
+        except EngineError as exc:
+            counters.failed(time.perf_counter() - started)
+            status = 503 if model.engine.closed else 500
+            raise InferenceServerError(status, f"model '{model.name}' failed the request: {exc}") from exc
+        except Exception as exc:
+            counters.failed(time.perf_counter() - started)
+            raise InferenceServerError(500, f"model '{model.name}' failed the request: "
+                                            f"{type(exc).__name__}: {exc}") from exc
+        finally:
+            self.active -= 1
+            if self._idle is not None and self.active == 0:
+                self._idle.set()
+        rows = next(iter(tensors.values())).shape[0] if tensors else 0
+        counters.succeeded(time.perf_counter() - started, rows)
+        return outputs
+
+    # ---- shutting down ------------------------------------------------------------
+
+    def stop_admitting(self):
+        self.admitting = False
+
+    async def drain(self, timeout: float):
+        """Wait (at most ``timeout`` seconds) until every admitted inference has its answer;
+        True when none is left."""
+        if self.active == 0:
+            return True
+        self._idle = asyncio.Event()
+        try:
+            await asyncio.wait_for(self._idle.wait(), timeout)
+        except asyncio.TimeoutError:
+            return False
+        return True

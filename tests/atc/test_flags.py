@@ -21,8 +21,13 @@ def refused(argv, message):
 
 def test_a_plain_conversion_parses():
     o = flags.parse(BASE + ["--input_shape=x:1,3,224,224", "--log=info"])
-    assert (o.model, o.output, o.soc_version, o.input_format, o.log) == ("m.onnx", "out", "Ascend310P3", "NCHW",
-                                                                       "info")
+    assert (o.model, o.output, o.soc_version, o.input_format, o.log) == (
+        "m.onnx",
+        "out",
+        "Ascend310P3",
+        "NCHW",
+        "info",
+    )
     assert o.input_shape == {"x": [1, 3, 224, 224]} and o.dynamic == "static"
 
 
@@ -39,7 +44,7 @@ def test_required_flags(missing):
 
 def test_unknown_flags_are_refused_not_ignored():
     msg = refused(BASE + ["--weight=w.bin"], "E10001: unknown option [--weight]")
-    assert "--dynamic_batch_size" in msg   # lists what is accepted
+    assert "--dynamic_batch_size" in msg  # lists what is accepted
     refused(BASE + ["stray"], "unexpected argument [stray]")
     refused(BASE + ["--log=info", "--log=debug"], "--log is given twice")
     refused(BASE + ["--input_shape"], "[--input_shape] is invalid. Reason: the option needs a value")
@@ -48,20 +53,29 @@ def test_unknown_flags_are_refused_not_ignored():
 @pytest.mark.parametrize("fw,name", [("0", "Caffe"), ("1", "MindSpore"), ("3", "TensorFlow")])
 def test_other_frameworks_are_refused(fw, name):
     argv = [a for a in BASE if not a.startswith("--framework")] + [f"--framework={fw}"]
-    refused(argv, f"Value [{fw}] for parameter [--framework] is invalid. Reason: the simulator converts ONNX "
-                  f"models only (--framework=5), not {name}")
-    refused([a for a in BASE if not a.startswith("--framework")] + ["--framework=7"],
-            "expected 0 (Caffe), 1 (MindSpore), 3 (TensorFlow) or 5 (ONNX)")
+    refused(
+        argv,
+        f"Value [{fw}] for parameter [--framework] is invalid. Reason: the simulator converts ONNX "
+        f"models only (--framework=5), not {name}",
+    )
+    refused(
+        [a for a in BASE if not a.startswith("--framework")] + ["--framework=7"],
+        "expected 0 (Caffe), 1 (MindSpore), 3 (TensorFlow) or 5 (ONNX)",
+    )
 
 
 def test_dynamic_batch_rules():
     o = flags.parse(BASE + ["--input_shape=x:-1,3,8,8", "--dynamic_batch_size=1,2,4,8"])
     assert (o.dynamic, o.profiles) == ("batch", [[1], [2], [4], [8]])
-    refused(BASE + ["--input_shape=x:1,-1,8,8", "--dynamic_batch_size=1,2"],
-            "the batch must be the first dimension; -1 at x[1] (use --dynamic_dims for other dimensions)")
+    refused(
+        BASE + ["--input_shape=x:1,-1,8,8", "--dynamic_batch_size=1,2"],
+        "the batch must be the first dimension; -1 at x[1] (use --dynamic_dims for other dimensions)",
+    )
     refused(BASE + ["--input_shape=x:-1,3", "--dynamic_batch_size=4"], "1 profile(s); ATC takes 2 to 100")
-    refused(BASE + ["--input_shape=x:-1,3", "--dynamic_batch_size=" + ",".join(map(str, range(1, 102)))],
-            "101 profile(s); ATC takes 2 to 100")
+    refused(
+        BASE + ["--input_shape=x:-1,3", "--dynamic_batch_size=" + ",".join(map(str, range(1, 102)))],
+        "101 profile(s); ATC takes 2 to 100",
+    )
     refused(BASE + ["--input_shape=x:-1,3", "--dynamic_batch_size=1,0"], "0 is below 1")
     refused(BASE + ["--input_shape=x:-1,3", "--dynamic_batch_size=2,2"], "a profile is given twice")
     refused(BASE + ["--input_shape=x:2,3", "--dynamic_batch_size=1,2"], "--input_shape has no -1 dimension")
@@ -71,29 +85,47 @@ def test_dynamic_batch_rules():
 def test_dynamic_image_size_rules():
     o = flags.parse(BASE + ["--input_shape=img:1,3,-1,-1", "--dynamic_image_size=32,32;64,48"])
     assert (o.dynamic, o.profiles) == ("hw", [[32, 32], [64, 48]])
-    o = flags.parse(BASE + ["--input_format=NHWC", "--input_shape=img:1,-1,-1,3", "--dynamic_image_size=8,8;16,16"])
+    o = flags.parse(
+        BASE + ["--input_format=NHWC", "--input_shape=img:1,-1,-1,3", "--dynamic_image_size=8,8;16,16"]
+    )
     assert o.dynamic == "hw"
-    refused(BASE + ["--input_shape=img:1,-1,-1,3", "--dynamic_image_size=8,8;16,16"],
-            "input 'img': -1 must be exactly H and W of a 4-dimensional NCHW shape (dimensions 2 and 3)")
-    refused(BASE + ["--input_shape=img:1,3,-1,-1", "--dynamic_image_size=8,8,8;16,16,16"],
-            "profile 8,8,8 has 3 value(s), --input_shape has 2 -1 dimension(s) to fill")
-    refused(BASE + ["--input_format=ND", "--input_shape=img:1,3,-1,-1", "--dynamic_image_size=8,8;16,16"],
-            "--dynamic_image_size needs --input_format NCHW or NHWC, got ND")
+    refused(
+        BASE + ["--input_shape=img:1,-1,-1,3", "--dynamic_image_size=8,8;16,16"],
+        "input 'img': -1 must be exactly H and W of a 4-dimensional NCHW shape (dimensions 2 and 3)",
+    )
+    refused(
+        BASE + ["--input_shape=img:1,3,-1,-1", "--dynamic_image_size=8,8,8;16,16,16"],
+        "profile 8,8,8 has 3 value(s), --input_shape has 2 -1 dimension(s) to fill",
+    )
+    refused(
+        BASE + ["--input_format=ND", "--input_shape=img:1,3,-1,-1", "--dynamic_image_size=8,8;16,16"],
+        "--dynamic_image_size needs --input_format NCHW or NHWC, got ND",
+    )
 
 
 def test_dynamic_dims_rules():
-    o = flags.parse(BASE + ["--input_format=ND", "--input_shape=seq:1,-1,32;mask:1,-1",
-                            "--dynamic_dims=4,4;8,8"])
+    o = flags.parse(
+        BASE + ["--input_format=ND", "--input_shape=seq:1,-1,32;mask:1,-1", "--dynamic_dims=4,4;8,8"]
+    )
     assert (o.dynamic, o.profiles) == ("dims", [[4, 4], [8, 8]])
-    refused(BASE + ["--input_shape=seq:1,-1", "--dynamic_dims=4;8"], "--dynamic_dims needs --input_format=ND, got NCHW")
-    refused(BASE + ["--input_format=ND", "--input_shape=seq:1,-1,-1", "--dynamic_dims=4;8"],
-            "profile 4 has 1 value(s), --input_shape has 2 -1 dimension(s) to fill")
+    refused(
+        BASE + ["--input_shape=seq:1,-1", "--dynamic_dims=4;8"],
+        "--dynamic_dims needs --input_format=ND, got NCHW",
+    )
+    refused(
+        BASE + ["--input_format=ND", "--input_shape=seq:1,-1,-1", "--dynamic_dims=4;8"],
+        "profile 4 has 1 value(s), --input_shape has 2 -1 dimension(s) to fill",
+    )
 
 
 def test_one_dynamic_mechanism_and_every_minus_one_covered():
-    refused(BASE + ["--input_shape=x:-1,3", "--dynamic_batch_size=1,2", "--dynamic_dims=1;2"],
-            "--dynamic_batch_size and --dynamic_dims are mutually exclusive: choose one dynamic mechanism")
-    refused(BASE + ["--input_shape=x:-1,3"], "a -1 dimension needs --dynamic_batch_size, --dynamic_image_size")
+    refused(
+        BASE + ["--input_shape=x:-1,3", "--dynamic_batch_size=1,2", "--dynamic_dims=1;2"],
+        "--dynamic_batch_size and --dynamic_dims are mutually exclusive: choose one dynamic mechanism",
+    )
+    refused(
+        BASE + ["--input_shape=x:-1,3"], "a -1 dimension needs --dynamic_batch_size, --dynamic_image_size"
+    )
     refused(BASE + ["--input_shape=x:1,0"], "input 'x': dimension 0; expected >= 1 or -1")
     refused(BASE + ["--input_shape=x1,3"], "'x1,3' is not name:d,d,...")
 
@@ -117,8 +149,10 @@ def test_value_lists():
     refused(BASE + ["--precision_mode=fast"], "expected one of force_fp16")
     o = flags.parse(BASE + ["--input_shape=x:-1,3", "--dynamic_batch_size=1,2", "--sim_latency_us=100,250"])
     assert o.latency_us == [100.0, 250.0]
-    refused(BASE + ["--input_shape=x:-1,3", "--dynamic_batch_size=1,2", "--sim_latency_us=1,2,3"],
-            "3 values: give one, or one per profile (2)")
+    refused(
+        BASE + ["--input_shape=x:-1,3", "--dynamic_batch_size=1,2", "--sim_latency_us=1,2,3"],
+        "3 values: give one, or one per profile (2)",
+    )
     refused(BASE + ["--sim_latency_us=-5"], "each value must be within 0..6e7 microseconds")
 
 
@@ -126,19 +160,31 @@ def test_mode_1_flags():
     o = flags.parse(["--mode=1", "--om=a.om", "--json=a.json"])
     assert (o.mode, o.om, o.json) == (1, "a.om", "a.json")
     refused(["--mode=1", "--om=a.om"], "--mode=1 needs --json")
-    refused(["--mode=1", "--om=a.om", "--json=a.json", "--model=m.onnx"], "--mode=1 takes --om and --json only")
+    refused(
+        ["--mode=1", "--om=a.om", "--json=a.json", "--model=m.onnx"], "--mode=1 takes --om and --json only"
+    )
     refused(BASE + ["--om=a.om"], "--om belongs to --mode=1")
 
 
 def test_unknown_soc_is_refused(nets, tmp_path):
-    with pytest.raises(AtcError, match=r"\[--soc_version\] is invalid. Reason: the simulator models Ascend310, "):
+    with pytest.raises(
+        AtcError, match=r"\[--soc_version\] is invalid. Reason: the simulator models Ascend310, "
+    ):
         onnx_nets.convert(nets["resnet"], tmp_path / "r", "--input_shape=x:1,3,16,16", soc="Ascend999")
 
 
 def test_main_prints_atc_verdicts(nets, tmp_path, capsys):
-    rc = atc.main([f"--model={nets['resnet']}", "--framework=5", f"--output={tmp_path / 'r'}",
-                   "--soc_version=Ascend310P3", "--input_shape=x:-1,3,16,16", "--dynamic_batch_size=1,4",
-                   "--precision_mode=force_fp16"])
+    rc = atc.main(
+        [
+            f"--model={nets['resnet']}",
+            "--framework=5",
+            f"--output={tmp_path / 'r'}",
+            "--soc_version=Ascend310P3",
+            "--input_shape=x:-1,3,16,16",
+            "--dynamic_batch_size=1,4",
+            "--precision_mode=force_fp16",
+        ]
+    )
     out = capsys.readouterr()
     assert rc == 0 and out.out.strip() == atc.SUCCESS and (tmp_path / "r.om").exists()
     assert "--precision_mode=force_fp16: the simulator computes in the ONNX graph's dtypes" in out.err

@@ -161,6 +161,13 @@ def cmd_sim_toolkit(args) -> int:
     return 0 if rc is None else int(rc)
 
 
+def cmd_sim_atc(args) -> int:
+    """ATC's command line, converting an ONNX model into a simulator model (ascend_engine.sim.atc)."""
+    from ascend_engine.sim import atc
+
+    return atc.main(args.atc_args)
+
+
 def cmd_sim_headers(args) -> int:
     """Fetch the real CANN headers into the cache ``sim toolkit`` reads; print their include folder."""
     from ascend_engine import cann_headers
@@ -289,6 +296,11 @@ def build_parser() -> argparse.ArgumentParser:
     q = simsub.add_parser("env", parents=[common],
                           help="shell lines to run and link AscendCL programs against the simulator")
     q.set_defaults(func=cmd_sim_env)
+    # every argument goes to atc as it is: ATC's own flags (--model=..., --help), not this parser's
+    q = simsub.add_parser("atc", add_help=False, prefix_chars="\0",
+                          help="convert an ONNX model with ATC's flags into a simulator model (atc --help)")
+    q.add_argument("atc_args", nargs=argparse.REMAINDER)
+    q.set_defaults(func=cmd_sim_atc)
     if _toolkit_module() is not None:
         q = simsub.add_parser("toolkit", parents=[common],
                               help="lay out a CANN-like toolkit folder backed by the simulator")

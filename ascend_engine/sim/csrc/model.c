@@ -604,6 +604,11 @@ static aclError run_plan(sim_model *m, const exec_plan *p, char *err, size_t err
     /* the device-time model: the execution occupies its stream at least this long, so it takes
      * max(modelled time, real compute time) */
     double us = rc == ACL_SUCCESS ? device_time_us(info, sym) : 0;
+    if (sim_log_enabled && rc == ACL_SUCCESS) {
+        double real_us = (double)(sim_now_ns() - start) / 1000.0;
+        sim_log_note("model %u executed: computed in %.1f us, modelled device time %.1f us: bound by %s", m->id,
+                     real_us, us, us > real_us ? "the modelled device time" : "the real compute");
+    }
     if (us > 0)
         sim_sleep_until_ns(start + (uint64_t)(us * 1000.0));
     atomic_store(&m->busy, 0);

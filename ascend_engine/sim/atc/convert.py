@@ -111,7 +111,9 @@ def _input_specs(opts, inputs):
     h_pos = 2 if opts.input_format == "NCHW" else 1
     for vi in inputs:
         t = vi.type.tensor_type
-        onnx_dims = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in t.shape.dim]
+        onnx_dims = [
+            d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in t.shape.dim
+        ]
         given = opts.input_shape.get(vi.name)
         if given is None:
             if any(d is None for d in onnx_dims):

@@ -239,7 +239,7 @@ def _cast_outputs(model, opts):
         out.type.tensor_type.elem_type = _ONNX_OF[dtype]
 
 
-def _feeds(specs, row, opts):
+def _feeds(specs, row):
     """Zero inputs at one profile (row: the symbol values; None for a static model)."""
     feeds = {}
     for s in specs:
@@ -248,7 +248,7 @@ def _feeds(specs, row, opts):
     return feeds
 
 
-def _profile_rows(opts, n_syms):
+def _profile_rows(opts):
     if opts.dynamic in ("batch", "hw", "dims"):
         return [list(r) for r in opts.profiles]
     return [None]
@@ -290,11 +290,11 @@ def convert(opts, command=""):
             f"{str(exc).splitlines()[0]}"
         ) from None
     out_names = [o.name for o in sess.get_outputs()]
-    rows = _profile_rows(opts, n_syms)
+    rows = _profile_rows(opts)
     shapes, dtypes, times = [], None, []
     for row in rows:
         try:
-            results = sess.run(out_names, _feeds(specs, row, opts))
+            results = sess.run(out_names, _feeds(specs, row))
         except Exception as exc:
             at = "" if row is None else f" at profile {','.join(map(str, row))}"
             raise AtcError(

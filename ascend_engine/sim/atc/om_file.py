@@ -9,6 +9,7 @@ data section.  :func:`describe` reads such a file back for ``--mode=1``.
 
 from __future__ import annotations
 
+import os
 import struct
 from dataclasses import dataclass, field
 
@@ -160,8 +161,6 @@ def to_bytes(m: ConvertedModel) -> bytes:
 
 def save(m: ConvertedModel, path: str) -> str:
     """Write the file (atomically: a reader never sees half of it)."""
-    import os
-
     tmp = f"{path}.tmp{os.getpid()}"
     with open(tmp, "wb") as f:
         f.write(to_bytes(m))

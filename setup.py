@@ -152,7 +152,7 @@ def extensions():
         depends=headers + rel("ascend_engine/sim/csrc/*.h"),
         extra_compile_args=WARNINGS + ["-std=gnu11", "-O2", "-fvisibility=hidden", "-pthread"],
         extra_link_args=["-pthread", "-Wl,-soname,libascendcl_sim.so"],
-        libraries=["m"],
+        libraries=["m", "dl"],   # dl: ONNX Runtime is loaded at run time (ort_exec.c)
     )
     # The simulator's companion to CANN's libacl_dvpp.so (acldvppMalloc/Free).  Its
     # aclrt* calls stay undefined and resolve from the AscendCL library the

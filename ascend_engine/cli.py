@@ -191,6 +191,13 @@ def cmd_help(args) -> int:
     return 0
 
 
+def cmd_sim_atc(args) -> int:
+    """ATC's command line, converting an ONNX model into a simulator model (ascend_engine.sim.atc)."""
+    from ascend_engine.sim import atc
+
+    return atc.main(args.atc_args)
+
+
 def cmd_sim_headers(args) -> int:
     """Fetch the real CANN headers into the cache ``sim toolkit`` reads; print their include folder."""
     from ascend_engine import cann_headers
@@ -349,6 +356,11 @@ def build_parser() -> argparse.ArgumentParser:
                                       "and the compile line that make an AscendCL C/C++ program run "
                                       "against the simulator: eval \"$(ascend-engine sim env)\".")
     q.set_defaults(func=cmd_sim_env)
+    # every argument goes to atc as it is: ATC's own flags (--model=..., --help), not this parser's
+    q = simsub.add_parser("atc", add_help=False, prefix_chars="\0",
+                          help="convert an ONNX model with ATC's flags into a simulator model (atc --help)")
+    q.add_argument("atc_args", nargs=argparse.REMAINDER)
+    q.set_defaults(func=cmd_sim_atc)
     if _toolkit_module() is not None:
         q = simsub.add_parser("toolkit", parents=[common],
                               help="lay out a CANN-like toolkit folder backed by the simulator",

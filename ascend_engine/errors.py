@@ -43,6 +43,7 @@ __all__ = [
     "ReplicaError",
     "SpecError",
     "ToolkitError",
+    "AtcError",
     "ERROR_CODES",
     "TROUBLESHOOTING",
     "error_name",
@@ -493,6 +494,10 @@ class SpecError(PipelineError):
 
 class ToolkitError(RuntimeError):
     """The toolkit folder could not be made; the message says why."""
+
+
+class AtcError(ValueError):
+    """``sim atc`` refused a command line or a model; the message is ATC-style and says why."""
 
 
 class EngineBusy(EngineError):

@@ -11,6 +11,7 @@
       runtime/include/acl/...     the real CANN headers, plus ascend-engine's own
                                   acl/ops/acl_dvpp.h when they lack one
       include -> runtime/include
+      compiler/bin/atc            `ascend-engine sim atc` (on PATH after sourcing env.sh)
       sim_toolkit.info            what this folder is and where it came from
 
 so that an existing AscendCL project (CMake, make, setup.py) builds and runs
@@ -70,7 +71,16 @@ export DDK_PATH="$_ae_toolkit"
 export CANN_PATH="$_ae_toolkit"
 export NPU_HOST_LIB="$_ae_toolkit/runtime/lib64/stub"
 export LD_LIBRARY_PATH="$_ae_toolkit/runtime/lib64:$_ae_toolkit/lib64${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"
-unset _ae_toolkit
+export PATH="$_ae_toolkit/compiler/bin${{PATH:+:$PATH}}"
+{ort}unset _ae_toolkit
+"""
+# compiler/bin/atc: the ATC stand-in, run by the Python that made the folder, from this package
+ATC_SCRIPT = """\
+#!{python}
+import sys
+sys.path.insert(0, {root!r})
+from ascend_engine.sim.atc import main
+sys.exit(main())
 """
 
 
@@ -227,7 +237,16 @@ def make_toolkit(dest: str, headers: str | None = None) -> str:
     _replace(include)
     os.symlink(os.path.join("runtime", "include"), include)
 
-    env = ENV_TEMPLATE.format(home=shlex.quote(dest))
+    from ascend_engine.sim import ort_library
+
+    atc = os.path.join(dest, "compiler", "bin", "atc")
+    os.makedirs(os.path.dirname(atc), exist_ok=True)
+    with open(atc, "w") as f:
+        f.write(ATC_SCRIPT.format(python=sys.executable, root=os.path.dirname(PACKAGE)))
+    os.chmod(atc, 0o755)
+    ort = ort_library.find()   # converted models need ONNX Runtime: C programs find it through env.sh
+    ort_line = f'export {ort_library.ENV}="${{{ort_library.ENV}:-{ort}}}"\n' if ort else ""
+    env = ENV_TEMPLATE.format(home=shlex.quote(dest), ort=ort_line)
     for name in ("env.sh", "set_env.sh"):
         with open(os.path.join(dest, name), "w") as f:
             f.write(env)

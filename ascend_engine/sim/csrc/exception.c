@@ -78,13 +78,12 @@ static aclTensorDesc *io_descs(const sim_model_info *info, const sim_io *ios, ui
         if (ios[i].tensor == UINT32_MAX) {
             memcpy(a[i].dims, ios[i].dims, sizeof(int64_t) * ios[i].rank);   /* ascend_mbatch_shape_data */
         } else {
-            sim_resolve_dims(ios[i].dims, ios[i].rank, sym, a[i].dims);
+            sim_io_dims(info, &ios[i], sym, a[i].dims);
             for (uint32_t k = 0; k < ios[i].rank; k++)
                 a[i].dims[k] = a[i].dims[k] < 0 ? -1 : a[i].dims[k];   /* no values: -1, unknown (docs/toolkit.md) */
         }
         a[i].address = ptrs ? ptrs[i] : NULL;
     }
-    (void)info;
     return a;
 }
 

@@ -123,6 +123,8 @@ void sim_model_info_free(sim_model_info *info)
     free(info->inputs);
     free(info->outputs);
     free(info->gear_vals);
+    free(info->out_gear_dims);
+    free(info->gear_latency_us);
     free(info);
 }
 
@@ -156,7 +158,7 @@ aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_mod
         return sim_error(ACL_ERROR_PARSE_MODEL, fn,
                          "simulator model version %u is not supported (this simulator reads versions 1 to %u; "
                          "rebuild the model with this ascend_engine)", version, SIM_MODEL_VERSION);
-    uint32_t want_header = version == 1 ? SIM_HEADER_SIZE : SIM_HEADER_SIZE_V2;
+    uint32_t want_header = version == 1 ? SIM_HEADER_SIZE : version == 2 ? SIM_HEADER_SIZE_V2 : SIM_HEADER_SIZE_V3;
     if (header_size != want_header)
         return sim_error(ACL_ERROR_PARSE_MODEL, fn,
                          "invalid simulator model: header size %u at byte 12, expected %u for version %u",
@@ -218,6 +220,21 @@ aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_mod
     char dwhy[256];
     if (!sim_format_read_dynamic(m, b, size, version, gear_off, dwhy, sizeof dwhy))
         PARSE_FAIL("%s", dwhy);
+    if (version >= 3) {
+        /* version 3: the data section is an ONNX graph that ONNX Runtime runs (format_onnx.c) */
+        m->executor = rd32(b + 160);
+        if (m->executor != SIM_EXEC_ONNX)
+            PARSE_FAIL("executor %u at byte 160 is not 1 (ONNX graph)", m->executor);
+        if (m->n_ops != 0)
+            PARSE_FAIL("an ONNX model has no simulator ops, the header (byte 28) says %u", m->n_ops);
+        if (m->dyn_kind == SIM_DYN_RANGE)
+            PARSE_FAIL("an ONNX model with shape ranges is not supported by this simulator (gears only)");
+        if (m->data_size == 0)
+            PARSE_FAIL("the data section of an ONNX model (bytes 104/112) is empty: it holds the ONNX graph");
+        if (!in_range(rd32(b + 184), rd32(b + 188), str_size))
+            PARSE_FAIL("the conversion command (string %u+%u, header byte 184) lies outside the string table",
+                       rd32(b + 184), rd32(b + 188));
+    }
 
     m->tensors = calloc(m->n_tensors, sizeof *m->tensors);
     m->ops = calloc(m->n_ops ? m->n_ops : 1, sizeof *m->ops);
@@ -245,8 +262,12 @@ aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_mod
             PARSE_FAIL("tensor %u '%s' (byte %" PRIu64 "): unsupported dtype %d", i, t->name, at + 8, (int)t->dtype);
         if (t->format != ACL_FORMAT_NCHW && t->format != ACL_FORMAT_NHWC && t->format != ACL_FORMAT_ND)
             PARSE_FAIL("tensor %u '%s' (byte %" PRIu64 "): unsupported format %d", i, t->name, at + 12, (int)t->format);
-        if (t->kind > SIM_KIND_RESULT)
+        if (t->kind > SIM_KIND_GRAPH)
             PARSE_FAIL("tensor %u '%s' (byte %" PRIu64 "): unknown kind %u", i, t->name, at + 16, t->kind);
+        if ((t->kind == SIM_KIND_GRAPH) != (m->executor == SIM_EXEC_ONNX && t->kind != SIM_KIND_INPUT))
+            PARSE_FAIL("tensor %u '%s' (byte %" PRIu64 "): kind %u; %s", i, t->name, at + 16, t->kind,
+                       m->executor == SIM_EXEC_ONNX ? "an ONNX model has only inputs (0) and graph outputs (3)"
+                                                    : "kind 3 (ONNX graph output) needs a version-3 ONNX model");
         if (t->rank > SIM_MAX_RANK)
             PARSE_FAIL("tensor %u '%s' (byte %" PRIu64 "): rank %u above %d", i, t->name, at + 20, t->rank, SIM_MAX_RANK);
         t->elem_size = aclDataTypeSize(t->dtype);
@@ -256,7 +277,8 @@ aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_mod
                 PARSE_FAIL("tensor %u '%s': unused dimension %u is %" PRId64 ", expected 0", i, t->name, d, v);
             t->dims[d] = v;
         }
-        if (!sim_format_tensor_dims(m, t, dwhy, sizeof dwhy))
+        /* graph outputs' shapes come with the ONNX section (sim_format_read_onnx) */
+        if (t->kind != SIM_KIND_GRAPH && !sim_format_tensor_dims(m, t, dwhy, sizeof dwhy))
             PARSE_FAIL("tensor %u '%s' (byte %" PRIu64 "): %s", i, t->name, at + 24, dwhy);
         uint64_t doff = rd64(r + 88), dsize = rd64(r + 96);
         if (t->kind == SIM_KIND_CONST) {
@@ -270,7 +292,7 @@ aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_mod
         } else {
             if (doff != 0 || dsize != 0)
                 PARSE_FAIL("tensor %u '%s' (byte %" PRIu64 "): only constants have data", i, t->name, at + 88);
-            if (t->kind == SIM_KIND_INPUT) {
+            if (t->kind == SIM_KIND_INPUT || t->kind == SIM_KIND_GRAPH) {
                 defined[i] = 1;
             } else if (m->dyn_kind != SIM_DYN_RANGE) {
                 /* range models lay their work memory out per execution */
@@ -320,6 +342,8 @@ aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_mod
         if (m->tensors[i].kind == SIM_KIND_INPUT && !listed[i])
             PARSE_FAIL("tensor %u '%s' is an input tensor but not in the input list", i, m->tensors[i].name);
     if (!sim_format_check_inputs(m, dwhy, sizeof dwhy))
+        PARSE_FAIL("%s", dwhy);
+    if (m->executor == SIM_EXEC_ONNX && !sim_format_read_onnx(m, b, size, dwhy, sizeof dwhy))
         PARSE_FAIL("%s", dwhy);
 
     /* ops, in order: every input must be available, every result produced once */

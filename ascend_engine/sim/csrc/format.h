@@ -15,10 +15,11 @@
 
 #define SIM_MODEL_MAGIC "AESIMMDL"
 #define SIM_MODEL_MAGIC_LEN 8
-#define SIM_MODEL_VERSION 2u      /* the newest version read; version 1 is read too */
+#define SIM_MODEL_VERSION 3u      /* the newest version read; versions 1 and 2 are read too */
 
 #define SIM_HEADER_SIZE 136u      /* version 1 */
 #define SIM_HEADER_SIZE_V2 160u   /* version 2: + the dynamic section fields */
+#define SIM_HEADER_SIZE_V3 192u   /* version 3: + the ONNX executor fields */
 #define SIM_TENSOR_RECORD 104u
 #define SIM_OP_RECORD 192u
 #define SIM_IO_RECORD 16u
@@ -46,7 +47,13 @@ enum { SIM_DYN_NONE = 0, SIM_DYN_BATCH = 1, SIM_DYN_HW = 2, SIM_DYN_DIMS = 3, SI
  * descriptor reports every symbolic dimension as -1. */
 #define SIM_SYM(d) ((uint32_t)(-1 - (d)))
 
-enum { SIM_KIND_INPUT = 0, SIM_KIND_CONST = 1, SIM_KIND_RESULT = 2 };
+/* SIM_KIND_GRAPH: an output of the ONNX graph a version-3 model carries
+ * (computed by ONNX Runtime, not by the simulator's ops). */
+enum { SIM_KIND_INPUT = 0, SIM_KIND_CONST = 1, SIM_KIND_RESULT = 2, SIM_KIND_GRAPH = 3 };
+
+/* How a model computes: the simulator's own ops, or ONNX Runtime running the
+ * ONNX graph stored in the data section (version 3). */
+enum { SIM_EXEC_OPS = 0, SIM_EXEC_ONNX = 1 };
 
 enum {
     SIM_OP_MATMUL = 1, SIM_OP_ADD, SIM_OP_MUL, SIM_OP_RELU, SIM_OP_GELU,
@@ -91,6 +98,8 @@ typedef struct sim_io {
     int64_t dims[SIM_MAX_RANK];
     uint64_t max_bytes;           /* shape x dtype at the largest gear */
     uint64_t size;                /* what the descriptor reports: max_bytes, exact; 0 with a shape range */
+    const int64_t *gear_dims;     /* ONNX gear models' outputs: n_gears rows of rank dims (the */
+                                  /* output shape at each gear), else NULL */
 } sim_io;
 
 typedef struct sim_model_info {
@@ -112,6 +121,9 @@ typedef struct sim_model_info {
                                   /* their work memory is sized per execution) */
     uint64_t scratch_offset;      /* scratch area inside the work memory */
     uint64_t weight_size;         /* = data_size */
+    uint32_t executor;            /* SIM_EXEC_*: ONNX models keep the ONNX graph in the data section */
+    int64_t *out_gear_dims;       /* ONNX gear models: the output shapes per gear (sim_io.gear_dims) */
+    double *gear_latency_us;      /* n_gears device times, one per gear, or NULL */
 } sim_model_info;
 
 /* Parse and validate a model image.  On failure returns 100012 (not a
@@ -139,6 +151,17 @@ void sim_resolve_dims(const int64_t *dims, uint32_t rank, const uint64_t *sym, i
 /* Elements of a concrete shape; 0 when it overflows SIM_MAX_TENSOR_BYTES. */
 uint64_t sim_shape_elems(const int64_t *dims, uint32_t rank);
 const char *sim_dyn_kind_name(uint32_t kind);
+
+/* format_onnx.c: the ONNX section of a version-3 header (after the inputs and
+ * outputs are read): checks the output shape table and the per-gear device
+ * times and fills the outputs' sizes.  On failure: the problem in `why`, 0. */
+int sim_format_read_onnx(sim_model_info *m, const unsigned char *b, size_t size, char *why, size_t n);
+/* The gear row index of symbol values `sym` (UINT32_MAX: not a gear). */
+uint32_t sim_gear_index(const sim_model_info *m, const uint64_t *sym);
+/* An input's or output's shape at symbol values `sym`: the gear's row for
+ * table outputs (the largest gear's when sym is no gear); sym NULL: the
+ * record's dims, symbolic ones negative. */
+void sim_io_dims(const sim_model_info *m, const sim_io *io, const uint64_t *sym, int64_t *out);
 
 /* The dtypes model tensors may have (float32, float16, int32, uint8, int64). */
 int sim_model_dtype_ok(int32_t dtype);

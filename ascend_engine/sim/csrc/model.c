@@ -60,6 +60,7 @@ void sim_model_unref(sim_model *m)
         return;
     if (m->reserved)
         sim_device_release_bytes(m->device, m->reserved);
+    sim_ort_session_release(m->ort_session);
     if (m->own_work)
         free(m->work);
     if (m->own_weights)
@@ -202,6 +203,15 @@ static aclError load_model(const char *fn, const void *bytes, size_t size, uint3
     }
     if (info->weight_size)
         memcpy(m->weights, (const unsigned char *)bytes + info->data_off, info->weight_size);
+    if (info->executor == SIM_EXEC_ONNX) {
+        /* the weights are the ONNX graph: one ONNX Runtime session per loaded model */
+        rc = sim_ort_session_create(fn, info, m->weights, (size_t)info->weight_size, &m->ort_session);
+        if (rc != ACL_SUCCESS) {
+            sim_model_unref(m);
+            return rc;
+        }
+        m->skip_compute = sim_ort_skip_compute();
+    }
 
     pthread_mutex_lock(&table_lock);
     if (table_len == table_cap) {
@@ -342,12 +352,12 @@ typedef struct exec_plan {
 
 /* Bytes of an input or output at the execution's symbol values (NULL: the
  * static shape).  The synthesized dynamic input keeps its one size. */
-static uint64_t io_bytes(const sim_io *io, const uint64_t *sym)
+static uint64_t io_bytes(const sim_model_info *info, const sim_io *io, const uint64_t *sym)
 {
     if (io->tensor == UINT32_MAX || !sym)
         return io->max_bytes;
     int64_t dims[SIM_MAX_RANK];
-    sim_resolve_dims(io->dims, io->rank, sym, dims);
+    sim_io_dims(info, io, sym, dims);
     return sim_shape_elems(dims, io->rank) * aclDataTypeSize(io->dtype);
 }
 
@@ -403,7 +413,7 @@ static aclError check_buffers(const char *fn, const sim_model *m, const aclmdlDa
         if (!sim_databuf_ok(b))
             return sim_error(ACL_ERROR_INVALID_PARAM, fn, "%s %u: data buffer %p is not a live data buffer", what, i,
                              (const void *)b);
-        uint64_t need = io_bytes(&ios[i], p->dynamic ? p->sym : NULL);
+        uint64_t need = io_bytes(info, &ios[i], p->dynamic ? p->sym : NULL);
         if (b->size < need) {
             if (need != ios[i].size) {
                 char note[160];
@@ -497,26 +507,11 @@ static uint64_t range_layout(const sim_model_info *info, const uint64_t *sym, ui
     return work + scratch;
 }
 
-/* Run every op of the model for the plan's gear or shapes.  Returns 0 or an
- * error code with a message in err. */
-static aclError run_plan(sim_model *m, const exec_plan *p, char *err, size_t errlen)
+/* Run every op of the model for the plan's gear or shapes, from the plan's
+ * input buffers into its output buffers. */
+static aclError run_ops(sim_model *m, const exec_plan *p, char *err, size_t errlen)
 {
     const sim_model_info *info = m->meta->info;
-    if (atomic_exchange(&m->busy, 1)) {
-        snprintf(err, errlen, "model %u is already executing (on another stream or thread): one loaded model "
-                 "cannot execute concurrently; load it once per stream", m->id);
-        return ACL_ERROR_RT_MODEL_EXECUTE;
-    }
-    int stall_ms = 0;
-    aclError rc = sim_fault_on_task("execute", &stall_ms);
-    if (stall_ms > 0)
-        sim_sleep_until_ns(sim_now_ns() + (uint64_t)stall_ms * 1000000u);
-    if (rc != ACL_SUCCESS) {
-        snprintf(err, errlen, "execution of model %u failed on the device (injected fault)", m->id);
-        atomic_store(&m->busy, 0);
-        return rc;
-    }
-    uint64_t start = sim_now_ns();
     const uint64_t *sym = p->dynamic ? p->sym : NULL;
     void **ptr = malloc(sizeof(void *) * info->n_tensors);
     uint64_t *offsets = NULL;
@@ -531,7 +526,6 @@ static aclError run_plan(sim_model *m, const exec_plan *p, char *err, size_t err
         snprintf(err, errlen, "out of host memory executing model %u", m->id);
         free(ptr);
         free(offsets);
-        atomic_store(&m->busy, 0);
         return ACL_ERROR_RT_MODEL_EXECUTE;
     }
     for (uint32_t i = 0; i < info->n_tensors; i++) {
@@ -562,18 +556,63 @@ static aclError run_plan(sim_model *m, const exec_plan *p, char *err, size_t err
     free(ptr);
     free(offsets);
     free(range_work);
-    /* the device-time model: the execution occupies its stream at least this long; an item is a row of
-     * dimension 0 of the first input */
+    return ACL_SUCCESS;
+}
+
+/* The modelled device time of one execution: the gear's own time when the
+ * model lists one per gear, else latency_us plus latency_per_item_us per
+ * item (a row of dimension 0 of the first input). */
+static double device_time_us(const sim_model_info *info, const uint64_t *sym)
+{
+    uint32_t g = info->gear_latency_us ? sim_gear_index(info, sym) : UINT32_MAX;
+    if (g != UINT32_MAX)
+        return info->gear_latency_us[g];
     uint64_t items = 1;
     if (sym && info->n_file_inputs > 0 && info->inputs[0].rank > 0 && info->inputs[0].dims[0] < 0)
         items = sym[SIM_SYM(info->inputs[0].dims[0])];
     else if (info->dyn_kind == SIM_DYN_BATCH)
         items = sym[0];
-    double us = info->latency_us + info->latency_per_item_us * (double)items;
+    return info->latency_us + info->latency_per_item_us * (double)items;
+}
+
+/* Run the model for the plan (its ops, or its ONNX graph) and hold the
+ * stream for the modelled device time.  Returns 0 or an error code with a
+ * message in err. */
+static aclError run_plan(sim_model *m, const exec_plan *p, char *err, size_t errlen)
+{
+    const sim_model_info *info = m->meta->info;
+    if (atomic_exchange(&m->busy, 1)) {
+        snprintf(err, errlen, "model %u is already executing (on another stream or thread): one loaded model "
+                 "cannot execute concurrently; load it once per stream", m->id);
+        return ACL_ERROR_RT_MODEL_EXECUTE;
+    }
+    int stall_ms = 0;
+    aclError rc = sim_fault_on_task("execute", &stall_ms);
+    if (stall_ms > 0)
+        sim_sleep_until_ns(sim_now_ns() + (uint64_t)stall_ms * 1000000u);
+    if (rc != ACL_SUCCESS) {
+        snprintf(err, errlen, "execution of model %u failed on the device (injected fault)", m->id);
+        atomic_store(&m->busy, 0);
+        return rc;
+    }
+    uint64_t start = sim_now_ns();
+    const uint64_t *sym = p->dynamic ? p->sym : NULL;
+    if (info->executor == SIM_EXEC_ONNX)
+        rc = sim_ort_run(m->ort_session, info, sym, p->in, p->out, p->out_len, m->skip_compute, err, errlen);
+    else
+        rc = run_ops(m, p, err, errlen);
+    /* the device-time model: the execution occupies its stream at least this long, so it takes
+     * max(modelled time, real compute time) */
+    double us = rc == ACL_SUCCESS ? device_time_us(info, sym) : 0;
+    if (sim_log_enabled && rc == ACL_SUCCESS) {
+        double real_us = (double)(sim_now_ns() - start) / 1000.0;
+        sim_log_note("model %u executed: computed in %.1f us, modelled device time %.1f us: bound by %s", m->id,
+                     real_us, us, us > real_us ? "the modelled device time" : "the real compute");
+    }
     if (us > 0)
         sim_sleep_until_ns(start + (uint64_t)(us * 1000.0));
     atomic_store(&m->busy, 0);
-    return ACL_SUCCESS;
+    return rc;
 }
 
 SIM_EXPORT aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset *input, aclmdlDataset *output)

@@ -102,7 +102,23 @@ typedef struct sim_model {
     pthread_mutex_t last_lock;
     int has_last;                /* a dynamic setter succeeded: last_syms holds its gear */
     uint64_t last_syms[SIM_MAX_SYMS];
+    void *ort_session;           /* ONNX models: the ONNX Runtime session (ort_exec.c) */
+    int skip_compute;            /* ONNX models loaded with ASCEND_SIM_COMPUTE=skip */
 } sim_model;
+
+/* ---- ort_exec.c: ONNX models computed by ONNX Runtime -------------------------
+ * A session for the ONNX graph `onnx` (the model's weights), or the error
+ * (recorded under fn): ONNX Runtime missing, or the graph rejected. */
+aclError sim_ort_session_create(const char *fn, const sim_model_info *info, const void *onnx, size_t size,
+                                void **session);
+void sim_ort_session_release(void *session);
+/* ASCEND_SIM_COMPUTE=skip: executions write zeros instead of computing. */
+int sim_ort_skip_compute(void);
+/* Run the graph at symbol values sym (NULL: static) from the input buffers
+ * into the output buffers (out_len bytes each; zeros when skip).  Returns 0
+ * or an error code with the message in err. */
+aclError sim_ort_run(void *session, const sim_model_info *info, const uint64_t *sym, void *const *in,
+                     void *const *out, const size_t *out_len, int skip, char *err, size_t errlen);
 
 /* The symbol values of the gear last set on model m (aclmdlGetCurOutputDims);
  * 0 when none was set. */

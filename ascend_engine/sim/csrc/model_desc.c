@@ -127,7 +127,7 @@ static const uint64_t *largest_gear(const sim_model_info *info, const sim_io *io
     int64_t dims[SIM_MAX_RANK];
     for (uint32_t g = 0; g < info->n_gears; g++) {
         const uint64_t *v = &info->gear_vals[(size_t)g * info->n_syms];
-        sim_resolve_dims(io->dims, io->rank, v, dims);
+        sim_io_dims(info, io, v, dims);
         uint64_t e = sim_shape_elems(dims, io->rank);
         if (!best || e > best_e) {
             best = v;
@@ -166,7 +166,7 @@ aclError sim_fill_dims(const char *fn, const aclmdlDesc *d, size_t index, int is
         dims->dims[0] = io->dims[0];   /* ascend_mbatch_shape_data: its value count */
         return ACL_SUCCESS;
     }
-    sim_resolve_dims(io->dims, io->rank, sym, dims->dims);
+    sim_io_dims(info, io, sym, dims->dims);
     for (uint32_t i = 0; i < io->rank; i++)
         dims->dims[i] = dims->dims[i] < 0 ? -1 : dims->dims[i];   /* every dynamic dimension reads -1 */
     return ACL_SUCCESS;

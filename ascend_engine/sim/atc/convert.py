@@ -1,0 +1,341 @@
+"""From an ONNX file and ATC's options to a converted simulator model.
+
+:func:`convert` reads and checks the ONNX graph, fixes its inputs' shapes
+as ``--input_shape`` says (a named symbolic dimension for each ``-1``),
+keeps the ``--out_nodes`` outputs, casts outputs to ``--output_type``, then
+builds the graph with ONNX Runtime and runs it once at every profile (on
+zeros), which both proves that ONNX Runtime accepts every profile and gives
+each output's exact shape there, and estimates the device time of each
+profile (cost.py).  The result is an :class:`om_file.ConvertedModel`.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ascend_engine.errors import AtcError
+
+from . import cost
+from .om_file import ConvertedModel, IoSpec
+
+__all__ = ["convert", "load_onnx"]
+
+# ONNX TensorProto element types the simulator's tensors can hold
+_ONNX_DTYPES = {1: "float32", 10: "float16", 6: "int32", 7: "int64", 2: "uint8"}
+_ONNX_OF = {v: k for k, v in _ONNX_DTYPES.items()}
+_ONNX_NAMES = {
+    0: "undefined",
+    3: "int8",
+    4: "uint16",
+    5: "int16",
+    8: "string",
+    9: "bool",
+    11: "double",
+    12: "uint32",
+    13: "uint64",
+    16: "bfloat16",
+}
+SYMBOL_PREFIX = "ascend_sym"
+
+
+def _imports():
+    try:
+        import onnx
+        import onnxruntime
+    except ImportError as exc:
+        raise AtcError(
+            f"sim atc needs the onnx and onnxruntime packages ({exc.name} is missing): "
+            "pip install ascend-engine[onnx]"
+        ) from None
+    return onnx, onnxruntime
+
+
+def load_onnx(path):
+    """The checked ModelProto of ``path``; AtcError naming the problem otherwise."""
+    onnx, _ = _imports()
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as exc:
+        raise AtcError(
+            f"E10001: Value [{path}] for parameter [--model] is invalid. Reason: cannot read the "
+            f"file: {exc.strerror}"
+        ) from None
+    try:
+        model = onnx.load_model_from_string(raw)
+    except Exception as exc:  # protobuf's DecodeError and friends: the file is not a ModelProto
+        raise AtcError(
+            f"E10001: Value [{path}] for parameter [--model] is invalid. Reason: not a readable ONNX "
+            f"model ({len(raw)} bytes; truncated or corrupt?): {exc}"
+        ) from None
+    if not model.graph.node and not model.graph.output:
+        raise AtcError(
+            f"E10001: Value [{path}] for parameter [--model] is invalid. Reason: not an ONNX model (no graph)"
+        )
+    try:
+        onnx.checker.check_model(model)
+    except Exception as exc:
+        raise AtcError(
+            f"E10001: Value [{path}] for parameter [--model] is invalid. Reason: the ONNX graph is "
+            f"malformed: {str(exc).splitlines()[0]}"
+        ) from None
+    return model
+
+
+def _dtype(what, name, elem_type, hint=""):
+    if elem_type not in _ONNX_DTYPES:
+        raise AtcError(
+            f"{what} {name!r} is {_ONNX_NAMES.get(elem_type, elem_type)}: the simulator's tensors are "
+            f"float32, float16, int32, int64 or uint8{hint}"
+        )
+    return _ONNX_DTYPES[elem_type]
+
+
+def _graph_inputs(model):
+    inits = {i.name for i in model.graph.initializer}
+    return [vi for vi in model.graph.input if vi.name not in inits]
+
+
+def _input_specs(opts, inputs):
+    """IoSpecs of the model inputs (symbolic dims coded -1 - s) and the symbol count."""
+    names = [vi.name for vi in inputs]
+    for n in opts.input_shape:
+        if n not in names:
+            raise AtcError(
+                f"E10001: Value [{opts.raw['input_shape']}] for parameter [--input_shape] is invalid. "
+                f"Reason: the model has no input {n!r}; its inputs: {', '.join(names)}"
+            )
+    specs, counter = [], 0
+    h_pos = 2 if opts.input_format == "NCHW" else 1
+    for vi in inputs:
+        t = vi.type.tensor_type
+        onnx_dims = [
+            d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in t.shape.dim
+        ]
+        given = opts.input_shape.get(vi.name)
+        if given is None:
+            if any(d is None for d in onnx_dims):
+                raise AtcError(
+                    f"E10001: input {vi.name!r} has dynamic dimensions in the ONNX graph "
+                    f"({_dims_text(t)}): give its shape with --input_shape"
+                )
+            given = onnx_dims
+        elif len(given) != len(onnx_dims) and t.HasField("shape"):
+            raise AtcError(
+                f"E10001: Value [{opts.raw['input_shape']}] for parameter [--input_shape] is invalid. "
+                f"Reason: input {vi.name!r} has rank {len(onnx_dims)} in the ONNX graph, got "
+                f"{len(given)} dimensions"
+            )
+        dims = []
+        for k, d in enumerate(given):
+            fixed = onnx_dims[k] if k < len(onnx_dims) else None
+            if fixed is not None and d != fixed:
+                raise AtcError(
+                    f"E10001: Value [{opts.raw.get('input_shape')}] for parameter [--input_shape] is "
+                    f"invalid. Reason: input {vi.name!r} dimension {k} is fixed to {fixed} in the ONNX "
+                    f"graph, got {d}"
+                )
+            if d != -1:
+                dims.append(d)
+            elif opts.dynamic == "batch":
+                dims.append(-1)  # symbol 0: the batch
+            elif opts.dynamic == "hw":
+                dims.append(-1 if k == h_pos else -2)  # symbols 0 and 1: H and W
+            else:
+                dims.append(-1 - counter)  # dims: each -1 in order is its own symbol
+                counter += 1
+        fmt = opts.input_format if len(dims) == 4 or opts.input_format == "ND" else "ND"
+        specs.append(IoSpec(vi.name, _dtype("input", vi.name, t.elem_type), fmt, tuple(dims)))
+    n_syms = {"batch": 1, "hw": 2, "dims": counter}.get(opts.dynamic, 0)
+    return specs, n_syms
+
+
+def _dims_text(t):
+    return ",".join(
+        str(d.dim_value) if d.HasField("dim_value") else (d.dim_param or "?") for d in t.shape.dim
+    )
+
+
+def _fix_inputs(model, specs):
+    """Write the converted shapes into the graph's inputs (a dim_param per symbol)."""
+    by_name = {s.name: s for s in specs}
+    for vi in _graph_inputs(model):
+        shape = vi.type.tensor_type.shape
+        del shape.dim[:]
+        for d in by_name[vi.name].dims:
+            dim = shape.dim.add()
+            if d < 0:
+                dim.dim_param = f"{SYMBOL_PREFIX}{-1 - d}"
+            else:
+                dim.dim_value = d
+
+
+def _select_outputs(model, opts):
+    """--out_nodes: the graph's outputs become the named node outputs, in that order."""
+    if not opts.out_nodes:
+        return
+    onnx, _ = _imports()
+    nodes = {n.name: n for n in model.graph.node}
+    inferred = onnx.shape_inference.infer_shapes(model)
+    known = {vi.name: vi for vi in list(inferred.graph.value_info) + list(inferred.graph.output)}
+    outs = []
+    for node, index in opts.out_nodes:
+        if node not in nodes:
+            raise AtcError(
+                f"E10001: Value [{opts.raw['out_nodes']}] for parameter [--out_nodes] is invalid. "
+                f"Reason: the graph has no node {node!r}"
+            )
+        if index >= len(nodes[node].output):
+            raise AtcError(
+                f"E10001: Value [{opts.raw['out_nodes']}] for parameter [--out_nodes] is invalid. "
+                f"Reason: node {node!r} has {len(nodes[node].output)} output(s), no output {index}"
+            )
+        name = nodes[node].output[index]
+        vi = known.get(name)
+        if vi is None or not vi.type.tensor_type.elem_type:
+            raise AtcError(f"E10001: --out_nodes: the type of {node}:{index} ({name!r}) cannot be inferred")
+        outs.append(vi)
+    del model.graph.output[:]
+    model.graph.output.extend(outs)
+
+
+def _cast_outputs(model, opts):
+    """--output_type: a Cast at the end of each output whose type changes (the name stays)."""
+    if opts.output_type is None:
+        return
+    onnx, _ = _imports()
+    producer = {o: (n.name, i) for n in model.graph.node for i, o in enumerate(n.output)}
+    if isinstance(opts.output_type, dict):
+        wanted = {}
+        for (node, index), dtype in opts.output_type.items():
+            match = [o.name for o in model.graph.output if producer.get(o.name) == (node, index)]
+            if not match:
+                raise AtcError(
+                    f"E10001: Value [{opts.raw['output_type']}] for parameter [--output_type] is "
+                    f"invalid. Reason: {node}:{index} is not an output of the model"
+                )
+            wanted[match[0]] = dtype
+    else:
+        wanted = {o.name: opts.output_type for o in model.graph.output}
+    for out in model.graph.output:
+        dtype = wanted.get(out.name)
+        if dtype is None or _ONNX_DTYPES.get(out.type.tensor_type.elem_type) == dtype:
+            continue
+        inner = f"{out.name}__before_output_type"
+        for n in model.graph.node:
+            for i, x in enumerate(n.input):
+                if x == out.name:
+                    n.input[i] = inner
+            for i, x in enumerate(n.output):
+                if x == out.name:
+                    n.output[i] = inner
+        model.graph.node.append(
+            onnx.helper.make_node(
+                "Cast", [inner], [out.name], to=_ONNX_OF[dtype], name=f"{out.name}__output_type"
+            )
+        )
+        out.type.tensor_type.elem_type = _ONNX_OF[dtype]
+
+
+def _feeds(specs, row):
+    """Zero inputs at one profile (row: the symbol values; None for a static model)."""
+    feeds = {}
+    for s in specs:
+        shape = [row[-1 - d] if d < 0 else d for d in s.dims]
+        feeds[s.name] = np.zeros(shape, dtype=s.dtype)
+    return feeds
+
+
+def _profile_rows(opts):
+    if opts.dynamic in ("batch", "hw", "dims"):
+        return [list(r) for r in opts.profiles]
+    return [None]
+
+
+def _with_shapes(model, specs, row):
+    """A copy of ``model`` whose inputs have the profile's concrete shapes (for cost.py)."""
+    import copy
+
+    m = copy.deepcopy(model)
+    concrete = [
+        IoSpec(s.name, s.dtype, s.format, tuple(row[-1 - d] if d < 0 else d for d in s.dims)) for s in specs
+    ]
+    _fix_inputs(m, concrete)
+    return m
+
+
+def convert(opts, command=""):
+    """The ConvertedModel for ``opts`` (flags.AtcOptions); AtcError on any problem."""
+    _onnx, ort = _imports()
+    soc = cost.soc(opts.soc_version)
+    model = load_onnx(opts.model)
+    inputs = _graph_inputs(model)
+    specs, n_syms = _input_specs(opts, inputs)
+    _select_outputs(model, opts)
+    _cast_outputs(model, opts)
+    _fix_inputs(model, specs)
+    blob = model.SerializeToString()
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    so.log_severity_level = 4
+    try:
+        sess = ort.InferenceSession(blob, so, providers=["CPUExecutionProvider"])
+    except Exception as exc:
+        raise AtcError(
+            f"E10001: Value [{opts.model}] for parameter [--model] is invalid. Reason: ONNX Runtime "
+            f"cannot build the graph (an unsupported op or a malformed node): "
+            f"{str(exc).splitlines()[0]}"
+        ) from None
+    out_names = [o.name for o in sess.get_outputs()]
+    rows = _profile_rows(opts)
+    shapes, dtypes, times = [], None, []
+    for row in rows:
+        try:
+            results = sess.run(out_names, _feeds(specs, row))
+        except Exception as exc:
+            at = "" if row is None else f" at profile {','.join(map(str, row))}"
+            raise AtcError(
+                f"E10001: ONNX Runtime rejects the model{at}: {str(exc).splitlines()[0]}"
+            ) from None
+        shapes.append([tuple(int(d) for d in r.shape) for r in results])
+        dtypes = [str(r.dtype) for r in results]
+        us, _unknown = cost.estimate_us(_with_shapes(model, specs, row) if row else model, soc)
+        times.append(us)
+    outputs = []
+    for k, name in enumerate(out_names):
+        if dtypes[k] not in _ONNX_OF:
+            raise AtcError(
+                f"output {name!r} is {dtypes[k]}: the simulator's tensors are float32, float16, int32, "
+                "int64 or uint8; choose one with --output_type"
+            )
+        per_gear = [s[k] for s in shapes]
+        if len({len(p) for p in per_gear}) != 1 or len(per_gear[0]) > 8:
+            raise AtcError(f"output {name!r} changes rank between profiles or has rank above 8")
+        dims = tuple(
+            per_gear[0][d] if all(p[d] == per_gear[0][d] for p in per_gear) else -1
+            for d in range(len(per_gear[0]))
+        )
+        outputs.append(IoSpec(name, dtypes[k], "ND", dims, [list(p) for p in per_gear] if rows[0] else []))
+    if opts.latency_us:
+        times = opts.latency_us * len(rows) if len(opts.latency_us) == 1 else list(opts.latency_us)
+    gears = [list(r) for r in rows] if rows[0] is not None else []
+    name = os.path.basename(_om_path(opts.output))[:-3] or "model"
+    return ConvertedModel(
+        name=name[:127],
+        onnx=blob,
+        inputs=specs,
+        outputs=outputs,
+        kind=opts.dynamic,
+        gears=gears,
+        n_syms=n_syms if gears else 0,
+        gear_latency_us=times if gears else [],
+        latency_us=times[0] if not gears else 0.0,
+        command=command,
+    )
+
+
+def _om_path(output):
+    return output if output.endswith(".om") else output + ".om"

@@ -1,0 +1,75 @@
+"""examples/ppocr.py on the real PP-OCR models: the words read are the words drawn, and each
+converted model computes what ONNX Runtime computes on the same input."""
+
+import os
+import sys
+import tempfile
+
+import numpy as np
+import pytest
+
+EXAMPLES = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples"
+)
+sys.path.insert(0, EXAMPLES)
+
+import ppocr  # noqa: E402
+
+import ascend_engine as ae  # noqa: E402
+
+PIL = pytest.importorskip("PIL")
+pytest.importorskip("scipy")
+LINES = ["HELLO WORLD 2026", "ascend engine", "Pipeline 42"]
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    cache = os.environ.get("AE_PPOCR_MODELS") or os.path.join(tempfile.gettempdir(), "ascend-engine-ppocr")
+    try:
+        onnx_paths = ppocr.fetch_models(cache)
+    except Exception as exc:  # no network and no cache: say so loudly
+        pytest.skip(f"PP-OCR models unavailable ({exc}): the PP-OCR example was NOT checked")
+    return onnx_paths, ppocr.convert_models(onnx_paths, str(tmp_path_factory.mktemp("ppocr")))
+
+
+def picture(lines, size=(720, 300)):
+    from PIL import Image, ImageDraw, ImageFont
+
+    im = Image.new("RGB", size, "white")
+    draw = ImageDraw.Draw(im)
+    font = ImageFont.load_default(size=40)
+    for i, text in enumerate(lines):
+        draw.text((24, 24 + 90 * i), text, fill="black", font=font)
+    return np.asarray(im)
+
+
+def test_the_words_read_are_the_words_drawn(models):
+    onnx_paths, om = models
+    chars = ppocr.characters(onnx_paths["rec"])
+    with ppocr.build_pipeline(om).compile(depth=2) as engine:
+        found = ppocr.read(engine, picture(LINES), chars)
+        upside_down = ppocr.read(engine, picture(LINES[:1])[::-1, ::-1].copy(), chars)
+    assert [t.replace(" ", "").lower() for t, _ in found] == [t.replace(" ", "").lower() for t in LINES]
+    assert [t.replace(" ", "") for t, _ in upside_down] == ["HELLOWORLD2026"]  # the classifier turned it
+    assert all(y1 > y0 and x1 > x0 for _, (y0, x0, y1, x1) in found)
+
+
+def test_each_model_equals_onnx_runtime(models):
+    import onnxruntime as ort
+
+    onnx_paths, om = models
+    rng = np.random.default_rng(6)
+    cases = {
+        "det": rng.random((1, 3, 320, 640), np.float32),
+        "cls": rng.random((4, 3, 48, 192), np.float32),
+        "rec": rng.random((4, 3, 48, 320), np.float32),
+    }
+    for name, x in cases.items():
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = 1
+        want = ort.InferenceSession(onnx_paths[name], so, providers=["CPUExecutionProvider"]).run(
+            None, {"x": x}
+        )[0]
+        with ae.Model.load(om[name]) as m:
+            got = next(iter(m(x=x).values()))
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=name)

@@ -142,22 +142,27 @@ def extensions():
     sim_library = Extension(
         SIM_NAME,
         sources=rel("ascend_engine/sim/csrc/*.c"),
-        include_dirs=["include", "ascend_engine/sim/csrc"],
-        depends=headers + rel("ascend_engine/sim/csrc/*.h"),
+        include_dirs=["include", "ascend_engine/sim/csrc", "ascend_engine/sim/standin"],
+        depends=headers + rel("ascend_engine/sim/csrc/*.h") + rel("ascend_engine/sim/standin/*.h"),
         extra_compile_args=WARNINGS + ["-std=gnu11", "-O2", "-fvisibility=hidden", "-pthread"],
         extra_link_args=["-pthread", "-Wl,-soname,libascendcl_sim.so"],
         libraries=["m"],
     )
-    # The simulator's companion to CANN's libacl_dvpp.so (acldvppMalloc/Free).  Its
-    # aclrt* calls stay undefined and resolve from the AscendCL library the
-    # program links, as with the real one (docs/toolkit.md).
+    # The simulator's companion to CANN's libacl_dvpp.so (JPEG decode with the
+    # system's libjpeg-turbo, VPC).  Its aclrt*/aeSim* calls stay undefined and
+    # resolve from the AscendCL library the program links, as with the real one
+    # (docs/toolkit.md, docs/simulator.md "DVPP").
     dvpp_library = Extension(
         DVPP_NAME,
         sources=rel("ascend_engine/sim/dvpp/*.c"),
         include_dirs=["include", "ascend_engine/sim/include", "ascend_engine/sim/standin"],
-        depends=headers + rel("ascend_engine/sim/include/acl/ops/*.h") + rel("ascend_engine/sim/standin/*.h"),
-        extra_compile_args=WARNINGS + ["-std=gnu11", "-O2", "-fvisibility=hidden"],
-        extra_link_args=["-Wl,-soname,libacl_dvpp.so"],
+        depends=headers
+        + rel("ascend_engine/sim/include/acl/ops/*.h")
+        + rel("ascend_engine/sim/standin/*.h")
+        + rel("ascend_engine/sim/dvpp/*.h"),
+        extra_compile_args=WARNINGS + ["-std=gnu11", "-O2", "-fvisibility=hidden", "-pthread"],
+        extra_link_args=["-pthread", "-Wl,-soname,libacl_dvpp.so"],
+        libraries=["jpeg", "m"],
     )
     # The stand-in for CANN's libacl_cblas.so (docs/toolkit.md): links and
     # answers ACL_ERROR_API_NOT_SUPPORT through the simulator's recent error.

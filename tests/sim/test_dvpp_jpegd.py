@@ -293,3 +293,41 @@ def test_decode_on_a_channel_without_jpegd(dvpp, stream):
     dvpp.refused(rc, INVALID_PARAM, "mode 1 does not include DVPP_CHNMODE_JPEGD")
     dvpp.close_channel(c)
     release(dvpp, desc, out, src)
+
+
+def test_encode_round_trip(dvpp, channel, stream):
+    """JPEGE: NV12 encoded, then decoded by Pillow, comes back close; *size becomes the file's length."""
+    from helpers.dvpp import nv12_from_planes
+
+    lib = dvpp.lib
+    img = np.asarray(pillow_ycc(jpeg_bytes(sample_image(64, 48), quality=95)))
+    y = img[..., 0]
+    u = img[..., 1].reshape(24, 2, 32, 2).mean(axis=(1, 3)).round().astype(np.uint8)
+    v = img[..., 2].reshape(24, 2, 32, 2).mean(axis=(1, 3)).round().astype(np.uint8)
+    src, n = dvpp.put(nv12_from_planes(y, u, v, 64, 48).tobytes())
+    desc = dvpp.pic(src, n, NV12, 64, 48, 64, 48)
+    cfg = lib.acldvppCreateJpegeConfig()
+    dvpp.ok(lib.acldvppSetJpegeConfigLevel(cfg, 95))
+    need = U32()
+    dvpp.ok(lib.acldvppJpegPredictEncSize(desc, cfg, ctypes.byref(need)))
+    out = dvpp.malloc(need.value)
+    size = U32(need.value)
+    dvpp.ok(lib.acldvppJpegEncodeAsync(channel, desc, out, ctypes.byref(size), cfg, stream))
+    dvpp.sim.ok(dvpp.sim.lib.aclrtSynchronizeStream(stream))
+    assert 0 < size.value < need.value
+    data = bytes(dvpp.get(out, size.value))
+    rc, got = info(dvpp, data)
+    dvpp.ok(rc)
+    assert got == (64, 48, 3, JPEG_CSS["420"])
+    back = pillow_ycc(data).astype(int)
+    assert np.abs(back[..., 0] - y.astype(int)).mean() < 2.0
+    # too small a buffer: the task fails and says how much it needed
+    small = U32(100)
+    dvpp.ok(lib.acldvppJpegEncodeAsync(channel, desc, out, ctypes.byref(small), cfg, stream))
+    assert dvpp.sim.lib.aclrtSynchronizeStream(stream) == TASK_FAILED
+    assert "but the output buffer holds 100 (*size)" in dvpp.err()
+    dvpp.ok(lib.acldvppSetPicDescHeightStride(desc, 50))
+    rc = lib.acldvppJpegEncodeAsync(channel, desc, out, ctypes.byref(size), cfg, stream)
+    dvpp.refused(rc, INVALID_PARAM, "inputDesc heightStride 50 is invalid: expected a multiple of 16")
+    dvpp.ok(lib.acldvppDestroyJpegeConfig(cfg))
+    release(dvpp, desc, out, src)

@@ -11,6 +11,7 @@
  *   picture.c    pixel-format geometry; a picture description checked against its buffer
  *   task.c       image tasks on a stream: references, pins, device time
  *   jpegd.c      JPEG header parsing, decode size, acldvppJpegDecodeAsync
+ *   jpege.c      acldvppJpegPredictEncSize, acldvppJpegEncodeAsync
  *   vpc.c        the VPC calls: their rules and their tasks
  *   vpc_pixels.c the VPC pixel work: sampling, resampling, colour conversion
  *
@@ -215,6 +216,8 @@ typedef enum { DVPP_RESAMPLE_BILINEAR = 0, DVPP_RESAMPLE_NEAREST = 1 } dvpp_resa
  * outside dst_rect are not touched.  0, or -1 without memory. */
 int dvpp_vpc_blit(const dvpp_pic *src, dvpp_rect src_rect, const dvpp_pic *dst, dvpp_rect dst_rect,
                   dvpp_resample how);
+/* The whole picture as full-resolution Y, Cb, Cr, 3 bytes a pixel (w x h x 3). 0, or -1 without memory. */
+int dvpp_read_ycc(const dvpp_pic *src, uint8_t *ycc);
 /* Writes src into dst with a border (dst is src plus the border on each side). */
 int dvpp_vpc_border(const dvpp_pic *src, const dvpp_pic *dst, const acldvppBorderConfig *border);
 

@@ -312,7 +312,9 @@ def test_scale_limits(dvpp, channel, stream, pics):
 @pytest.mark.parametrize(
     "field,value,fragment",
     [
-        ("Width", 30, "outputDesc width 30 is out of the VPC's range 32 .. 4096"),
+        ("Width", 8, "outputDesc width 8 is out of the VPC's range 10 .. 4096"),
+        ("Width", 4097, "outputDesc width 4097 is out of the VPC's range 10 .. 4096"),
+        ("Width", 47, "outputDesc width 47 is odd: YUV420SP (NV12) needs an even width"),
         ("Height", 4, "outputDesc height 4 is out of the VPC's range 6 .. 4096"),
         ("WidthStride", 56, "outputDesc widthStride 56 is invalid: expected a multiple of 16"),
         ("WidthStride", 32, "outputDesc widthStride 32 is invalid"),

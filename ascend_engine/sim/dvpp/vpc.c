@@ -4,9 +4,11 @@
  * rules at submission (docs/simulator.md, "DVPP"), copies the picture layouts
  * and regions, and queues one task that does the pixel work (vpc_pixels.c):
  *
- *   pictures   width 32 .. 4096, height 6 .. 4096; width stride a multiple of
- *              16 and at least the line's bytes, height stride a multiple of 2
- *              and at least the height; the description's size covers
+ *   pictures   10 x 6 up to 4096 x 4096 (inputs in YUV420SP up to 8192 x 8192,
+ *              CANN's 8K case); YUV420SP width and height even, YUV 4:2:2
+ *              width even; width stride a multiple of 16, 32 .. 16384 and at
+ *              least the line's bytes; height stride even, 6 .. 16384 and at
+ *              least the height; the description's size covers
  *              widthStride x heightStride and lies in the buffer;
  *   regions    left and top even, right and bottom odd (inclusive bounds),
  *              inside the picture, at least 10 x 6;
@@ -21,10 +23,14 @@
 
 #include "dvpp_internal.h"
 
-#define VPC_MIN_WIDTH 32u
-#define VPC_MAX_SIDE 4096u
+#define VPC_MIN_WIDTH 10u
 #define VPC_MIN_HEIGHT 6u
+#define VPC_MAX_SIDE 4096u
+#define VPC_MAX_SIDE_8K 8192u
 #define VPC_WIDTH_STRIDE_ALIGN 16u
+#define VPC_MIN_WIDTH_STRIDE 32u
+#define VPC_MIN_HEIGHT_STRIDE 6u
+#define VPC_MAX_STRIDE 16384u
 #define VPC_HEIGHT_STRIDE_ALIGN 2u
 #define VPC_MIN_CROP_WIDTH 10u
 #define VPC_MIN_CROP_HEIGHT 6u
@@ -74,23 +80,35 @@ static aclError check_picture(const char *fn, const char *arg, const dvpp_pic *p
                           output && soc == DVPP_SOC_310 ? " on Ascend 310: expected PIXEL_FORMAT_YUV_SEMIPLANAR_420 "
                                                           "(1) or PIXEL_FORMAT_YVU_SEMIPLANAR_420 (2)" : "",
                           output && soc == DVPP_SOC_310 ? "" : " (see docs/simulator.md, DVPP)");
-    if (p->width < VPC_MIN_WIDTH || p->width > VPC_MAX_SIDE)
-        return aeSimError(ACL_ERROR_INVALID_PARAM, fn, "%s width %u is out of the VPC's range %u .. %u", arg, p->width,
-                          VPC_MIN_WIDTH, VPC_MAX_SIDE);
-    if (p->height < VPC_MIN_HEIGHT || p->height > VPC_MAX_SIDE)
-        return aeSimError(ACL_ERROR_INVALID_PARAM, fn, "%s height %u is out of the VPC's range %u .. %u", arg,
-                          p->height, VPC_MIN_HEIGHT, VPC_MAX_SIDE);
     const dvpp_format_info *f = dvpp_format(p->format);
+    int nv = p->format == PIXEL_FORMAT_YUV_SEMIPLANAR_420 || p->format == PIXEL_FORMAT_YVU_SEMIPLANAR_420;
+    uint32_t max_side = !output && nv ? VPC_MAX_SIDE_8K : VPC_MAX_SIDE;
+    if (p->width < VPC_MIN_WIDTH || p->width > max_side)
+        return aeSimError(ACL_ERROR_INVALID_PARAM, fn, "%s width %u is out of the VPC's range %u .. %u", arg, p->width,
+                          VPC_MIN_WIDTH, max_side);
+    if (p->height < VPC_MIN_HEIGHT || p->height > max_side)
+        return aeSimError(ACL_ERROR_INVALID_PARAM, fn, "%s height %u is out of the VPC's range %u .. %u", arg,
+                          p->height, VPC_MIN_HEIGHT, max_side);
+    if ((f->chroma_w_div == 2 || f->line_bytes_per_pixel == 2) && p->width % 2)
+        return aeSimError(ACL_ERROR_INVALID_PARAM, fn, "%s width %u is odd: %s needs an even width", arg, p->width,
+                          f->name);
+    if (f->chroma_h_div == 2 && p->height % 2)
+        return aeSimError(ACL_ERROR_INVALID_PARAM, fn, "%s height %u is odd: %s needs an even height", arg, p->height,
+                          f->name);
     uint64_t line = (uint64_t)p->width * f->line_bytes_per_pixel;
-    if (p->width_stride % VPC_WIDTH_STRIDE_ALIGN || p->width_stride < line)
+    if (p->width_stride % VPC_WIDTH_STRIDE_ALIGN || p->width_stride < line || p->width_stride < VPC_MIN_WIDTH_STRIDE ||
+        p->width_stride > VPC_MAX_STRIDE)
         return aeSimError(ACL_ERROR_INVALID_PARAM, fn,
-                          "%s widthStride %u is invalid: expected a multiple of %u of at least %llu (width %u x %u "
-                          "bytes a pixel for %s)", arg, p->width_stride, VPC_WIDTH_STRIDE_ALIGN,
-                          (unsigned long long)line, p->width, f->line_bytes_per_pixel, f->name);
-    if (p->height_stride % VPC_HEIGHT_STRIDE_ALIGN || p->height_stride < p->height)
+                          "%s widthStride %u is invalid: expected a multiple of %u in %u .. %u and at least %llu "
+                          "(width %u x %u bytes a pixel for %s)", arg, p->width_stride, VPC_WIDTH_STRIDE_ALIGN,
+                          VPC_MIN_WIDTH_STRIDE, VPC_MAX_STRIDE, (unsigned long long)line, p->width,
+                          f->line_bytes_per_pixel, f->name);
+    if (p->height_stride % VPC_HEIGHT_STRIDE_ALIGN || p->height_stride < p->height ||
+        p->height_stride < VPC_MIN_HEIGHT_STRIDE || p->height_stride > VPC_MAX_STRIDE)
         return aeSimError(ACL_ERROR_INVALID_PARAM, fn,
-                          "%s heightStride %u is invalid: expected a multiple of %u of at least the height %u", arg,
-                          p->height_stride, VPC_HEIGHT_STRIDE_ALIGN, p->height);
+                          "%s heightStride %u is invalid: expected a multiple of %u in %u .. %u and at least the "
+                          "height %u", arg, p->height_stride, VPC_HEIGHT_STRIDE_ALIGN, VPC_MIN_HEIGHT_STRIDE,
+                          VPC_MAX_STRIDE, p->height);
     return dvpp_pic_check_buffer(fn, arg, p, device);
 }
 

@@ -253,16 +253,26 @@ def test_output_freed_while_queued_fails_the_task(dvpp, channel, stream):
     src, n = dvpp.put(data)
     out = dvpp.malloc(64 * 64 * 2)
     desc = dvpp.pic(out, 64 * 64 * 2)
-    ev = dvpp.sim.event()
-    dvpp.sim.ok(dvpp.sim.lib.aclrtStreamWaitEvent(stream, ev))  # never recorded: does not block
+    dvpp.sim.faults("stall:dvpp@1=300")  # the task waits on its stream while the program frees
     dvpp.ok(dvpp.lib.acldvppJpegDecodeAsync(channel, src, n, desc, stream))
     dvpp.ok(dvpp.lib.acldvppFree(out))
     dvpp.ok(dvpp.lib.acldvppDestroyPicDesc(desc))  # the task keeps its own reference
     sync = dvpp.sim.lib.aclrtSynchronizeStream(stream)
-    if sync != 0:
-        assert sync == TASK_FAILED and "was freed while the task was queued" in dvpp.err(), dvpp.err()
-    dvpp.sim.ok(dvpp.sim.lib.aclrtDestroyEvent(ev))
+    dvpp.sim.faults(None)
+    assert sync == TASK_FAILED, dvpp.err()
+    assert "outputDesc data (allocation" in dvpp.err() and "was freed while the task was queued" in dvpp.err()
     dvpp.ok(dvpp.lib.acldvppFree(src))
+
+
+def test_decode_input_must_be_128_byte_aligned(dvpp, channel, stream):
+    data = jpeg_bytes(sample_image(64, 64))
+    src = dvpp.malloc(len(data) + 64)
+    dvpp.sim.write(src + 64, data)
+    out = dvpp.malloc(64 * 64 * 2)
+    desc = dvpp.pic(out, 64 * 64 * 2)
+    rc = dvpp.lib.acldvppJpegDecodeAsync(channel, src + 64, len(data), desc, stream)
+    dvpp.refused(rc, INVALID_PARAM, "is not 128-byte aligned")
+    release(dvpp, desc, out, src)
 
 
 def test_channel_destroyed_with_work_queued(dvpp, stream):

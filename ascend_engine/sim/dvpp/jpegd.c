@@ -5,7 +5,7 @@
  * CANN's JPEGD rules (docs/simulator.md, "DVPP"): input 32 x 32 to
  * 8192 x 8192, baseline Huffman coding only (no arithmetic coding, no
  * progressive JPEG), a YUV colour space with subsampling 4:4:4, 4:2:2,
- * 4:2:0, 4:0:0 or 4:4:0; the input in DVPP memory.  Output: semi-planar YUV,
+ * 4:2:0, 4:0:0 or 4:4:0; the input in DVPP memory, 128-byte aligned.  Output: semi-planar YUV,
  * 4:2:0 from every source (grey sources get chroma 0x80) or the source's own
  * subsampling, width stride aligned to 128 (Ascend 310) or 64 (310P, 910B),
  * height stride to 16; the real width/height are written back to the output
@@ -22,6 +22,7 @@
 
 #define JPEGD_MIN_SIDE 32u
 #define JPEGD_MAX_SIDE 8192u
+#define JPEGD_INPUT_ALIGN 128u
 
 /* ---- libjpeg with errors as return values ------------------------------------------------------ */
 
@@ -383,9 +384,13 @@ STANDIN_EXPORT aclError acldvppJpegDecodeAsync(acldvppChannelDesc *channelDesc, 
     aclError rc = aeSimStreamDevice(fn, stream, &device);
     if (rc)
         return rc;
-    /* the input is in DVPP memory: check it before reading the header */
+    /* the input is in DVPP memory, 128-byte aligned: check it before reading the header */
     if (data && size)
         rc = aeSimMemCheck(fn, "data", data, size, device);
+    if (!rc && data && (uintptr_t)data % JPEGD_INPUT_ALIGN)
+        rc = aeSimError(ACL_ERROR_INVALID_PARAM, fn,
+                        "data %p is not %u-byte aligned: JPEGD reads its input from the start of an acldvppMalloc "
+                        "buffer or a %u-byte aligned offset in one", data, JPEGD_INPUT_ALIGN, JPEGD_INPUT_ALIGN);
     jpeg_header h;
     if (!rc)
         rc = read_header(fn, data, size, &h);

@@ -82,6 +82,12 @@ _SIGNATURES = {
     "acldvppJpegDecodeAsync": (ctypes.c_int, [P, P, U32, P, P]),
     "acldvppJpegPredictEncSize": (ctypes.c_int, [P, P, ctypes.POINTER(U32)]),
     "acldvppJpegEncodeAsync": (ctypes.c_int, [P, P, P, ctypes.POINTER(U32), P, P]),
+    "acldvppPngGetImageInfo": (
+        ctypes.c_int,
+        [P, U32, ctypes.POINTER(U32), ctypes.POINTER(U32), ctypes.POINTER(ctypes.c_int32)],
+    ),
+    "acldvppPngPredictDecSize": (ctypes.c_int, [P, U32, ctypes.c_int, ctypes.POINTER(U32)]),
+    "acldvppPngDecodeAsync": (ctypes.c_int, [P, P, U32, P, P]),
     "acldvppVpcResizeAsync": (ctypes.c_int, [P, P, P, P, P]),
     "acldvppVpcCropAsync": (ctypes.c_int, [P, P, P, P, P]),
     "acldvppVpcCropResizeAsync": (ctypes.c_int, [P, P, P, P, P, P]),

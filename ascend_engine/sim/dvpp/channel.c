@@ -133,7 +133,7 @@ aclError dvpp_check_channel_locked(const char *fn, const acldvppChannelDesc *c, 
         return aeSimError(ACL_ERROR_INVALID_PARAM, fn,
                           "channelDesc %p has no channel: call acldvppCreateChannel before submitting work",
                           (const void *)c);
-    if (c->mode && !(c->mode & module))
+    if (module && c->mode && !(c->mode & module))   /* module 0: PNGD, which has no mode bit */
         return aeSimError(ACL_ERROR_INVALID_PARAM, fn,
                           "the channel's mode %u does not include %s (%u): set it with acldvppSetChannelDescMode "
                           "before acldvppCreateChannel",

@@ -12,6 +12,7 @@
  *   task.c       image tasks on a stream: references, pins, device time
  *   jpegd.c      JPEG header parsing, decode size, acldvppJpegDecodeAsync
  *   jpege.c      acldvppJpegPredictEncSize, acldvppJpegEncodeAsync
+ *   pngd.c       PNG header information, decode size, acldvppPngDecodeAsync (with libpng)
  *   vpc.c        the VPC calls: their rules and their tasks
  *   vpc_pixels.c the VPC pixel work: sampling, resampling, colour conversion
  *

@@ -2,8 +2,8 @@
  * acl/ops/acl_dvpp.h -- ascend-engine's own declarations of the DVPP (image
  * pre-processing) functions of AscendCL: DVPP memory, channel and picture
  * descriptions, ROI / resize / border / JPEG-encode configurations, JPEG
- * decode and encode, and the VPC (resize, crop, crop-and-paste, batch crop,
- * borders, colour conversion).  CANN's names, argument lists and enum values,
+ * decode and encode, PNG decode, and the VPC (resize, crop, crop-and-paste,
+ * batch crop, borders, colour conversion).  CANN's names, argument lists and enum values,
  * not a copy of CANN's header, which the torch-npu wheel does not ship
  * (docs/toolkit.md, "Headers").  A simulator toolkit installs it when its
  * header source lacks one.  What the simulator's libacl_dvpp.so does with
@@ -159,6 +159,14 @@ aclError acldvppJpegDecodeAsync(acldvppChannelDesc *channelDesc, const void *dat
                                 acldvppPicDesc *outputDesc, aclrtStream stream);
 aclError acldvppJpegEncodeAsync(acldvppChannelDesc *channelDesc, acldvppPicDesc *inputDesc, const void *data,
                                 uint32_t *size, acldvppJpegeConfig *config, aclrtStream stream);
+
+/* PNG (PNGD decode; a task on a stream). */
+aclError acldvppPngGetImageInfo(const void *data, uint32_t dataSize, uint32_t *width, uint32_t *height,
+                                int32_t *components);
+aclError acldvppPngPredictDecSize(const void *data, uint32_t dataSize, acldvppPixelFormat outputPixelFormat,
+                                  uint32_t *decSize);
+aclError acldvppPngDecodeAsync(acldvppChannelDesc *channelDesc, const void *data, uint32_t size,
+                               acldvppPicDesc *outputDesc, aclrtStream stream);
 
 /* VPC (tasks on a stream). */
 aclError acldvppVpcResizeAsync(acldvppChannelDesc *channelDesc, acldvppPicDesc *inputDesc,

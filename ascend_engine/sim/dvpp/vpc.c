@@ -419,29 +419,30 @@ static aclError batch_crop(const char *fn, acldvppChannelDesc *channel, acldvppB
         return aeSimError(ACL_ERROR_INVALID_PARAM, fn, "roiNums is NULL; expected size (%u) region counts", size);
     if (!crops)
         return aeSimError(ACL_ERROR_INVALID_PARAM, fn, "cropAreas is NULL; expected one region per output picture");
-    uint64_t total = 0;
-    for (uint32_t i = 0; i < size; i++)
-        total += roi_nums[i];
-    if (size == 0 || total == 0 || total > VPC_MAX_ROIS)
-        return aeSimError(ACL_ERROR_INVALID_PARAM, fn,
-                          "%u pictures with %llu regions in all: the VPC takes 1 .. %u regions in one batch call", size,
-                          (unsigned long long)total, VPC_MAX_ROIS);
-    vpc_payload *p = payload_new(size, (uint32_t)total, (uint32_t)total);
-    if (!p)
-        return aeSimError(ACL_ERROR_BAD_ALLOC, fn, "out of host memory");
+    /* size first, against the input batch: it says how many roiNums to read */
     dvpp_lock();
-    rc = dvpp_check_channel_locked(fn, channel, DVPP_CHNMODE_VPC, device);
-    if (!rc)
-        rc = dvpp_obj_check_locked(fn, "srcBatchPicDescs", srcs, DVPP_OBJ_BATCH);
+    rc = dvpp_obj_check_locked(fn, "srcBatchPicDescs", srcs, DVPP_OBJ_BATCH);
     if (!rc)
         rc = dvpp_obj_check_locked(fn, "dstBatchPicDescs", dsts, DVPP_OBJ_BATCH);
-    if (!rc && size > srcs->count)
-        rc = aeSimError(ACL_ERROR_INVALID_PARAM, fn, "size %u is more than the %u pictures of srcBatchPicDescs", size,
-                        srcs->count);
+    if (!rc && (size == 0 || size > srcs->count))
+        rc = aeSimError(ACL_ERROR_INVALID_PARAM, fn, "size %u is invalid: expected 1 .. the %u pictures of "
+                        "srcBatchPicDescs", size, srcs->count);
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < size && !rc; i++)
+        total += roi_nums[i];
+    if (!rc && (total == 0 || total > VPC_MAX_ROIS))
+        rc = aeSimError(ACL_ERROR_INVALID_PARAM, fn,
+                        "%u pictures with %llu regions in all: the VPC takes 1 .. %u regions in one batch call", size,
+                        (unsigned long long)total, VPC_MAX_ROIS);
     if (!rc && total > dsts->count)
         rc = aeSimError(ACL_ERROR_INVALID_PARAM, fn,
                         "roiNums add up to %llu regions but dstBatchPicDescs holds %u pictures",
                         (unsigned long long)total, dsts->count);
+    vpc_payload *p = NULL;
+    if (!rc && !(p = payload_new(size, (uint32_t)total, (uint32_t)total)))
+        rc = aeSimError(ACL_ERROR_BAD_ALLOC, fn, "out of host memory");
+    if (!rc)
+        rc = dvpp_check_channel_locked(fn, channel, DVPP_CHNMODE_VPC, device);
     char arg[48];
     for (uint32_t i = 0; i < size && !rc; i++) {
         snprintf(arg, sizeof arg, "srcBatchPicDescs[%u]", i);

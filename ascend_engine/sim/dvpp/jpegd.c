@@ -319,33 +319,24 @@ static aclError decode_work(dvpp_job *job, char *msg, size_t n)
     cinfo.dct_method = JDCT_ISLOW;
     jpeg_start_decompress(&cinfo);
     uint32_t w = cinfo.output_width, h = cinfo.output_height;
-    ycc = malloc((size_t)w * h * 3);
+    ycc = malloc((size_t)w * h * 3 + w);   /* plus one grey row, freed with it */
     if (!ycc) {
         jpeg_destroy_decompress(&cinfo);
         snprintf(msg, n, "%s: out of host memory decoding a %u x %u JPEG", job->fn, w, h);
         goto failed;
     }
-    JSAMPROW row = malloc((size_t)w * 3);
-    if (!row) {
-        jpeg_destroy_decompress(&cinfo);
-        free(ycc);
-        snprintf(msg, n, "%s: out of host memory decoding a %u x %u JPEG", job->fn, w, h);
-        goto failed;
-    }
+    /* colour decodes straight into the Y, Cb, Cr buffer; grey goes through one row */
+    JSAMPROW row = ycc + (size_t)w * h * 3;
     while (cinfo.output_scanline < h) {
         uint32_t y = cinfo.output_scanline;
-        jpeg_read_scanlines(&cinfo, &row, 1);
-        for (uint32_t x = 0; x < w; x++) {
+        JSAMPROW dst = grey ? row : ycc + (size_t)y * w * 3;
+        jpeg_read_scanlines(&cinfo, &dst, 1);
+        for (uint32_t x = 0; grey && x < w; x++) {
             uint8_t *px = ycc + ((size_t)y * w + x) * 3;
-            if (grey) {
-                px[0] = row[x];
-                px[1] = px[2] = 0x80;
-            } else {
-                memcpy(px, row + (size_t)x * 3, 3);
-            }
+            px[0] = row[x];
+            px[1] = px[2] = 0x80;
         }
     }
-    free(row);
     long warnings = cinfo.err->num_warnings;
     if (!warnings)
         jpeg_finish_decompress(&cinfo);

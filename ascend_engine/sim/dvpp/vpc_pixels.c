@@ -152,6 +152,29 @@ static int read_region(const dvpp_pic *s, dvpp_rect r, int native, planes *out)
     uint32_t cw = (r.width + wd - 1) / wd, ch = (r.height + hd - 1) / hd;
     if (planes_alloc(out, r.width, r.height, cw, ch))
         return -1;
+    const dvpp_format_info *f = dvpp_format(s->format);
+    if (native && !f->packed) {
+        /* semi-planar and YUV400, the common case: plane rows copied as they are */
+        size_t ws = s->width_stride;
+        for (uint32_t y = 0; y < r.height; y++)
+            memcpy(out->y + (size_t)y * r.width, s->data + (r.top + y) * ws + r.left, r.width);
+        if (!f->chroma_w_div) {
+            memset(out->u, 0x80, (size_t)cw * ch * 2);
+            return 0;
+        }
+        const uint8_t *chroma = s->data + ws * s->height_stride;
+        size_t cline = ws * 2 / f->chroma_w_div;
+        int vf = v_first(s->format);
+        for (uint32_t cy = 0; cy < ch; cy++) {
+            const uint8_t *c = chroma + (r.top / hd + cy) * cline + (size_t)(r.left / wd) * 2;
+            uint8_t *pu = out->u + (size_t)cy * cw, *pv = out->v + (size_t)cy * cw;
+            for (uint32_t cx = 0; cx < cw; cx++) {
+                pu[cx] = c[cx * 2 + vf];
+                pv[cx] = c[cx * 2 + !vf];
+            }
+        }
+        return 0;
+    }
     uint8_t u, v;
     for (uint32_t y = 0; y < r.height; y++)
         for (uint32_t x = 0; x < r.width; x++) {
@@ -230,10 +253,13 @@ static void store(const dvpp_pic *d, dvpp_rect r, const planes *p)
 {
     const dvpp_format_info *f = dvpp_format(d->format);
     size_t ws = d->width_stride;
-    int pos[4];
+    int rgb[4], yuyv[4];
+    int is_rgb = rgb_layout(d->format, rgb), is_422 = yuv422_layout(d->format, yuyv);
     uint32_t wd, hd;
     chroma_divs(d->format, &wd, &hd);
-    for (uint32_t y = 0; y < r.height; y++) {
+    for (uint32_t y = 0; !f->packed && y < r.height; y++)   /* semi-planar and YUV400: luma rows as they are */
+        memcpy(d->data + (r.top + y) * ws + r.left, p->y + (size_t)y * r.width, r.width);
+    for (uint32_t y = 0; f->packed && y < r.height; y++) {
         uint8_t *line = d->data + (r.top + y) * ws;
         for (uint32_t x = 0; x < r.width; x++) {
             uint32_t dx = r.left + x;
@@ -242,23 +268,21 @@ static void store(const dvpp_pic *d, dvpp_rect r, const planes *p)
             uint32_t cx = x / wd < p->cw ? x / wd : p->cw - 1, cy = y / hd < p->ch ? y / hd : p->ch - 1;
             size_t co = (size_t)cy * p->cw + cx;
             uint8_t U = p->u[co], V = p->v[co];
-            if (rgb_layout(d->format, pos)) {
+            if (is_rgb) {
                 uint8_t *px = line + (size_t)dx * f->line_bytes_per_pixel;
-                yuv_to_rgb(Y, U, V, &px[pos[0]], &px[pos[1]], &px[pos[2]]);
-                if (pos[3] >= 0)
-                    px[pos[3]] = 0xff;
-            } else if (yuv422_layout(d->format, pos)) {
+                yuv_to_rgb(Y, U, V, &px[rgb[0]], &px[rgb[1]], &px[rgb[2]]);
+                if (rgb[3] >= 0)
+                    px[rgb[3]] = 0xff;
+            } else if (is_422) {
                 uint8_t *pair = line + (size_t)(dx / 2) * 4;
-                pair[dx % 2 ? pos[2] : pos[0]] = Y;
-                pair[pos[1]] = U;
-                pair[pos[3]] = V;
-            } else if (d->format == PIXEL_FORMAT_YUV_PACKED_444) {
+                pair[dx % 2 ? yuyv[2] : yuyv[0]] = Y;
+                pair[yuyv[1]] = U;
+                pair[yuyv[3]] = V;
+            } else {   /* YUV444 packed */
                 uint8_t *px = line + (size_t)dx * 3;
                 px[0] = Y;
                 px[1] = U;
                 px[2] = V;
-            } else {
-                line[dx] = Y;
             }
         }
     }

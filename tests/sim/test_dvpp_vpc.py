@@ -387,3 +387,94 @@ def test_tasks_on_two_streams_follow_events(dvpp, channel, stream):
     dvpp.sim.ok(acl.aclrtSynchronizeStream(stream))
     dvpp.sim.ok(acl.aclrtDestroyEvent(ev))
     dvpp.sim.ok(acl.aclrtDestroyStream(other))
+
+
+# ---- formats ----------------------------------------------------------------------------------
+
+
+def rgb_to_yuv(rgb):
+    """Full-range BT.601 (JFIF), the VPC's matrix."""
+    r, g, b = (rgb[..., i].astype(float) for i in range(3))
+    y = 0.299 * r + 0.587 * g + 0.114 * b
+    u = -0.168736 * r - 0.331264 * g + 0.5 * b + 128
+    v = 0.5 * r - 0.418688 * g - 0.081312 * b + 128
+    return [np.clip(np.rint(c), 0, 255) for c in (y, u, v)]
+
+
+def packed_pic(dvpp, data, fmt, w, h, bpp):
+    ws = align(w * bpp, 16)
+    buf = np.zeros((h, ws), np.uint8)
+    buf[:, : w * bpp] = data.reshape(h, w * bpp)
+    ptr, size = dvpp.put(buf.tobytes())
+    return dvpp.pic(ptr, size, fmt, w, h, ws, h)
+
+
+@pytest.mark.parametrize("fmt,order", [(RGB888, (0, 1, 2)), (13, (2, 1, 0))])
+def test_rgb_input_to_nv12(dvpp, channel, stream, fmt, order):
+    rng = np.random.default_rng(12)
+    rgb = rng.integers(0, 256, (32, 64, 3), dtype=np.uint8)
+    src = packed_pic(dvpp, rgb[..., list(order)], fmt, 64, 32, 3)
+    out, optr, osize = dvpp.out_pic(64, 32)
+    cfg = dvpp.lib.acldvppCreateResizeConfig()
+    dvpp.ok(dvpp.lib.acldvppVpcResizeAsync(channel, src, out, cfg, stream))
+    sync(dvpp, stream)
+    gy, gu, gv = result(dvpp, optr, osize, 64, 32)
+    y, u, v = rgb_to_yuv(rgb)
+    assert np.abs(gy - y).max() <= 1
+    # chroma: each 2 x 2 block's average (half-pixel bilinear at exactly half size)
+    assert np.abs(gu - u.reshape(16, 2, 32, 2).mean(axis=(1, 3))).max() <= 1
+    assert np.abs(gv - v.reshape(16, 2, 32, 2).mean(axis=(1, 3))).max() <= 1
+
+
+@pytest.mark.parametrize(
+    "fmt,pos", [(7, (0, 1, 2, 3)), (8, (1, 0, 3, 2)), (9, (0, 3, 2, 1)), (10, (1, 2, 3, 0))]
+)
+def test_packed_yuv422_input_to_nv12(dvpp, channel, stream, fmt, pos):
+    """YUYV, UYVY, YVYU, VYUY: positions of Y0, U, Y1, V in each pixel pair."""
+    y, u, v = planes(64, 32, seed=13)
+    u422 = np.repeat(u, 2, axis=0)  # 4:2:2 chroma: full height
+    v422 = np.repeat(v, 2, axis=0)
+    pairs = np.zeros((32, 32, 4), np.uint8)
+    pairs[..., pos[0]], pairs[..., pos[2]] = y[:, 0::2], y[:, 1::2]
+    pairs[..., pos[1]], pairs[..., pos[3]] = u422, v422
+    src = packed_pic(dvpp, pairs, fmt, 64, 32, 2)
+    out, optr, osize = dvpp.out_pic(64, 32)
+    r = roi(dvpp, 0, 63, 0, 31)
+    dvpp.ok(dvpp.lib.acldvppVpcCropAsync(channel, src, out, r, stream))
+    sync(dvpp, stream)
+    gy, gu, gv = result(dvpp, optr, osize, 64, 32)
+    assert (gy == y).all()
+    assert (gu == u).all() and (gv == v).all()  # each pair of equal rows averages to itself
+
+
+def test_nv12_to_yuyv_output(dvpp, channel, stream):
+    y, u, v = planes(64, 32, seed=14)
+    src, _ = dvpp.nv12_pic(y, u, v)
+    ws = 128
+    optr = dvpp.malloc(ws * 32)
+    out = dvpp.pic(optr, ws * 32, 7, 64, 32, ws, 32)
+    r = roi(dvpp, 0, 63, 0, 31)
+    dvpp.ok(dvpp.lib.acldvppVpcCropAsync(channel, src, out, r, stream))
+    sync(dvpp, stream)
+    pairs = dvpp.get(optr, ws * 32).reshape(32, 32, 4)
+    assert (pairs[..., 0] == y[:, 0::2]).all() and (pairs[..., 2] == y[:, 1::2]).all()
+    # 4:2:0 chroma up to 4:2:2 rows: half-pixel bilinear in the vertical direction
+    assert np.abs(pairs[..., 1] - bilinear(u, 32, 32)).max() <= 1
+
+
+def test_channels_per_device_limit(dvpp):
+    lib = dvpp.lib
+    made = []
+    try:
+        while len(made) < 300:
+            c = lib.acldvppCreateChannelDesc()
+            rc = lib.acldvppCreateChannel(c)
+            if rc:
+                dvpp.refused(rc, 207005, "already has 256 DVPP channels, the most a device has")
+                dvpp.ok(lib.acldvppDestroyChannelDesc(c))
+                break
+            made.append(c)
+        assert len(made) <= 256 and len(made) >= 250  # the session's other tests may hold a few
+    finally:
+        for c in made:
+            dvpp.close_channel(c)

@@ -142,28 +142,40 @@ class BuildPackage(build_py):
         return outputs + [dst for _, dst in self._header_copies()]
 
 
+def system_has_header(name):
+    """Whether the compiler's default include folders hold `name` (an optional system library's header)."""
+    return any(os.path.exists(os.path.join(d, name)) for d in ("/usr/include", "/usr/local/include"))
+
+
 def extensions():
     """The native modules, before cythonize: the three plain libraries, then the Cython ones."""
     headers = PUBLIC_HEADERS
     sim_library = Extension(
         SIM_NAME,
         sources=rel("ascend_engine/sim/csrc/*.c"),
-        include_dirs=["include", "ascend_engine/sim/csrc"],
-        depends=headers + rel("ascend_engine/sim/csrc/*.h"),
+        include_dirs=["include", "ascend_engine/sim/csrc", "ascend_engine/sim/standin"],
+        depends=headers + rel("ascend_engine/sim/csrc/*.h") + rel("ascend_engine/sim/standin/*.h"),
         extra_compile_args=WARNINGS + ["-std=gnu11", "-O2", "-fvisibility=hidden", "-pthread"],
         extra_link_args=["-pthread", "-Wl,-soname,libascendcl_sim.so"],
         libraries=["m", "dl"],   # dl: ONNX Runtime is loaded at run time (ort_exec.c)
     )
-    # The simulator's companion to CANN's libacl_dvpp.so (acldvppMalloc/Free).  Its
-    # aclrt* calls stay undefined and resolve from the AscendCL library the
-    # program links, as with the real one (docs/toolkit.md).
+    # The simulator's companion to CANN's libacl_dvpp.so (JPEG with the system's
+    # libjpeg-turbo, PNG with libpng when the system has it, VPC).  Its
+    # aclrt*/aeSim* calls stay undefined and resolve from the AscendCL library the
+    # program links, as with the real one (docs/toolkit.md, docs/simulator.md "DVPP").
+    have_png = system_has_header("png.h")
     dvpp_library = Extension(
         DVPP_NAME,
         sources=rel("ascend_engine/sim/dvpp/*.c"),
         include_dirs=["include", "ascend_engine/sim/include", "ascend_engine/sim/standin"],
-        depends=headers + rel("ascend_engine/sim/include/acl/ops/*.h") + rel("ascend_engine/sim/standin/*.h"),
-        extra_compile_args=WARNINGS + ["-std=gnu11", "-O2", "-fvisibility=hidden"],
-        extra_link_args=["-Wl,-soname,libacl_dvpp.so"],
+        depends=headers
+        + rel("ascend_engine/sim/include/acl/ops/*.h")
+        + rel("ascend_engine/sim/standin/*.h")
+        + rel("ascend_engine/sim/dvpp/*.h"),
+        extra_compile_args=WARNINGS + ["-std=gnu11", "-O2", "-fvisibility=hidden", "-pthread"],
+        extra_link_args=["-pthread", "-Wl,-soname,libacl_dvpp.so"],
+        define_macros=[("AE_DVPP_HAVE_PNG", "1")] if have_png else [],
+        libraries=["jpeg", "m"] + (["png"] if have_png else []),
     )
     # The stand-in for CANN's libacl_cblas.so (docs/toolkit.md): links and
     # answers ACL_ERROR_API_NOT_SUPPORT through the simulator's recent error.

@@ -32,3 +32,19 @@ def stream(sim):
     yield s
     sim.lib.aclrtSynchronizeStream(s)  # clears a sticky error the test left behind
     sim.ok(sim.lib.aclrtDestroyStream(s))
+
+
+@pytest.fixture(scope="session")
+def dvpp(sim):
+    """The simulator's libacl_dvpp.so over the session (tests/helpers/dvpp.py)."""
+    from helpers.dvpp import Dvpp
+
+    return Dvpp(sim)
+
+
+@pytest.fixture
+def channel(dvpp):
+    """A DVPP channel (every module) on device 0, destroyed after the test."""
+    c = dvpp.channel()
+    yield c
+    dvpp.close_channel(c)

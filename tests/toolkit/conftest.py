@@ -27,6 +27,7 @@ PROGRAMS = (
     "client_files",
     "client_gears",
     "client_async_free",
+    "jpeg_resize",
 )
 
 

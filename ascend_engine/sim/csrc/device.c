@@ -37,7 +37,6 @@ static __thread uint64_t tls_epoch;
  * threads revalidate their current context only when one has gone away. */
 static atomic_uint_fast64_t ctx_epoch = 1;
 
-static const char SOC_NAME[] = "Ascend910B-sim";
 
 /* ---- current context --------------------------------------------------------------- */
 
@@ -375,8 +374,8 @@ SIM_EXPORT const char *aclrtGetSocName(void)
         return NULL;
     }
     if (sim_log_enabled)
-        sim_log_call("aclrtGetSocName", ACL_SUCCESS, "-> \"%s\"", SOC_NAME);
-    return SOC_NAME;
+        sim_log_call("aclrtGetSocName", ACL_SUCCESS, "-> \"%s\"", sim_cfg.soc_name);
+    return sim_cfg.soc_name;
 }
 
 /* ---- AscendCL: contexts -------------------------------------------------------------------- */

@@ -221,7 +221,7 @@ static const char *const known_functions[] = {
 #undef AE_ACL_FN
 };
 
-static const char *const task_kinds[] = {"execute", "memcpy", "memset", "record", "wait", "reset", "callback"};
+static const char *const task_kinds[] = {"execute", "memcpy", "memset", "record", "wait", "reset", "callback", "dvpp"};
 
 static int is_known(const char *name, const char *const *list, size_t n)
 {
@@ -297,7 +297,7 @@ static int parse_rule(const char *text, fault_rule *r, char *err, size_t errn)
         }
     } else if (!is_known(name, task_kinds, sizeof task_kinds / sizeof task_kinds[0])) {
         snprintf(err, errn,
-                 "rule '%s': unknown task kind '%s' (expected execute, memcpy, memset, record, wait, reset or callback)",
+                 "rule '%s': unknown task kind '%s' (expected execute, memcpy, memset, record, wait, reset, callback or dvpp)",
                  text, name);
         return 0;
     }

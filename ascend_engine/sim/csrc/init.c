@@ -139,6 +139,23 @@ static aclError env_gbps(const char *name, double *out)
     return ACL_SUCCESS;
 }
 
+/* The SoC the simulator reports (aclrtGetSocName), which selects the
+ * per-SoC rules of the DVPP companion (docs/simulator.md, "DVPP"). */
+static aclError env_soc(const char *name, char *out, size_t n)
+{
+    static const char *const socs[] = {"Ascend310", "Ascend310P3", "Ascend910B"};
+    const char *v = getenv(name);
+    snprintf(out, n, "Ascend910B-sim");
+    if (!v || !*v)
+        return ACL_SUCCESS;
+    for (size_t i = 0; i < sizeof socs / sizeof socs[0]; i++)
+        if (strcmp(v, socs[i]) == 0) {
+            snprintf(out, n, "%s-sim", socs[i]);
+            return ACL_SUCCESS;
+        }
+    return bad_env(name, v, "one of Ascend310, Ascend310P3, Ascend910B");
+}
+
 static aclError read_config(sim_config *c)
 {
     aclError rc;
@@ -148,6 +165,7 @@ static aclError read_config(sim_config *c)
         (rc = env_int("ASCEND_SIM_MAX_EVENTS", 1023, 1, 1000000, &c->max_events)) ||
         (rc = env_gbps("ASCEND_SIM_H2D_GBPS", &c->h2d_gbps)) || (rc = env_gbps("ASCEND_SIM_D2H_GBPS", &c->d2h_gbps)) ||
         (rc = env_gbps("ASCEND_SIM_D2D_GBPS", &c->d2d_gbps)) ||
+        (rc = env_soc("ASCEND_SIM_SOC_VERSION", c->soc_name, sizeof c->soc_name)) ||
         (rc = sim_peer_configure(getenv("ASCEND_SIM_NO_P2P"), c->device_count)))
         return rc;
     /* Never an aclInit failure: CANN reports a bad list at the device calls. */

@@ -114,6 +114,7 @@ typedef struct sim_config {
     double h2d_gbps;           /* ASCEND_SIM_H2D_GBPS, 0 = as fast as memcpy */
     double d2h_gbps;           /* ASCEND_SIM_D2H_GBPS, 0 = as fast as memcpy */
     double d2d_gbps;           /* ASCEND_SIM_D2D_GBPS: copies between two devices, 0 = as fast as memcpy */
+    char soc_name[32];         /* aclrtGetSocName: ASCEND_SIM_SOC_VERSION + "-sim", default Ascend910B-sim */
 } sim_config;
 extern sim_config sim_cfg;   /* written only by aclInit, before any other call can use it */
 

@@ -3,8 +3,9 @@
 // aclInit, before any device is set), input files checked against
 // aclmdlGetInputSizeByIndex before anything runs, DVPP memory for the input,
 // outputs read as size / sizeof(float) and a batch strided by size / batch.
-// It links libacl_cblas and libacl_dvpp by name and shows that what the
-// simulator does not model answers ACL_ERROR_API_NOT_SUPPORT with a message.
+// It links libacl_cblas and libacl_dvpp by name, opens a DVPP channel, and
+// shows that what the simulator does not model (CANN BLAS) answers
+// ACL_ERROR_API_NOT_SUPPORT with a message.
 //
 // usage: client_files MODEL INPUT.bin
 #include "acl/ops/acl_cblas.h"
@@ -79,9 +80,17 @@ int main(int argc, char **argv)
         CHECK_ACL(aclrtFreeHost(host));
     }
 
-    // Not simulated: the answer is a clear code and message, not a crash.
     acldvppChannelDesc *channel = acldvppCreateChannelDesc();
-    std::printf("acldvppCreateChannelDesc -> %s: %s\n", channel ? "object" : "NULL", aclGetRecentErrMsg());
+    if (!channel) {
+        std::printf("acldvppCreateChannelDesc -> NULL: %s\n", aclGetRecentErrMsg());
+        return 1;
+    }
+    CHECK_ACL(acldvppCreateChannel(channel));
+    std::printf("acldvppCreateChannel -> channel %llu\n",
+                static_cast<unsigned long long>(acldvppGetChannelDescChannelId(channel)));
+    CHECK_ACL(acldvppDestroyChannel(channel));
+    CHECK_ACL(acldvppDestroyChannelDesc(channel));
+    // Not simulated: the answer is a clear code and message, not a crash.
     aclError blas = aclblasGemmEx(ACL_TRANS_N, ACL_TRANS_N, ACL_TRANS_N, 1, 1, 1, nullptr, nullptr, 1, ACL_FLOAT,
                                   nullptr, 1, ACL_FLOAT, nullptr, nullptr, 1, ACL_FLOAT,
                                   ACL_COMPUTE_HIGH_PRECISION, stream);

@@ -1,15 +1,13 @@
 /*
- * acl/ops/acl_dvpp.h -- ascend-engine's own declarations of the few DVPP
- * (image pre-processing) functions that AscendCL clients commonly call: the
- * DVPP memory allocator, channel and picture descriptions, JPEG decoding and
- * VPC resizing: CANN's names, argument lists and enum values, not a copy of
- * CANN's header, which the torch-npu wheel does not ship (docs/toolkit.md,
- * "Headers").  A simulator toolkit installs it when its header source lacks one.
- *
- * In the simulator's libacl_dvpp.so only acldvppMalloc and acldvppFree do
- * real work; every other function returns ACL_ERROR_API_NOT_SUPPORT (200001)
- * with a message for aclGetRecentErrMsg(), and the Create functions return
- * NULL after recording that message (docs/toolkit.md).
+ * acl/ops/acl_dvpp.h -- ascend-engine's own declarations of the DVPP (image
+ * pre-processing) functions of AscendCL: DVPP memory, channel and picture
+ * descriptions, ROI / resize / border / JPEG-encode configurations, JPEG
+ * decode and encode, PNG decode, and the VPC (resize, crop, crop-and-paste,
+ * batch crop, borders, colour conversion).  CANN's names, argument lists and enum values,
+ * not a copy of CANN's header, which the torch-npu wheel does not ship
+ * (docs/toolkit.md, "Headers").  A simulator toolkit installs it when its
+ * header source lacks one.  What the simulator's libacl_dvpp.so does with
+ * each call, and which rules it enforces, is in docs/simulator.md ("DVPP").
  */
 #ifndef AE_ACL_OPS_ACL_DVPP_H
 #define AE_ACL_OPS_ACL_DVPP_H
@@ -27,9 +25,13 @@ extern "C" {
 
 typedef struct acldvppChannelDesc acldvppChannelDesc;
 typedef struct acldvppPicDesc acldvppPicDesc;
+typedef struct acldvppBatchPicDesc acldvppBatchPicDesc;
+typedef struct acldvppRoiConfig acldvppRoiConfig;
 typedef struct acldvppResizeConfig acldvppResizeConfig;
+typedef struct acldvppBorderConfig acldvppBorderConfig;
+typedef struct acldvppJpegeConfig acldvppJpegeConfig;
 
-/* Pixel formats (8-bit ones; the values are CANN's). */
+/* Pixel formats (the 8-bit ones and the "unknown" request; CANN's values). */
 enum acldvppPixelFormat {
     PIXEL_FORMAT_YUV_400 = 0,
     PIXEL_FORMAT_YUV_SEMIPLANAR_420 = 1, /* NV12 */
@@ -48,9 +50,31 @@ enum acldvppPixelFormat {
     PIXEL_FORMAT_ARGB_8888 = 14,
     PIXEL_FORMAT_ABGR_8888 = 15,
     PIXEL_FORMAT_RGBA_8888 = 16,
-    PIXEL_FORMAT_BGRA_8888 = 17
+    PIXEL_FORMAT_BGRA_8888 = 17,
+    PIXEL_FORMAT_YUV_SEMIPLANAR_440 = 1000,
+    PIXEL_FORMAT_YVU_SEMIPLANAR_440 = 1001,
+    PIXEL_FORMAT_UNKNOWN = 10000
 };
 typedef enum acldvppPixelFormat acldvppPixelFormat;
+
+/* Which hardware modules a channel drives (bits; 0 = all of them). */
+enum acldvppChannelMode { DVPP_CHNMODE_VPC = 1, DVPP_CHNMODE_JPEGD = 2, DVPP_CHNMODE_JPEGE = 4 };
+typedef enum acldvppChannelMode acldvppChannelMode;
+
+enum acldvppBorderType { BORDER_CONSTANT = 0, BORDER_REPLICATE, BORDER_REFLECT, BORDER_REFLECT_101 };
+typedef enum acldvppBorderType acldvppBorderType;
+
+/* Chroma subsampling of a JPEG file (acldvppJpegGetImageInfoV2). */
+enum acldvppJpegFormat {
+    ACL_JPEG_CSS_444 = 0,
+    ACL_JPEG_CSS_422,
+    ACL_JPEG_CSS_420,
+    ACL_JPEG_CSS_GRAY,
+    ACL_JPEG_CSS_440,
+    ACL_JPEG_CSS_411,
+    ACL_JPEG_CSS_UNKNOWN = 1000
+};
+typedef enum acldvppJpegFormat acldvppJpegFormat;
 
 /* DVPP memory: device memory the DVPP hardware can reach. */
 aclError acldvppMalloc(void **devPtr, size_t size);
@@ -59,6 +83,8 @@ aclError acldvppFree(void *devPtr);
 /* Channels: one per pre-processing pipeline. */
 acldvppChannelDesc *acldvppCreateChannelDesc(void);
 aclError acldvppDestroyChannelDesc(acldvppChannelDesc *channelDesc);
+aclError acldvppSetChannelDescMode(acldvppChannelDesc *channelDesc, uint32_t mode);
+uint64_t acldvppGetChannelDescChannelId(const acldvppChannelDesc *channelDesc);
 aclError acldvppCreateChannel(acldvppChannelDesc *channelDesc);
 aclError acldvppDestroyChannel(acldvppChannelDesc *channelDesc);
 
@@ -72,16 +98,99 @@ aclError acldvppSetPicDescWidth(acldvppPicDesc *picDesc, uint32_t width);
 aclError acldvppSetPicDescHeight(acldvppPicDesc *picDesc, uint32_t height);
 aclError acldvppSetPicDescWidthStride(acldvppPicDesc *picDesc, uint32_t widthStride);
 aclError acldvppSetPicDescHeightStride(acldvppPicDesc *picDesc, uint32_t heightStride);
+aclError acldvppSetPicDescRetCode(acldvppPicDesc *picDesc, uint32_t retCode);
+void *acldvppGetPicDescData(const acldvppPicDesc *picDesc);
+uint32_t acldvppGetPicDescSize(const acldvppPicDesc *picDesc);
+acldvppPixelFormat acldvppGetPicDescFormat(const acldvppPicDesc *picDesc);
+uint32_t acldvppGetPicDescWidth(const acldvppPicDesc *picDesc);
+uint32_t acldvppGetPicDescHeight(const acldvppPicDesc *picDesc);
+uint32_t acldvppGetPicDescWidthStride(const acldvppPicDesc *picDesc);
+uint32_t acldvppGetPicDescHeightStride(const acldvppPicDesc *picDesc);
+uint32_t acldvppGetPicDescRetCode(const acldvppPicDesc *picDesc);
 
-/* VPC resize and JPEG decode (asynchronous: tasks on a stream). */
+acldvppBatchPicDesc *acldvppCreateBatchPicDesc(uint32_t batchSize);
+acldvppPicDesc *acldvppGetPicDesc(acldvppBatchPicDesc *batchPicDesc, uint32_t index);
+aclError acldvppDestroyBatchPicDesc(acldvppBatchPicDesc *batchPicDesc);
+
+/* Regions of interest: inclusive bounds, left/top even, right/bottom odd. */
+acldvppRoiConfig *acldvppCreateRoiConfig(uint32_t left, uint32_t right, uint32_t top, uint32_t bottom);
+aclError acldvppDestroyRoiConfig(acldvppRoiConfig *roiConfig);
+aclError acldvppSetRoiConfigLeft(acldvppRoiConfig *config, uint32_t left);
+aclError acldvppSetRoiConfigRight(acldvppRoiConfig *config, uint32_t right);
+aclError acldvppSetRoiConfigTop(acldvppRoiConfig *config, uint32_t top);
+aclError acldvppSetRoiConfigBottom(acldvppRoiConfig *config, uint32_t bottom);
+aclError acldvppSetRoiConfig(acldvppRoiConfig *config, uint32_t left, uint32_t right, uint32_t top, uint32_t bottom);
+
 acldvppResizeConfig *acldvppCreateResizeConfig(void);
 aclError acldvppDestroyResizeConfig(acldvppResizeConfig *resizeConfig);
-aclError acldvppVpcResizeAsync(acldvppChannelDesc *channelDesc, acldvppPicDesc *inputDesc,
-                               acldvppPicDesc *outputDesc, acldvppResizeConfig *resizeConfig, aclrtStream stream);
+aclError acldvppSetResizeConfigInterpolation(acldvppResizeConfig *resizeConfig, uint32_t interpolation);
+uint32_t acldvppGetResizeConfigInterpolation(const acldvppResizeConfig *resizeConfig);
+
+acldvppBorderConfig *acldvppCreateBorderConfig(void);
+aclError acldvppDestroyBorderConfig(acldvppBorderConfig *borderConfig);
+aclError acldvppSetBorderConfigValue(acldvppBorderConfig *borderConfig, uint32_t index, double value);
+aclError acldvppSetBorderConfigBorderType(acldvppBorderConfig *borderConfig, acldvppBorderType borderType);
+aclError acldvppSetBorderConfigTop(acldvppBorderConfig *borderConfig, uint32_t top);
+aclError acldvppSetBorderConfigBottom(acldvppBorderConfig *borderConfig, uint32_t bottom);
+aclError acldvppSetBorderConfigLeft(acldvppBorderConfig *borderConfig, uint32_t left);
+aclError acldvppSetBorderConfigRight(acldvppBorderConfig *borderConfig, uint32_t right);
+double acldvppGetBorderConfigValue(const acldvppBorderConfig *borderConfig, uint32_t index);
+acldvppBorderType acldvppGetBorderConfigBorderType(const acldvppBorderConfig *borderConfig);
+uint32_t acldvppGetBorderConfigTop(const acldvppBorderConfig *borderConfig);
+uint32_t acldvppGetBorderConfigBottom(const acldvppBorderConfig *borderConfig);
+uint32_t acldvppGetBorderConfigLeft(const acldvppBorderConfig *borderConfig);
+uint32_t acldvppGetBorderConfigRight(const acldvppBorderConfig *borderConfig);
+
+acldvppJpegeConfig *acldvppCreateJpegeConfig(void);
+aclError acldvppDestroyJpegeConfig(acldvppJpegeConfig *jpegeConfig);
+aclError acldvppSetJpegeConfigLevel(acldvppJpegeConfig *jpegeConfig, uint32_t level);
+uint32_t acldvppGetJpegeConfigLevel(const acldvppJpegeConfig *jpegeConfig);
+
+/* JPEG (JPEGD decode, JPEGE encode); the Async calls are tasks on a stream. */
 aclError acldvppJpegGetImageInfo(const void *data, uint32_t size, uint32_t *width, uint32_t *height,
                                  int32_t *components);
+aclError acldvppJpegGetImageInfoV2(const void *data, uint32_t size, uint32_t *width, uint32_t *height,
+                                   int32_t *components, acldvppJpegFormat *format);
+aclError acldvppJpegPredictDecSize(const void *data, uint32_t dataSize, acldvppPixelFormat outputPixelFormat,
+                                   uint32_t *decSize);
+aclError acldvppJpegPredictEncSize(const acldvppPicDesc *inputDesc, const acldvppJpegeConfig *config,
+                                   uint32_t *size);
 aclError acldvppJpegDecodeAsync(acldvppChannelDesc *channelDesc, const void *data, uint32_t size,
                                 acldvppPicDesc *outputDesc, aclrtStream stream);
+aclError acldvppJpegEncodeAsync(acldvppChannelDesc *channelDesc, acldvppPicDesc *inputDesc, const void *data,
+                                uint32_t *size, acldvppJpegeConfig *config, aclrtStream stream);
+
+/* PNG (PNGD decode; a task on a stream). */
+aclError acldvppPngGetImageInfo(const void *data, uint32_t dataSize, uint32_t *width, uint32_t *height,
+                                int32_t *components);
+aclError acldvppPngPredictDecSize(const void *data, uint32_t dataSize, acldvppPixelFormat outputPixelFormat,
+                                  uint32_t *decSize);
+aclError acldvppPngDecodeAsync(acldvppChannelDesc *channelDesc, const void *data, uint32_t size,
+                               acldvppPicDesc *outputDesc, aclrtStream stream);
+
+/* VPC (tasks on a stream). */
+aclError acldvppVpcResizeAsync(acldvppChannelDesc *channelDesc, acldvppPicDesc *inputDesc,
+                               acldvppPicDesc *outputDesc, acldvppResizeConfig *resizeConfig, aclrtStream stream);
+aclError acldvppVpcCropAsync(acldvppChannelDesc *channelDesc, acldvppPicDesc *inputDesc, acldvppPicDesc *outputDesc,
+                             acldvppRoiConfig *cropArea, aclrtStream stream);
+aclError acldvppVpcCropResizeAsync(acldvppChannelDesc *channelDesc, acldvppPicDesc *inputDesc,
+                                   acldvppPicDesc *outputDesc, acldvppRoiConfig *cropArea,
+                                   acldvppResizeConfig *resizeConfig, aclrtStream stream);
+aclError acldvppVpcCropAndPasteAsync(acldvppChannelDesc *channelDesc, acldvppPicDesc *inputDesc,
+                                     acldvppPicDesc *outputDesc, acldvppRoiConfig *cropArea,
+                                     acldvppRoiConfig *pasteArea, aclrtStream stream);
+aclError acldvppVpcBatchCropAsync(acldvppChannelDesc *channelDesc, acldvppBatchPicDesc *srcBatchPicDescs,
+                                  uint32_t *roiNums, uint32_t size, acldvppBatchPicDesc *dstBatchPicDescs,
+                                  acldvppRoiConfig *cropAreas[], aclrtStream stream);
+aclError acldvppVpcBatchCropAndPasteAsync(acldvppChannelDesc *channelDesc, acldvppBatchPicDesc *srcBatchPicDescs,
+                                          uint32_t *roiNums, uint32_t size, acldvppBatchPicDesc *dstBatchPicDescs,
+                                          acldvppRoiConfig *cropAreas[], acldvppRoiConfig *pasteAreas[],
+                                          aclrtStream stream);
+aclError acldvppVpcConvertColorAsync(acldvppChannelDesc *channelDesc, acldvppPicDesc *inputDesc,
+                                     acldvppPicDesc *outputDesc, aclrtStream stream);
+aclError acldvppVpcMakeBorderAsync(const acldvppChannelDesc *channelDesc, const acldvppPicDesc *inputDesc,
+                                   acldvppPicDesc *outputDesc, const acldvppBorderConfig *borderConfig,
+                                   aclrtStream stream);
 
 #ifdef __cplusplus
 }

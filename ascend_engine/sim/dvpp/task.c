@@ -1,0 +1,142 @@
+/*
+ * task.c -- image tasks on a stream.  A call that submits work copies what
+ * the task needs (picture layouts, regions), takes a reference on every
+ * handle the task will write (the channel, output picture descriptions) and
+ * pins every buffer it will read or write, then queues the task through the
+ * simulator (aeSimStreamSubmit), so it runs in order with the stream's copies,
+ * model executions and event records.  When it runs, the task checks that its
+ * channel and buffers are still there, does the pixel work, and occupies the
+ * stream for the modelled device time of its module (soc.c).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "dvpp_internal.h"
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_until_ns(uint64_t deadline)
+{
+    struct timespec ts = {(time_t)(deadline / 1000000000ull), (long)(deadline % 1000000000ull)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {
+    }
+}
+
+dvpp_job *dvpp_job_new_locked(const char *fn, acldvppChannelDesc *channel)
+{
+    dvpp_job *job = calloc(1, sizeof *job);
+    if (!job)
+        return NULL;
+    job->fn = fn;
+    job->channel = channel;
+    job->channel_generation = channel->generation;
+    dvpp_obj_ref_locked(&channel->h);
+    return job;
+}
+
+int dvpp_job_ref_locked(dvpp_job *job, dvpp_obj *o)
+{
+    /* A picture of a batch lives as long as its batch. */
+    if (o->kind == DVPP_OBJ_PIC && ((acldvppPicDesc *)o)->batch)
+        o = &((acldvppPicDesc *)o)->batch->h;
+    if (job->n_refs == job->cap_refs) {
+        size_t cap = job->cap_refs ? job->cap_refs * 2 : 4;
+        dvpp_obj **r = realloc(job->refs, cap * sizeof *r);
+        if (!r)
+            return -1;
+        job->refs = r;
+        job->cap_refs = cap;
+    }
+    dvpp_obj_ref_locked(o);
+    job->refs[job->n_refs++] = o;
+    return 0;
+}
+
+int dvpp_job_pin(dvpp_job *job, const void *ptr, const char *name)
+{
+    if (job->n_pins == job->cap_pins) {
+        size_t cap = job->cap_pins ? job->cap_pins * 2 : 4;
+        void **p = realloc(job->pins, cap * sizeof *p);
+        if (!p)
+            return -1;
+        job->pins = p;
+        const char **n = realloc(job->pin_names, cap * sizeof *n);
+        if (!n)
+            return -1;
+        job->pin_names = n;
+        job->cap_pins = cap;
+    }
+    job->pins[job->n_pins] = aeSimMemPin(ptr);
+    job->pin_names[job->n_pins] = name;
+    job->n_pins++;
+    return 0;
+}
+
+void dvpp_job_free(dvpp_job *job)
+{
+    if (!job)
+        return;
+    for (size_t i = 0; i < job->n_pins; i++)
+        aeSimMemUnpin(job->pins[i]);
+    dvpp_lock();
+    for (size_t i = 0; i < job->n_refs; i++)
+        dvpp_obj_unref_locked(job->refs[i]);
+    if (job->channel)
+        dvpp_obj_unref_locked(&job->channel->h);
+    dvpp_unlock();
+    free(job->refs);
+    free(job->pins);
+    free(job->pin_names);
+    free(job->payload);
+    free(job);
+}
+
+/* Why the task cannot run, or ACL_SUCCESS. */
+static aclError job_still_valid(dvpp_job *job, char *msg, size_t n)
+{
+    dvpp_lock();
+    int channel_gone = !job->channel->created || job->channel->generation != job->channel_generation;
+    dvpp_unlock();
+    if (channel_gone) {
+        snprintf(msg, n, "%s: its DVPP channel was destroyed (acldvppDestroyChannel) while the task was queued; "
+                 "synchronize the stream before destroying the channel", job->fn);
+        return DVPP_TASK_FAILED;
+    }
+    for (size_t i = 0; i < job->n_pins; i++)
+        if (!aeSimMemPinLive(job->pins[i])) {
+            snprintf(msg, n, "%s: %s (allocation %p) was freed while the task was queued; synchronize the stream "
+                     "before freeing memory it uses", job->fn, job->pin_names[i], job->pins[i]);
+            return DVPP_TASK_FAILED;
+        }
+    return ACL_SUCCESS;
+}
+
+static aclError job_run(void *p, int skip, char *msg, size_t n)
+{
+    dvpp_job *job = p;
+    aclError rc = ACL_SUCCESS;
+    if (!skip) {
+        uint64_t start = now_ns();
+        rc = job_still_valid(job, msg, n);
+        if (!rc)
+            rc = job->work(job, msg, n);
+        if (!rc && job->device_ns)
+            sleep_until_ns(start + job->device_ns);
+    }
+    dvpp_job_free(job);
+    return rc;
+}
+
+aclError dvpp_job_submit(dvpp_job *job, aclrtStream stream, const char *what)
+{
+    aclError rc = aeSimStreamSubmit(job->fn, stream, what, job_run, job);
+    if (rc)
+        dvpp_job_free(job);
+    return rc;
+}

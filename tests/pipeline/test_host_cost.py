@@ -5,6 +5,7 @@ statistics it keeps while checking the context once per call."""
 import collections
 import json
 import re
+import signal
 import time
 
 import numpy as np
@@ -181,3 +182,28 @@ def test_a_burst_of_completions_keeps_the_plans_timeout(tmp_path, sim_faults):
             except ae.AclTimeoutError as exc:
                 assert "abandoned after a timeout" in str(exc)
         np.testing.assert_allclose(out["y"], x * 6, rtol=1e-6)
+
+
+def test_a_signal_handler_switching_contexts_mid_call_leaves_run_batch_on_its_own(tmp_path):
+    """run_batch checks the context once per call; the Ctrl-C poll runs Python's
+    signal handlers in the middle of it (main thread, every 20 ms of waiting).
+    A handler that makes another device's context current must not move the
+    rest of the call there: the poll makes the engine's context current again."""
+    other = ae.Device(1)
+    switched = []
+
+    def handler(signum, frame):
+        other.make_current()
+        switched.append(signum)
+
+    x = np.ones((80, WIDTH), np.float32)
+    with static_chain(tmp_path, 1, latency_us=1000) as engine:
+        previous = signal.signal(signal.SIGALRM, handler)
+        try:
+            signal.setitimer(signal.ITIMER_REAL, 0.005)
+            out = engine.run_batch({"x": x}, batch_size=1)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+        assert switched == [signal.SIGALRM]
+        np.testing.assert_allclose(out["y"], x * 2, rtol=1e-6)

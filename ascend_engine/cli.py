@@ -1,9 +1,10 @@
 """The ``ascend-engine`` command (also ``python -m ascend_engine``); see docs/cli.md.
 
-Subcommands: ``info`` (backend, devices, versions), ``bench`` (throughput,
-latency percentiles, host vs device time and memory of a pipeline spec or a
-single model on random or given inputs; outputs dumped and checked against
-references; comparison with a saved run), ``trace`` (a Chrome trace-event timeline),
+Subcommands: ``help`` (the manual, docs/cli.md), ``info`` (backend, devices,
+versions), ``bench`` (throughput, latency percentiles, host vs device time and
+memory of a pipeline spec or a single model on random or given inputs; outputs
+dumped and checked against references; comparison with a saved run; ais_bench's
+and perf_analyzer's options), ``trace`` (a Chrome trace-event timeline),
 and ``sim`` (``make-demo``, ``lib-path``, ``env``, ``toolkit``, ``headers``: the
 AscendCL simulator and the real CANN headers programs build against).
 
@@ -23,9 +24,10 @@ import platform
 import sys
 import traceback
 
-from ascend_engine.bench.command import cmd_bench, cmd_trace
+from ascend_engine.bench.command import cmd_bench
 from ascend_engine.bench.compare import DEFAULT_TOLERANCE
 from ascend_engine.bench.report import human_bytes
+from ascend_engine.bench.trace import cmd_trace
 from ascend_engine.cli_args import (
     DEFAULT_REQUESTS,
     DEFAULT_WARMUP,

@@ -154,3 +154,17 @@ def test_the_queue_follows_the_critical_path_of_a_graph():
     assert steps["queue"] == pytest.approx(2.0 + 0.5)
     on_path = steps["h2d"] + steps["compute"]["b"] + steps["compute"]["c"] + steps["queue"] + steps["d2h"]
     assert on_path == pytest.approx(steps["end"] - steps["start"])
+
+
+def test_a_copy_between_devices_is_named_as_a_copy(chain, tmp_path):
+    spec = tmp_path / "two.yaml"
+    spec.write_text(chain.read_text().replace("{name: second, path: second.om,",
+                                              "{name: second, device: 1, path: second.om,")
+                    .replace("path: first.om", f"path: {chain.parent / 'first.om'}")
+                    .replace("path: second.om", f"path: {chain.parent / 'second.om'}"))
+    proc, fig = bench_json(tmp_path, spec, "--profile", "--requests", 6, "--warmup", 1)
+    copies = {n: label for n, label in fig["step_labels"].items() if label.startswith("copy ")}
+    assert copies and all(label == n and "to device" in n for n, label in copies.items()), fig["step_labels"]
+    assert fig["step_labels"]["first"] == "model first"
+    for label in copies.values():
+        assert f"  {label} " in proc.stdout          # a breakdown row of its own

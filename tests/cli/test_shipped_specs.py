@@ -14,7 +14,7 @@ import shutil
 import sys
 
 import pytest
-from cli_run import ok, run_cli
+from cli_run import error_line, ok, run_cli
 from helpers import shaped
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -84,3 +84,16 @@ def test_bench_and_trace_run_with_their_defaults(where, suffix, text, tmp_path):
     assert re.search(r"trace     : .*: \d+ spans on \d+ lanes over [\d.]+ ms \(16 requests", proc.stdout)
     events = json.loads(trace.read_text())["traceEvents"]
     assert sum(e.get("ph") == "X" for e in events) >= 16 * len(labels)
+
+
+def test_a_batch_above_what_max_rows_holds_says_how_to_fix_it(tmp_path):
+    where, suffix, text = next(s for s in SPECS if "host:" in s[2] and s[0].startswith("README.md"))
+    options = models_for(tmp_path, text)
+    spec = tmp_path / f"shipped{suffix}"
+    spec.write_text(text)
+    proc = run_cli("bench", str(spec), *options, "--batch", "16", "--requests", "4", "--warmup", "0",
+                   "--no-progress", cwd=str(tmp_path))
+    assert proc.returncode == 1
+    line = error_line(proc)
+    assert "HostStepError: " in line and "its max_rows is 32" in line, line
+    assert line.endswith("(max_rows bounds the rows of one request: a smaller --batch gives the step fewer)")

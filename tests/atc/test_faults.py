@@ -203,3 +203,21 @@ def test_compute_skip_writes_zeros_and_says_so(static_om):
         "ASCEND_SIM_COMPUTE=skip: model 'r' is NOT computed; its outputs are zeros (timing only)"
         in out.stderr
     )
+
+
+def test_names_the_graph_does_not_have_fail_the_load(lib, static_om):
+    blob = bytearray(open(static_om, "rb").read())
+    tensor_off = struct.unpack_from("<Q", blob, 56)[0]
+    str_off = struct.unpack_from("<Q", blob, 88)[0]
+    for record, was, now, what in (
+        (0, b"x", b"z", "input 0 'z'"),
+        (1, b"probs", b"probz", "output 0 'probz'"),
+    ):
+        bad = bytearray(blob)
+        name_off, name_len = struct.unpack_from("<II", bad, tensor_off + 104 * record)
+        assert bad[str_off + name_off : str_off + name_off + name_len] == was
+        bad[str_off + name_off : str_off + name_off + name_len] = now
+        rc, msg = load_rc(lib, bytes(bad))
+        assert rc == acl.ACL_ERROR_PARSE_MODEL
+        assert f"model 'r': {what} is not an {what.split()[0]} of its ONNX graph" in msg
+    still_works(lib, static_om)

@@ -2,6 +2,7 @@
 and the simulator stays usable."""
 
 import ctypes
+import os
 import struct
 
 import numpy as np
@@ -169,6 +170,25 @@ def test_missing_onnx_runtime_says_what_to_install(static_om):
         )
     )
     assert "CODE 200006" in out.stdout and "pip install ascend-engine[onnx]" in out.stdout, out.stderr
+
+
+def test_more_onnx_runtime_threads_compute_the_same(static_om, nets):
+    x = np.random.default_rng(3).standard_normal((1, 3, 16, 16)).astype(np.float32)
+    np.save(os.path.join(os.path.dirname(static_om), "x.npy"), x)
+    out = simlib.run_python(
+        f"""
+        import os, numpy as np, ascend_engine as ae
+        x = np.load(os.path.join({os.path.dirname(static_om)!r}, "x.npy"))
+        with ae.Model.load({static_om!r}) as m:
+            np.save(os.path.join({os.path.dirname(static_om)!r}, "y.npy"), m(x=x)["probs"])
+        """,
+        env={"ASCEND_SIM_ORT_THREADS": "2"},
+    )
+    assert out.returncode == 0, out.stderr
+    got = np.load(os.path.join(os.path.dirname(static_om), "y.npy"))
+    np.testing.assert_allclose(
+        got, onnx_nets.ort_run(nets["resnet"], {"x": x})["probs"], rtol=1e-5, atol=1e-6
+    )
 
 
 def test_thread_count_is_checked(static_om):

@@ -128,3 +128,17 @@ def test_output_type_and_out_nodes(nets, tmp_path, loaded):
         ("boxes", 4, (1, 4, 4, 4)),
         ("feat", 0, (1, 8, 8, 8)),
     ]
+
+
+def test_query_size_reports_the_graph_as_weights(lib, nets, tmp_path):
+    om = onnx_nets.convert(nets["resnet"], tmp_path / "r", "--input_shape=x:1,3,16,16")
+    work, weight = ctypes.c_size_t(), ctypes.c_size_t()
+    mdl.check(
+        lib,
+        lib.aclmdlQuerySize(str(om).encode(), ctypes.byref(work), ctypes.byref(weight)),
+        "aclmdlQuerySize",
+    )
+    with open(om, "rb") as f:
+        blob = f.read()
+    data_size = int.from_bytes(blob[112:120], "little")
+    assert (work.value, weight.value) == (0, data_size) and data_size > 1000

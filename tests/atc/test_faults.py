@@ -2,6 +2,7 @@
 and the simulator stays usable."""
 
 import ctypes
+import os
 import struct
 
 import numpy as np
@@ -171,6 +172,25 @@ def test_missing_onnx_runtime_says_what_to_install(static_om):
     assert "CODE 200006" in out.stdout and "pip install ascend-engine[onnx]" in out.stdout, out.stderr
 
 
+def test_more_onnx_runtime_threads_compute_the_same(static_om, nets):
+    x = np.random.default_rng(3).standard_normal((1, 3, 16, 16)).astype(np.float32)
+    np.save(os.path.join(os.path.dirname(static_om), "x.npy"), x)
+    out = simlib.run_python(
+        f"""
+        import os, numpy as np, ascend_engine as ae
+        x = np.load(os.path.join({os.path.dirname(static_om)!r}, "x.npy"))
+        with ae.Model.load({static_om!r}) as m:
+            np.save(os.path.join({os.path.dirname(static_om)!r}, "y.npy"), m(x=x)["probs"])
+        """,
+        env={"ASCEND_SIM_ORT_THREADS": "2"},
+    )
+    assert out.returncode == 0, out.stderr
+    got = np.load(os.path.join(os.path.dirname(static_om), "y.npy"))
+    np.testing.assert_allclose(
+        got, onnx_nets.ort_run(nets["resnet"], {"x": x})["probs"], rtol=1e-5, atol=1e-6
+    )
+
+
 def test_thread_count_is_checked(static_om):
     out = simlib.run_python(
         f"""
@@ -203,3 +223,21 @@ def test_compute_skip_writes_zeros_and_says_so(static_om):
         "ASCEND_SIM_COMPUTE=skip: model 'r' is NOT computed; its outputs are zeros (timing only)"
         in out.stderr
     )
+
+
+def test_names_the_graph_does_not_have_fail_the_load(lib, static_om):
+    blob = bytearray(open(static_om, "rb").read())
+    tensor_off = struct.unpack_from("<Q", blob, 56)[0]
+    str_off = struct.unpack_from("<Q", blob, 88)[0]
+    for record, was, now, what in (
+        (0, b"x", b"z", "input 0 'z'"),
+        (1, b"probs", b"probz", "output 0 'probz'"),
+    ):
+        bad = bytearray(blob)
+        name_off, name_len = struct.unpack_from("<II", bad, tensor_off + 104 * record)
+        assert bad[str_off + name_off : str_off + name_off + name_len] == was
+        bad[str_off + name_off : str_off + name_off + name_len] = now
+        rc, msg = load_rc(lib, bytes(bad))
+        assert rc == acl.ACL_ERROR_PARSE_MODEL
+        assert f"model 'r': {what} is not an {what.split()[0]} of its ONNX graph" in msg
+    still_works(lib, static_om)

@@ -124,7 +124,9 @@ def test_one_dynamic_mechanism_and_every_minus_one_covered():
         "--dynamic_batch_size and --dynamic_dims are mutually exclusive: choose one dynamic mechanism",
     )
     refused(
-        BASE + ["--input_shape=x:-1,3"], "a -1 dimension needs --dynamic_batch_size, --dynamic_image_size"
+        BASE + ["--input_shape=x:-1,3"],
+        "a -1 dimension without --dynamic_batch_size, --dynamic_image_size or --dynamic_dims makes ATC build "
+        "a dynamic-shape (shape range) model, which the simulator does not support yet",
     )
     refused(BASE + ["--input_shape=x:1,0"], "input 'x': dimension 0; expected >= 1 or -1")
     refused(BASE + ["--input_shape=x1,3"], "'x1,3' is not name:d,d,...")

@@ -125,3 +125,14 @@ def test_pipeline_with_image_size_gears(nets, converted, rng):
         for h, w in ((32, 48), (16, 16), (24, 64)):
             x = rng.standard_normal((1, 3, h, w)).astype(np.float32)
             close(engine.run({"img": x}), onnx_nets.ort_run(nets["yolo"], {"img": x}))
+
+
+def test_instances_share_the_weights(nets, converted, rng):
+    """instances=2 loads the converted model twice on one weight allocation, each with its own session."""
+    pipe = ae.Pipeline(device=0)
+    x = pipe.input("x", "float32", (-1, 3, 16, 16))
+    pipe.output("probs", pipe.model(converted["batch"], x, name="r", instances=2))
+    with pipe.compile(depth=4) as engine:
+        big = rng.standard_normal((16, 3, 16, 16)).astype(np.float32)
+        got = engine.run_batch({"x": big}, batch_size=2)
+    np.testing.assert_allclose(got["probs"], onnx_nets.ort_run(nets["resnet"], {"x": big})["probs"], **F32)

@@ -297,7 +297,9 @@ def parse(argv) -> AtcOptions:
         raise invalid(
             "input_shape",
             r["input_shape"],
-            "a -1 dimension needs --dynamic_batch_size, --dynamic_image_size or --dynamic_dims",
+            "a -1 dimension without --dynamic_batch_size, --dynamic_image_size or --dynamic_dims "
+            "makes ATC build a dynamic-shape (shape range) model, which the simulator does not support "
+            "yet: give the -1 dimensions profiles with one of those flags",
         )
     if "precision_mode" in r and r["precision_mode"] not in PRECISION_MODES:
         raise invalid("precision_mode", r["precision_mode"], f"expected one of {', '.join(PRECISION_MODES)}")

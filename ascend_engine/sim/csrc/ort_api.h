@@ -25,6 +25,7 @@ typedef struct OrtSessionOptions OrtSessionOptions;
 typedef struct OrtMemoryInfo OrtMemoryInfo;
 typedef struct OrtValue OrtValue;
 typedef struct OrtRunOptions OrtRunOptions;
+typedef struct OrtAllocator OrtAllocator;
 
 /* ONNXTensorElementDataType values (ONNX's TensorProto.DataType) */
 enum {
@@ -57,13 +58,22 @@ typedef struct sim_ort_api {
     void *unused_26_29[4];
     OrtStatus *(*SessionGetInputCount)(const OrtSession *session, size_t *out);          /* 30 */
     OrtStatus *(*SessionGetOutputCount)(const OrtSession *session, size_t *out);         /* 31 */
-    void *unused_32_48[17];
+    void *unused_32_35[4];
+    OrtStatus *(*SessionGetInputName)(const OrtSession *session, size_t index, OrtAllocator *allocator,
+                                      char **out);                                       /* 36 */
+    OrtStatus *(*SessionGetOutputName)(const OrtSession *session, size_t index, OrtAllocator *allocator,
+                                       char **out);                                      /* 37 */
+    void *unused_38_48[11];
     OrtStatus *(*CreateTensorWithDataAsOrtValue)(const OrtMemoryInfo *info, void *data, size_t len,
                                                  const int64_t *shape, size_t rank, int elem_type,
                                                  OrtValue **out);                        /* 49 */
     void *unused_50_68[19];
     OrtStatus *(*CreateCpuMemoryInfo)(int allocator_type, int mem_type, OrtMemoryInfo **out);   /* 69 */
-    void *unused_70_91[22];
+    void *unused_70_75[6];
+    OrtStatus *(*AllocatorFree)(OrtAllocator *allocator, void *p);                       /* 76 */
+    void *unused_77;
+    OrtStatus *(*GetAllocatorWithDefaultOptions)(OrtAllocator **out);                    /* 78 */
+    void *unused_79_91[13];
     void (*ReleaseEnv)(OrtEnv *env);                                                     /* 92 */
     void (*ReleaseStatus)(OrtStatus *status);                                            /* 93 */
     void (*ReleaseMemoryInfo)(OrtMemoryInfo *info);                                      /* 94 */
@@ -76,7 +86,10 @@ typedef struct sim_ort_api {
 _Static_assert(offsetof(sim_ort_api, CreateSessionFromArray) == 8 * sizeof(void *), "OrtApi entry 8");
 _Static_assert(offsetof(sim_ort_api, SetSessionGraphOptimizationLevel) == 23 * sizeof(void *), "OrtApi entry 23");
 _Static_assert(offsetof(sim_ort_api, SessionGetInputCount) == 30 * sizeof(void *), "OrtApi entry 30");
+_Static_assert(offsetof(sim_ort_api, SessionGetInputName) == 36 * sizeof(void *), "OrtApi entry 36");
 _Static_assert(offsetof(sim_ort_api, CreateTensorWithDataAsOrtValue) == 49 * sizeof(void *), "OrtApi entry 49");
+_Static_assert(offsetof(sim_ort_api, AllocatorFree) == 76 * sizeof(void *), "OrtApi entry 76");
+_Static_assert(offsetof(sim_ort_api, GetAllocatorWithDefaultOptions) == 78 * sizeof(void *), "OrtApi entry 78");
 _Static_assert(offsetof(sim_ort_api, CreateCpuMemoryInfo) == 69 * sizeof(void *), "OrtApi entry 69");
 _Static_assert(offsetof(sim_ort_api, ReleaseEnv) == 92 * sizeof(void *), "OrtApi entry 92");
 _Static_assert(offsetof(sim_ort_api, ReleaseSessionOptions) == 100 * sizeof(void *), "OrtApi entry 100");

@@ -105,6 +105,40 @@ static aclError thread_count(const char *fn, int *out)
     return ACL_SUCCESS;
 }
 
+/* Every model input and output is one of the graph's, by name (Run finds them by name). */
+static aclError check_names(const char *fn, const sim_model_info *info, OrtSession *s, size_t n_in, size_t n_out)
+{
+    OrtAllocator *alloc;
+    char msg[512];
+    OrtStatus *st = ort->GetAllocatorWithDefaultOptions(&alloc);
+    for (int is_in = 1; is_in >= 0 && !st; is_in--) {
+        uint32_t n = is_in ? info->n_file_inputs : info->n_outputs;
+        size_t graph_n = is_in ? n_in : n_out;
+        for (uint32_t i = 0; i < n && !st; i++) {
+            const char *want = is_in ? info->inputs[i].name : info->outputs[i].name;
+            int found = 0;
+            for (size_t k = 0; k < graph_n && !found && !st; k++) {
+                char *name = NULL;
+                st = (is_in ? ort->SessionGetInputName : ort->SessionGetOutputName)(s, k, alloc, &name);
+                if (!st) {
+                    found = strcmp(name, want) == 0;
+                    OrtStatus *fst = ort->AllocatorFree(alloc, name);
+                    if (fst)
+                        ort->ReleaseStatus(fst);
+                }
+            }
+            if (!st && !found)
+                return sim_error(ACL_ERROR_PARSE_MODEL, fn, "model '%s': %s %u '%s' is not an %s of its ONNX graph",
+                                 info->name, is_in ? "input" : "output", i, want, is_in ? "input" : "output");
+        }
+    }
+    if (st) {
+        status_text(st, msg, sizeof msg);
+        return sim_error(ACL_ERROR_PARSE_MODEL, fn, "model '%s': ONNX Runtime: %s", info->name, msg);
+    }
+    return ACL_SUCCESS;
+}
+
 int sim_ort_skip_compute(void)
 {
     const char *v = getenv("ASCEND_SIM_COMPUTE");
@@ -159,6 +193,10 @@ aclError sim_ort_session_create(const char *fn, const sim_model_info *info, cons
         return sim_error(ACL_ERROR_PARSE_MODEL, fn, "model '%s': its ONNX graph has %zu inputs and %zu outputs, the "
                          "model describes %u inputs and %u outputs", info->name, n_in, n_out, info->n_file_inputs,
                          info->n_outputs);
+    }
+    if ((rc = check_names(fn, info, s, n_in, n_out)) != ACL_SUCCESS) {
+        ort->ReleaseSession(s);
+        return rc;
     }
     if (sim_ort_skip_compute()) {
         fprintf(stderr, "ascend-sim: ASCEND_SIM_COMPUTE=skip: model '%s' is NOT computed; its outputs are zeros "

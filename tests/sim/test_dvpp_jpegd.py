@@ -406,3 +406,23 @@ def test_encode_round_trip(dvpp, channel, stream):
     dvpp.refused(rc, INVALID_PARAM, "inputDesc heightStride 50 is invalid: expected a multiple of 16")
     dvpp.ok(lib.acldvppDestroyJpegeConfig(cfg))
     release(dvpp, desc, out, src)
+
+
+def test_input_rewritten_after_submission_never_overflows(dvpp, channel, stream):
+    """The task re-reads the JPEG when it runs: another size then fails it, never writing past the output."""
+    small = jpeg_bytes(sample_image(64, 64))
+    large = jpeg_bytes(sample_image(256, 256))
+    src = dvpp.malloc(max(len(small), len(large)))
+    dvpp.sim.write(src, small)
+    out = dvpp.malloc(64 * 64 * 3 // 2)
+    desc = dvpp.pic(out, 64 * 64 * 3 // 2)
+    dvpp.sim.faults("stall:dvpp@1=300")
+    try:
+        dvpp.ok(dvpp.lib.acldvppJpegDecodeAsync(channel, src, len(small), desc, stream))
+        dvpp.sim.write(src, large[: len(small)])  # a 256 x 256 header in the same bytes
+        sync = dvpp.sim.lib.aclrtSynchronizeStream(stream)
+    finally:
+        dvpp.sim.faults(None)
+    assert sync == TASK_FAILED, dvpp.err()
+    assert "is now 256 x 256 but was 64 x 64 when the task was submitted" in dvpp.err()
+    release(dvpp, desc, out, src)

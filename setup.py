@@ -153,7 +153,7 @@ def extensions():
     sim_library = Extension(
         SIM_NAME,
         sources=rel("ascend_engine/sim/csrc/*.c"),
-        include_dirs=["include", "ascend_engine/sim/csrc", "ascend_engine/sim/standin"],
+        include_dirs=["include", "ascend_engine/sim/csrc"],
         depends=headers + rel("ascend_engine/sim/csrc/*.h") + rel("ascend_engine/sim/standin/*.h"),
         extra_compile_args=WARNINGS + ["-std=gnu11", "-O2", "-fvisibility=hidden", "-pthread"],
         extra_link_args=["-pthread", "-Wl,-soname,libascendcl_sim.so"],

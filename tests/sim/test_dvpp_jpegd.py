@@ -202,16 +202,81 @@ def test_decode_refuses_progressive(dvpp, channel, stream):
     release(dvpp, desc, out, src)
 
 
-def test_decode_refuses_too_small_and_411(dvpp, channel, stream):
-    for data, fragment in (
-        (jpeg_bytes(sample_image(31, 64)), "the JPEG is 31 x 64: JPEGD decodes 32 x 32 up to 8192"),
-    ):
-        src, n = dvpp.put(data)
-        out = dvpp.malloc(1 << 16)
-        desc = dvpp.pic(out, 1 << 16)
-        rc = dvpp.lib.acldvppJpegDecodeAsync(channel, src, n, desc, stream)
-        dvpp.refused(rc, INVALID_PARAM, fragment)
-        release(dvpp, desc, out, src)
+def patched(data, marker, edit):
+    """The JPEG with its first `marker` segment (e.g. 0xC0, SOF0) changed by edit(bytearray, offset)."""
+    b = bytearray(data)
+    at = b.index(bytes([0xFF, marker]))
+    edit(b, at)
+    return bytes(b)
+
+
+def arithmetic(data):
+    """SOF0 (baseline Huffman) relabelled SOF9 (sequential arithmetic): the header says arithmetic-coded."""
+    return patched(data, 0xC0, lambda b, at: b.__setitem__(at + 1, 0xC9))
+
+
+def subsampling_411(data):
+    """A 4:2:2 JPEG's luma sampling factors turned from 2x1 into 4x1: the header says 4:1:1."""
+
+    def edit(b, at):
+        assert b[at + 11] == 0x21  # component 1 (Y): H=2, V=1
+        b[at + 11] = 0x41
+
+    return patched(data, 0xC0, edit)
+
+
+@pytest.mark.parametrize(
+    "make,fragment",
+    [
+        (
+            lambda: jpeg_bytes(sample_image(31, 64)),
+            "the JPEG is 31 x 64: JPEGD decodes 32 x 32 up to 8192 x 8192",
+        ),
+        (
+            lambda: arithmetic(jpeg_bytes(sample_image(64, 64))),
+            "arithmetic-coded: JPEGD decodes Huffman-coded",
+        ),
+        (
+            lambda: subsampling_411(jpeg_bytes(sample_image(64, 64), subsampling=1)),
+            "subsampling is 4:1:1: JPEGD decodes 4:4:4, 4:2:2, 4:2:0, 4:0:0 and 4:4:0 only",
+        ),
+    ],
+    ids=["too-small", "arithmetic", "4:1:1"],
+)
+def test_decode_refusals(dvpp, channel, stream, make, fragment):
+    data = make()
+    src, n = dvpp.put(data)
+    out = dvpp.malloc(1 << 16)
+    desc = dvpp.pic(out, 1 << 16)
+    rc = dvpp.lib.acldvppJpegDecodeAsync(channel, src, n, desc, stream)
+    dvpp.refused(rc, INVALID_PARAM, "acldvppJpegDecodeAsync", fragment)
+    buf = ctypes.create_string_buffer(data, len(data))
+    need = U32()
+    rc = dvpp.lib.acldvppJpegPredictDecSize(buf, len(data), NV12, ctypes.byref(need))
+    dvpp.refused(rc, INVALID_PARAM, "acldvppJpegPredictDecSize", fragment)
+    release(dvpp, desc, out, src)
+
+
+def test_image_info_of_411_and_arithmetic_headers(dvpp):
+    rc, got = info(dvpp, subsampling_411(jpeg_bytes(sample_image(64, 64), subsampling=1)))
+    dvpp.ok(rc)
+    assert got == (64, 64, 3, JPEG_CSS["411"])
+    rc, got = info(dvpp, arithmetic(jpeg_bytes(sample_image(64, 48))))
+    dvpp.ok(rc)  # the header reads fine; only decoding is refused
+    assert got[:2] == (64, 48)
+
+
+def test_injected_task_fault(dvpp, channel, stream):
+    data = jpeg_bytes(sample_image(64, 64))
+    rc, sync, desc, out, size, src = None, None, None, None, None, None
+    dvpp.sim.faults("task:dvpp@1=507018")
+    try:
+        rc, sync, desc, out, size, src = decode(dvpp, channel, stream, data)
+    finally:
+        dvpp.sim.faults(None)
+    dvpp.ok(rc)
+    assert sync == TASK_FAILED and "injected fault" in dvpp.err()
+    release(dvpp, desc, out, src)
 
 
 def test_decode_refuses_small_output_buffer(dvpp, channel, stream):
@@ -340,4 +405,24 @@ def test_encode_round_trip(dvpp, channel, stream):
     rc = lib.acldvppJpegEncodeAsync(channel, desc, out, ctypes.byref(size), cfg, stream)
     dvpp.refused(rc, INVALID_PARAM, "inputDesc heightStride 50 is invalid: expected a multiple of 16")
     dvpp.ok(lib.acldvppDestroyJpegeConfig(cfg))
+    release(dvpp, desc, out, src)
+
+
+def test_input_rewritten_after_submission_never_overflows(dvpp, channel, stream):
+    """The task re-reads the JPEG when it runs: another size then fails it, never writing past the output."""
+    small = jpeg_bytes(sample_image(64, 64))
+    large = jpeg_bytes(sample_image(256, 256))
+    src = dvpp.malloc(max(len(small), len(large)))
+    dvpp.sim.write(src, small)
+    out = dvpp.malloc(64 * 64 * 3 // 2)
+    desc = dvpp.pic(out, 64 * 64 * 3 // 2)
+    dvpp.sim.faults("stall:dvpp@1=300")
+    try:
+        dvpp.ok(dvpp.lib.acldvppJpegDecodeAsync(channel, src, len(small), desc, stream))
+        dvpp.sim.write(src, large[: len(small)])  # a 256 x 256 header in the same bytes
+        sync = dvpp.sim.lib.aclrtSynchronizeStream(stream)
+    finally:
+        dvpp.sim.faults(None)
+    assert sync == TASK_FAILED, dvpp.err()
+    assert "is now 256 x 256 but was 64 x 64 when the task was submitted" in dvpp.err()
     release(dvpp, desc, out, src)

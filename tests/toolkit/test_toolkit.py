@@ -11,7 +11,10 @@
   work/weight memory, (b) the same asynchronous with host callbacks on a
   report thread, (c) dynamic batch chosen through ACL_DYNAMIC_TENSOR_NAME,
   (d) every listed function resolved at link/load time plus the tensor
-  description, AIPP, dynamic HW/dims and exception-callback paths.
+  description, AIPP, dynamic HW/dims and exception-callback paths;
+* (h) a DVPP program written against CANN's documented API alone
+  (``samples/jpeg_resize.cpp``: JPEG decode -> VPC resize -> file) runs
+  unchanged and matches Pillow's decode resized by half-pixel bilinear.
 """
 
 import os

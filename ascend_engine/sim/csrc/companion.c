@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #include "simrt.h"
-#include "standin.h"
+#include "../standin/standin.h"   /* the interface it implements */
 
 SIM_EXPORT aclError aeSimError(aclError code, const char *fn, const char *fmt, ...)
 {

@@ -262,6 +262,7 @@ STANDIN_EXPORT aclError acldvppJpegPredictDecSize(const void *data, uint32_t dat
 typedef struct {
     const uint8_t *data;
     uint32_t size;
+    uint32_t width, height;   /* the header's, at submission: the layout was sized for them */
     uint8_t *out;
     decode_layout layout;
     acldvppPicDesc *out_desc;
@@ -319,6 +320,13 @@ static aclError decode_work(dvpp_job *job, char *msg, size_t n)
     cinfo.dct_method = JDCT_ISLOW;
     jpeg_start_decompress(&cinfo);
     uint32_t w = cinfo.output_width, h = cinfo.output_height;
+    if (w != p->width || h != p->height) {
+        /* the program rewrote the input after submitting it: never write past the output */
+        jpeg_destroy_decompress(&cinfo);
+        snprintf(msg, n, "%s: the JPEG in data is now %u x %u but was %u x %u when the task was submitted", job->fn,
+                 w, h, p->width, p->height);
+        goto failed;
+    }
     ycc = malloc((size_t)w * h * 3 + w);   /* plus one grey row, freed with it */
     if (!ycc) {
         jpeg_destroy_decompress(&cinfo);
@@ -422,7 +430,7 @@ STANDIN_EXPORT aclError acldvppJpegDecodeAsync(acldvppChannelDesc *channelDesc, 
         dvpp_job_free(job);
         return rc;
     }
-    *p = (decode_payload){data, size, out.data, layout, outputDesc};
+    *p = (decode_payload){data, size, h.width, h.height, out.data, layout, outputDesc};
     job->payload = p;
     job->work = decode_work;
     job->device_ns = dvpp_jpegd_time_ns(dvpp_current_soc(), (uint64_t)h.width * h.height);

@@ -177,6 +177,13 @@ static aclError png_work(dvpp_job *job, char *msg, size_t n)
     memset(&img, 0, sizeof img);
     img.version = PNG_IMAGE_VERSION;
     int ok = png_image_begin_read_from_memory(&img, p->data, p->size);
+    int resized = ok && (img.width != p->width || img.height != p->height);
+    if (resized) {
+        /* the program rewrote the input after submitting it: never write past the output */
+        snprintf(msg, n, "%s: the PNG in data is now %u x %u but was %u x %u when the task was submitted", job->fn,
+                 (unsigned)img.width, (unsigned)img.height, p->width, p->height);
+        ok = 0;
+    }
     uint8_t *rgba = NULL;
     if (ok && p->layout.format == PIXEL_FORMAT_RGB_888 && (img.format & PNG_FORMAT_FLAG_ALPHA)) {
         /* RGB888 from a source with alpha drops the alpha channel (libpng alone would
@@ -193,7 +200,7 @@ static aclError png_work(dvpp_job *job, char *msg, size_t n)
         img.format = p->layout.format == PIXEL_FORMAT_RGBA_8888 ? PNG_FORMAT_RGBA : PNG_FORMAT_RGB;
         ok = png_image_finish_read(&img, NULL, p->out, (png_int_32)p->layout.width_stride, NULL);
     }
-    if (!ok)
+    if (!ok && !resized)
         snprintf(msg, n, "%s: the PNG data (%u bytes) is corrupt or truncated: %s", job->fn, p->size, img.message);
     png_image_free(&img);
     dvpp_lock();

@@ -33,12 +33,20 @@ uint32_t dvpp_jpegd_width_align(dvpp_soc soc)
     return soc == DVPP_SOC_310 ? 128u : 64u;
 }
 
-/* One channel's throughput, as frames of 1920 x 1080 per second. */
+/* One channel's throughput, as frames of 1920 x 1080 per second (docs/simulator.md,
+ * "DVPP": the per-product tables of CANN's JPEGD and VPC performance pages). */
 #define PIXELS_1080P 2073600.0
-#define JPEGD_FPS_1080P 128.0
-#define JPEGE_FPS_1080P 128.0
-#define VPC_FPS_1080P 360.0
 #define TASK_OVERHEAD_NS 20000.0   /* fixed cost of a DVPP task: the AI CPU kernel launch */
+
+static double jpegd_fps_1080p(dvpp_soc soc)
+{
+    return soc == DVPP_SOC_910B ? 512.0 : 128.0;
+}
+
+static double vpc_fps_1080p(dvpp_soc soc)
+{
+    return soc == DVPP_SOC_910B ? 1440.0 : 360.0;
+}
 
 static uint64_t time_for(double fps_1080p, uint64_t pixels)
 {
@@ -47,18 +55,16 @@ static uint64_t time_for(double fps_1080p, uint64_t pixels)
 
 uint64_t dvpp_jpegd_time_ns(dvpp_soc soc, uint64_t pixels)
 {
-    (void)soc;
-    return time_for(JPEGD_FPS_1080P, pixels);
+    return time_for(jpegd_fps_1080p(soc), pixels);
 }
 
+/* CANN gives no JPEGE table next to these; encoding is modelled at the decoder's rate. */
 uint64_t dvpp_jpege_time_ns(dvpp_soc soc, uint64_t pixels)
 {
-    (void)soc;
-    return time_for(JPEGE_FPS_1080P, pixels);
+    return time_for(jpegd_fps_1080p(soc), pixels);
 }
 
 uint64_t dvpp_vpc_time_ns(dvpp_soc soc, uint64_t reference_pixels)
 {
-    (void)soc;
-    return time_for(VPC_FPS_1080P, reference_pixels);
+    return time_for(vpc_fps_1080p(soc), reference_pixels);
 }

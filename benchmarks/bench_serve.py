@@ -157,3 +157,54 @@ def test_serve_against_in_process(benchmark):
             engine.close()
             server.stop()
     report(benchmark, "serve vs in-process (demo chain 2, 3, 1 ms; depth 8; one row)", figures)
+
+
+def grpc_latencies(address, model, x, requests):
+    """16 asyncio gRPC callers: (requests/s, [latency ms of each request])."""
+    import tritonclient.grpc.aio as client_module
+
+    async def main():
+        client = client_module.InferenceServerClient(address)
+        tensor = client_module.InferInput("x", list(x.shape), "FP32")
+        tensor.set_data_from_numpy(x)
+        latencies = []
+
+        async def caller(n, keep):
+            for _ in range(n):
+                t0 = time.perf_counter()
+                await client.infer(model, [tensor])
+                if keep:
+                    latencies.append((time.perf_counter() - t0) * 1000.0)
+
+        try:
+            await asyncio.gather(*(caller(10, False) for _ in range(CONCURRENCY)))
+            t0 = time.perf_counter()
+            await asyncio.gather(*(caller(requests // CONCURRENCY, True) for _ in range(CONCURRENCY)))
+            return len(latencies) / (time.perf_counter() - t0), latencies
+        finally:
+            await client.close()
+
+    return asyncio.run(main())
+
+
+def test_dynamic_batching_through_serve(benchmark):
+    """Triton's dynamic-batching tutorial shape: a model with batch gears, 16 concurrent callers
+    of one row, the batcher off (``demo``) and on (``batched``: max_delay_ms 2), through serve."""
+    figures = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = demo_repository(tmp)
+        x = np.random.default_rng(1).standard_normal((1, 64)).astype(np.float32)
+        server = ServerProcess(repo)
+        try:
+            def run():
+                for model, label in (("demo", "batcher off"), ("batched", "batcher on")):
+                    rate, latencies = grpc_latencies(server.grpc, model, x, 1600 if model == "demo" else 6400)
+                    figures[f"{label}: infer/s"] = rate
+                    figures[f"{label}: p99 ms"] = float(np.percentile(latencies, 99))
+                figures["on / off infer/s"] = figures["batcher on: infer/s"] / figures["batcher off: infer/s"]
+                figures["on / off p99"] = figures["batcher on: p99 ms"] / figures["batcher off: p99 ms"]
+
+            benchmark.pedantic(run, rounds=1, iterations=1)
+        finally:
+            server.stop()
+    report(benchmark, "dynamic batching through serve (16 gRPC callers of one row)", figures)

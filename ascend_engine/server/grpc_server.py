@@ -137,7 +137,10 @@ async def start(service, host: str, port: int):
                                       ("grpc.max_send_message_length", MAX_MESSAGE),
                                       ("grpc.so_reuseport", 0)])
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, table),))
-    bound = server.add_insecure_port(f"{host}:{port}")
+    try:
+        bound = server.add_insecure_port(f"{host}:{port}")
+    except RuntimeError:        # grpcio raises where older releases returned 0
+        bound = 0
     if bound == 0:
         raise InferenceServerError(500, f"cannot listen for gRPC on {host}:{port}")
     await server.start()

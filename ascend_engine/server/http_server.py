@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import json
+import os
 import re
 import zlib
 
@@ -352,6 +353,10 @@ class HttpProtocol(asyncio.Protocol):
 async def start(router: Router, host: str, port: int):
     """Listen on ``host:port``; returns (the asyncio server, its set of open connections)."""
     connections = set()
-    server = await asyncio.get_running_loop().create_server(
-        lambda: HttpProtocol(router, connections), host, port, reuse_address=True)
+    try:
+        server = await asyncio.get_running_loop().create_server(
+            lambda: HttpProtocol(router, connections), host, port, reuse_address=True)
+    except OSError as exc:
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        raise InferenceServerError(500, f"cannot listen on {host}:{port}: {reason}") from None
     return server, connections

@@ -1,0 +1,79 @@
+"""``ascend-engine serve`` refuses what it cannot serve with one clear line and the right exit status."""
+
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+
+def serve(*args, timeout=60):
+    env = dict(os.environ, ASCEND_ENGINE_BACKEND="sim")
+    return subprocess.run([sys.executable, "-m", "ascend_engine", "serve", *args], capture_output=True,
+                          text=True, env=env, timeout=timeout)
+
+
+def error_line(proc):
+    assert "Traceback" not in proc.stderr, proc.stderr
+    [line] = [ln for ln in proc.stderr.splitlines() if ln.startswith("ascend-engine: error: ")]
+    return line
+
+
+def test_a_repository_that_is_not_a_folder_is_a_usage_error(tmp_path):
+    proc = serve(str(tmp_path / "nowhere"))
+    assert proc.returncode == 2
+    want = f"ascend-engine: error: the model repository is not a folder: {tmp_path / 'nowhere'}"
+    assert error_line(proc) == want
+
+
+def test_an_empty_repository_says_what_it_looked_for(tmp_path):
+    proc = serve(str(tmp_path))
+    assert proc.returncode == 1
+    want = "holds no pipeline spec (one model per NAME.yaml, or NAME/VERSION/pipeline.yaml)"
+    assert want in error_line(proc)
+
+
+def test_a_broken_spec_stops_the_start_naming_its_key(tmp_path):
+    (tmp_path / "bad.yaml").write_text("inputs: {x: {dtype: float32, shape: [-1, 4]}}\nmodels: []\n")
+    proc = serve(str(tmp_path))
+    assert proc.returncode == 1
+    assert "SpecError" in error_line(proc) and "bad.yaml" in error_line(proc)
+
+
+def test_two_spec_files_in_one_version_folder_are_refused(tmp_path):
+    version = tmp_path / "m" / "1"
+    version.mkdir(parents=True)
+    (version / "a.yaml").write_text("{}")
+    (version / "b.yaml").write_text("{}")
+    proc = serve(str(tmp_path))
+    assert proc.returncode == 1
+    want = "holds several spec files (a.yaml, b.yaml): name the one to serve pipeline.yaml"
+    assert want in error_line(proc)
+
+
+def test_a_port_in_use_is_named(repo):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = serve(repo, "--http-port", str(port), "--grpc-port", "-1", "--metrics-port", "-1")
+    assert proc.returncode == 1
+    assert f"cannot listen on 127.0.0.1:{port}: Address already in use" in error_line(proc)
+
+
+@pytest.mark.parametrize("value", ["65536", "-2", "http"])
+def test_bad_ports_are_usage_errors(repo, value):
+    proc = serve(repo, "--grpc-port", value)
+    assert proc.returncode == 2
+    assert f"argument --grpc-port: expected a port from 0 to 65535 (or -1: off), got '{value}'" in proc.stderr
+
+
+def test_a_grpc_port_in_use_is_named(repo):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = serve(repo, "--http-port", "0", "--grpc-port", str(port), "--metrics-port", "-1")
+    assert proc.returncode == 1
+    assert f"cannot listen for gRPC on 127.0.0.1:{port}" in error_line(proc)

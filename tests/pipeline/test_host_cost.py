@@ -163,7 +163,7 @@ def test_a_device_bound_run_batch_counts_its_time_as_waiting(tmp_path):
         engine.run_batch({"x": x}, batch_size=1)
         s = engine.stats()
     assert s["requests"] == 40
-    assert s["wait_seconds"] > 4 * s["enqueue_seconds"] > 0
+    assert s["wait_seconds"] > 2 * s["enqueue_seconds"] > 0
 
 
 def test_a_burst_of_completions_keeps_the_plans_timeout(tmp_path, sim_faults):

@@ -10,6 +10,9 @@ shows).  Each converted with ``--sim_latency_us=0`` (no modelled device time),
 run with one ONNX Runtime thread on both sides, on the same inputs, in
 alternating rounds:
 
+* ``aclmdlExecute`` through ctypes on the calling thread (the buffers already
+  on the device): ONNX Runtime's C API as the simulator calls it, against
+  ``InferenceSession.run``, single calls alternating.
 * ``Model.__call__`` (H2D copy, execution, D2H copy, Python around it)
   against ``InferenceSession.run``, single calls alternating, medians
   compared: goal <= 1.1.
@@ -35,6 +38,8 @@ sys.path.insert(0, HERE)
 from _report import report  # noqa: E402
 
 onnx_nets = pytest.importorskip("helpers.onnx_nets", reason="sim atc needs onnx and onnxruntime")
+
+from helpers import mdl, simlib  # noqa: E402
 
 import ascend_engine as ae  # noqa: E402
 
@@ -80,6 +85,11 @@ def test_simulator_against_onnx_runtime(benchmark, tmp_path, case):
     for o, h in zip(out_names, outs if isinstance(outs, tuple) else (outs,), strict=True):
         pipe.output(o, h)
     engine = pipe.compile(depth=2)
+    lib = simlib.session()
+    with open(om, "rb") as f:
+        loaded = mdl.load_bytes(lib, f.read())
+    bufs = mdl.Buffers(loaded)
+    bufs.feed({name: x})
     batch = np.concatenate([x] * n) if shape[0] > 1 else np.repeat(x, n, axis=0)
     try:
         got = model(**{name: x})
@@ -87,13 +97,16 @@ def test_simulator_against_onnx_runtime(benchmark, tmp_path, case):
             np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-6)
         # single calls alternate (ONNX Runtime, the simulator, ...) so that bursts of load on the
         # shared machine hit both sides alike; the medians of the per-call times are compared
-        t_ort, t_call = [], []
+        t_ort, t_call, t_exec = [], [], []
         for _ in range(ROUNDS * n):
             t0 = time.perf_counter()
             sess.run(out_names, {name: x})
             t1 = time.perf_counter()
             model(**{name: x})
-            t_call.append(time.perf_counter() - t1)
+            t2 = time.perf_counter()
+            bufs.execute()
+            t_exec.append(time.perf_counter() - t2)
+            t_call.append(t2 - t1)
             t_ort.append(t1 - t0)
         ratios_batch = []
         for _ in range(ROUNDS):
@@ -107,11 +120,14 @@ def test_simulator_against_onnx_runtime(benchmark, tmp_path, case):
             f"{case} {shape}: simulator execution against InferenceSession.run (1 thread each)",
             {
                 "ort_run_ms": statistics.median(t_ort) * 1e3,
+                "acl_execute_over_ort": statistics.median(t_exec) / statistics.median(t_ort),
                 "model_call_ms": statistics.median(t_call) * 1e3,
                 "model_call_over_ort": statistics.median(t_call) / statistics.median(t_ort),
                 "run_batch_per_request_over_ort": statistics.median(ratios_batch),
             },
         )
     finally:
+        bufs.close()
+        loaded.close()
         engine.close()
         model.close()

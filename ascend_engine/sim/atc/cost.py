@@ -102,11 +102,8 @@ def _node_flops(node, shapes):
         a = shapes.get(node.input[0])
         if a is None:
             return None
-        k = (
-            a[0][-1]
-            if op == "MatMul" or not any(x.name == "transA" and x.i for x in node.attribute)
-            else a[0][0]
-        )
+        trans_a = op == "Gemm" and any(attr.name == "transA" and attr.i for attr in node.attribute)
+        k = a[0][0] if trans_a else a[0][-1]  # the reduced dimension of A
         return 2 * out_elems * k
     if op in ("Softmax", "LayerNormalization", "BatchNormalization", "InstanceNormalization"):
         return 5 * out_elems

@@ -97,6 +97,15 @@ _SIGNATURES = {
         ctypes.c_int,
         [P, P, ctypes.POINTER(U32), U32, P, ctypes.POINTER(P), ctypes.POINTER(P), P],
     ),
+    "acldvppVpcCropResizePasteAsync": (ctypes.c_int, [P, P, P, P, P, P, P]),
+    "acldvppVpcBatchCropResizeAsync": (
+        ctypes.c_int,
+        [P, P, ctypes.POINTER(U32), U32, P, ctypes.POINTER(P), P, P],
+    ),
+    "acldvppVpcBatchCropResizePasteAsync": (
+        ctypes.c_int,
+        [P, P, ctypes.POINTER(U32), U32, P, ctypes.POINTER(P), ctypes.POINTER(P), P, P],
+    ),
     "acldvppVpcConvertColorAsync": (ctypes.c_int, [P, P, P, P]),
     "acldvppVpcMakeBorderAsync": (ctypes.c_int, [P, P, P, P, P]),
 }

@@ -8,6 +8,7 @@ message naming the rule; corrupt data fails the task on the stream.
 
 import ctypes
 import io
+import textwrap
 
 import numpy as np
 import pytest
@@ -426,3 +427,42 @@ def test_input_rewritten_after_submission_never_overflows(dvpp, channel, stream)
     assert sync == TASK_FAILED, dvpp.err()
     assert "is now 256 x 256 but was 64 x 64 when the task was submitted" in dvpp.err()
     release(dvpp, desc, out, src)
+
+
+def test_ascend310_takes_only_dvpp_memory():
+    """Ascend 310's DVPP reaches only acldvppMalloc memory; 310P and 910B also take aclrtMalloc memory."""
+    from simrt_util import run_child
+
+    code = """
+        from helpers import dvpp as D
+        assert lib.aclInit(None) == 0 and lib.aclrtSetDevice(0) == 0, err()
+        d = D.load()
+        s = ctypes.c_void_p(); assert lib.aclrtCreateStream(ctypes.byref(s)) == 0
+        c = d.acldvppCreateChannelDesc(); assert d.acldvppCreateChannel(c) == 0, err()
+        data = D.jpeg_bytes(D.sample_image(64, 64))
+        host = ctypes.create_string_buffer(data, len(data))
+        def dvpp_buf(n):
+            p = ctypes.c_void_p(); assert d.acldvppMalloc(ctypes.byref(p), n) == 0, err(); return p.value
+        def acl_buf(n):
+            p = ctypes.c_void_p(); assert lib.aclrtMalloc(ctypes.byref(p), n, 0) == 0, err(); return p.value
+        def decode(src):
+            assert lib.aclrtMemcpy(src, len(data), host, len(data), 1) == 0, err()
+            out = d.acldvppCreatePicDesc()
+            o = dvpp_buf(128 * 64 * 2)   # Ascend 310 aligns the decoded width to 128
+            d.acldvppSetPicDescData(out, o); d.acldvppSetPicDescSize(out, 128 * 64 * 2)
+            d.acldvppSetPicDescFormat(out, D.NV12)
+            rc = d.acldvppJpegDecodeAsync(c, src, len(data), out, s)
+            assert lib.aclrtSynchronizeStream(s) == 0, err()
+            return rc
+        assert decode(dvpp_buf(len(data))) == 0, err()
+        rc = decode(acl_buf(len(data)))
+        if STRICT:
+            assert rc == 100000, rc
+            assert "is not DVPP memory: on Ascend 310 the DVPP reads and writes only buffers from" in err()
+        else:
+            assert rc == 0, err()
+        p = dvpp_buf(4096)
+        assert d.acldvppFree(p) == 0
+    """
+    run_child("STRICT = True\n" + textwrap.dedent(code), env={"ASCEND_SIM_SOC_VERSION": "Ascend310"})
+    run_child("STRICT = False\n" + textwrap.dedent(code), env={"ASCEND_SIM_SOC_VERSION": "Ascend310P3"})

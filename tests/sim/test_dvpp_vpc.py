@@ -478,3 +478,48 @@ def test_channels_per_device_limit(dvpp):
     finally:
         for c in made:
             dvpp.close_channel(c)
+
+
+def test_crop_resize_paste_with_nearest(dvpp, channel, stream):
+    lib = dvpp.lib
+    y, u, v = planes(96, 64, seed=15)
+    src, _ = dvpp.nv12_pic(y, u, v)
+    out, optr, osize = dvpp.out_pic(64, 48, fill=9)
+    crop, paste = roi(dvpp, 10, 49, 4, 33), roi(dvpp, 8, 31, 6, 23)  # 40 x 30 -> 24 x 18
+    cfg = lib.acldvppCreateResizeConfig()
+    dvpp.ok(lib.acldvppSetResizeConfigInterpolation(cfg, 2))
+    dvpp.ok(lib.acldvppVpcCropResizePasteAsync(channel, src, out, crop, paste, cfg, stream))
+    sync(dvpp, stream)
+    gy, _, _ = result(dvpp, optr, osize, 64, 48)
+    assert (gy[6:24, 8:32] == nearest(y[4:34, 10:50], 24, 18)).all()
+    assert gy[0, 0] == 9 and gy[47, 63] == 9
+    rc = lib.acldvppVpcCropResizePasteAsync(channel, src, out, crop, paste, None, stream)
+    dvpp.refused(rc, INVALID_PARAM, "resizeConfig is NULL")
+    dvpp.ok(lib.acldvppDestroyResizeConfig(cfg))
+
+
+def test_batch_crop_resize_with_nearest(dvpp, channel, stream):
+    from helpers.dvpp import nv12_from_planes
+
+    lib = dvpp.lib
+    y, u, v = planes(64, 48, seed=16)
+    srcs, dsts = lib.acldvppCreateBatchPicDesc(1), lib.acldvppCreateBatchPicDesc(2)
+    ptr, size = dvpp.put(nv12_from_planes(y, u, v, 64, 48).tobytes())
+    dvpp.pic(ptr, size, NV12, 64, 48, 64, 48, desc=lib.acldvppGetPicDesc(srcs, 0))
+    outs = []
+    for k in range(2):
+        o = dvpp.malloc(32 * 24 * 3 // 2)
+        dvpp.pic(o, 32 * 24 * 3 // 2, NV12, 32, 24, 32, 24, desc=lib.acldvppGetPicDesc(dsts, k))
+        outs.append(o)
+    crops = [roi(dvpp, 0, 47, 0, 35), roi(dvpp, 16, 63, 12, 47)]  # 48 x 36 each, to 32 x 24
+    cfg = lib.acldvppCreateResizeConfig()
+    dvpp.ok(lib.acldvppSetResizeConfigInterpolation(cfg, 2))
+    nums = (ctypes.c_uint32 * 1)(2)
+    dvpp.ok(lib.acldvppVpcBatchCropResizeAsync(channel, srcs, nums, 1, dsts, (P * 2)(*crops), cfg, stream))
+    sync(dvpp, stream)
+    for k, (top, left) in enumerate(((0, 0), (12, 16))):
+        gy, _, _ = planes_from_nv12(dvpp.get(outs[k], 32 * 24 * 3 // 2), 32, 24, 32, 24)
+        assert (gy == nearest(y[top : top + 36, left : left + 48], 32, 24)).all(), k
+    dvpp.ok(lib.acldvppDestroyResizeConfig(cfg))
+    dvpp.ok(lib.acldvppDestroyBatchPicDesc(srcs))
+    dvpp.ok(lib.acldvppDestroyBatchPicDesc(dsts))

@@ -2,7 +2,7 @@
  * dvpp_internal.h -- the private interface between the files of
  * libacl_dvpp.so, the simulator's DVPP (docs/simulator.md, "DVPP"):
  *
- *   memory.c     acldvppMalloc / acldvppFree
+ *   memory.c     acldvppMalloc / acldvppFree, the DVPP-memory check
  *   objects.c    live handles, references, the one lock of the library
  *   channel.c    channel descriptions and channels
  *   pic_desc.c   picture descriptions and batches of them
@@ -36,6 +36,12 @@
 /* A DVPP task that fails on the device: CANN's DVPP kernels run as AI CPU
  * tasks, whose failure aclrtSynchronizeStream reports as this code. */
 #define DVPP_TASK_FAILED 507018
+
+/* ---- memory.c ---------------------------------------------------------------------------------- */
+
+/* [p, p+len) inside one live device allocation of device_id and, on Ascend
+ * 310, inside memory from acldvppMalloc; else the refusal naming fn/arg. */
+aclError dvpp_check_memory(const char *fn, const char *arg, const void *p, size_t len, int32_t device_id);
 
 /* ---- objects.c ------------------------------------------------------------------------------- */
 

@@ -385,7 +385,7 @@ STANDIN_EXPORT aclError acldvppJpegDecodeAsync(acldvppChannelDesc *channelDesc, 
         return rc;
     /* the input is in DVPP memory, 128-byte aligned: check it before reading the header */
     if (data && size)
-        rc = aeSimMemCheck(fn, "data", data, size, device);
+        rc = dvpp_check_memory(fn, "data", data, size, device);
     if (!rc && data && (uintptr_t)data % JPEGD_INPUT_ALIGN)
         rc = aeSimError(ACL_ERROR_INVALID_PARAM, fn,
                         "data %p is not %u-byte aligned: JPEGD reads its input from the start of an acldvppMalloc "

@@ -196,7 +196,7 @@ STANDIN_EXPORT aclError acldvppJpegEncodeAsync(acldvppChannelDesc *channelDesc, 
     if (!rc && *size == 0)
         rc = aeSimError(ACL_ERROR_INVALID_PARAM, fn, "*size is 0; expected the output buffer's capacity in bytes");
     if (!rc)
-        rc = aeSimMemCheck(fn, "data", data, *size, device);
+        rc = dvpp_check_memory(fn, "data", data, *size, device);
     if (!rc && (dvpp_job_pin(job, p->in.data, "inputDesc data") || dvpp_job_pin(job, data, "data")))
         rc = aeSimError(ACL_ERROR_BAD_ALLOC, fn, "out of host memory");
     if (rc) {

@@ -83,5 +83,5 @@ aclError dvpp_pic_check_buffer(const char *fn, const char *arg, const dvpp_pic *
                           (unsigned long long)need);
     char what[96];
     snprintf(what, sizeof what, "%s data", arg);
-    return aeSimMemCheck(fn, what, p->data, p->size, device_id);
+    return dvpp_check_memory(fn, what, p->data, p->size, device_id);
 }

@@ -227,7 +227,7 @@ STANDIN_EXPORT aclError acldvppPngDecodeAsync(acldvppChannelDesc *channelDesc, c
     if (rc)
         return rc;
     if (data && size)
-        rc = aeSimMemCheck(fn, "data", data, size, device);
+        rc = dvpp_check_memory(fn, "data", data, size, device);
     png_header h;
     if (!rc)
         rc = read_header(fn, data, size, &h);

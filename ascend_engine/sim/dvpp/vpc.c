@@ -1,6 +1,7 @@
 /*
- * vpc.c -- the VPC calls: resize, crop, crop-and-resize, crop-and-paste,
- * their batch forms, colour conversion and borders.  Each call checks CANN's
+ * vpc.c -- the VPC calls: resize, crop, crop-and-resize, crop-and-paste
+ * (with or without a resize config), their batch forms, colour conversion
+ * and borders.  Each call checks CANN's
  * rules at submission (docs/simulator.md, "DVPP"), copies the picture layouts
  * and regions, and queues one task that does the pixel work (vpc_pixels.c):
  *
@@ -328,6 +329,17 @@ STANDIN_EXPORT aclError acldvppVpcCropAndPasteAsync(acldvppChannelDesc *channelD
     return crop_paste(fn, channelDesc, inputDesc, outputDesc, cropArea, 1, pasteArea, NULL, 0, stream);
 }
 
+STANDIN_EXPORT aclError acldvppVpcCropResizePasteAsync(acldvppChannelDesc *channelDesc, acldvppPicDesc *inputDesc,
+                                                       acldvppPicDesc *outputDesc, acldvppRoiConfig *cropArea,
+                                                       acldvppRoiConfig *pasteArea, acldvppResizeConfig *resizeConfig,
+                                                       aclrtStream stream)
+{
+    const char *fn = "acldvppVpcCropResizePasteAsync";
+    if (!pasteArea)
+        return aeSimError(ACL_ERROR_INVALID_PARAM, fn, "pasteArea is NULL; expected an acldvppRoiConfig");
+    return crop_paste(fn, channelDesc, inputDesc, outputDesc, cropArea, 1, pasteArea, resizeConfig, 1, stream);
+}
+
 STANDIN_EXPORT aclError acldvppVpcConvertColorAsync(acldvppChannelDesc *channelDesc, acldvppPicDesc *inputDesc,
                                                     acldvppPicDesc *outputDesc, aclrtStream stream)
 {
@@ -407,9 +419,11 @@ STANDIN_EXPORT aclError acldvppVpcMakeBorderAsync(const acldvppChannelDesc *chan
 
 /* ---- batches ------------------------------------------------------------------------------------- */
 
+/* resize NULL: bilinear (the calls without a resize config). */
 static aclError batch_crop(const char *fn, acldvppChannelDesc *channel, acldvppBatchPicDesc *srcs,
                            const uint32_t *roi_nums, uint32_t size, acldvppBatchPicDesc *dsts,
-                           acldvppRoiConfig *const *crops, acldvppRoiConfig *const *pastes, aclrtStream stream)
+                           acldvppRoiConfig *const *crops, acldvppRoiConfig *const *pastes,
+                           const acldvppResizeConfig *resize, int resize_required, aclrtStream stream)
 {
     int32_t device = -1;
     aclError rc = aeSimStreamDevice(fn, stream, &device);
@@ -443,6 +457,8 @@ static aclError batch_crop(const char *fn, acldvppChannelDesc *channel, acldvppB
         rc = aeSimError(ACL_ERROR_BAD_ALLOC, fn, "out of host memory");
     if (!rc)
         rc = dvpp_check_channel_locked(fn, channel, DVPP_CHNMODE_VPC, device);
+    if (!rc)
+        rc = resize_method(fn, resize, resize_required, &p->how);
     char arg[48];
     for (uint32_t i = 0; i < size && !rc; i++) {
         snprintf(arg, sizeof arg, "srcBatchPicDescs[%u]", i);
@@ -476,7 +492,6 @@ static aclError batch_crop(const char *fn, acldvppChannelDesc *channel, acldvppB
         return rc;
     }
     p->kind = VPC_BLIT;
-    p->how = DVPP_RESAMPLE_BILINEAR;
     return submit_locked(fn, channel, p, stream);
 }
 
@@ -486,7 +501,7 @@ STANDIN_EXPORT aclError acldvppVpcBatchCropAsync(acldvppChannelDesc *channelDesc
                                                  acldvppRoiConfig *cropAreas[], aclrtStream stream)
 {
     return batch_crop("acldvppVpcBatchCropAsync", channelDesc, srcBatchPicDescs, roiNums, size, dstBatchPicDescs,
-                      cropAreas, NULL, stream);
+                      cropAreas, NULL, NULL, 0, stream);
 }
 
 STANDIN_EXPORT aclError acldvppVpcBatchCropAndPasteAsync(acldvppChannelDesc *channelDesc,
@@ -499,5 +514,29 @@ STANDIN_EXPORT aclError acldvppVpcBatchCropAndPasteAsync(acldvppChannelDesc *cha
     if (!pasteAreas)
         return aeSimError(ACL_ERROR_INVALID_PARAM, fn, "pasteAreas is NULL; expected one region per output picture");
     return batch_crop(fn, channelDesc, srcBatchPicDescs, roiNums, size, dstBatchPicDescs, cropAreas, pasteAreas,
-                      stream);
+                      NULL, 0, stream);
+}
+
+STANDIN_EXPORT aclError acldvppVpcBatchCropResizeAsync(acldvppChannelDesc *channelDesc,
+                                                       acldvppBatchPicDesc *srcBatchPicDescs, uint32_t *roiNums,
+                                                       uint32_t size, acldvppBatchPicDesc *dstBatchPicDescs,
+                                                       acldvppRoiConfig *cropAreas[],
+                                                       acldvppResizeConfig *resizeConfig, aclrtStream stream)
+{
+    return batch_crop("acldvppVpcBatchCropResizeAsync", channelDesc, srcBatchPicDescs, roiNums, size,
+                      dstBatchPicDescs, cropAreas, NULL, resizeConfig, 1, stream);
+}
+
+STANDIN_EXPORT aclError acldvppVpcBatchCropResizePasteAsync(acldvppChannelDesc *channelDesc,
+                                                            acldvppBatchPicDesc *srcBatchPicDescs, uint32_t *roiNums,
+                                                            uint32_t size, acldvppBatchPicDesc *dstBatchPicDescs,
+                                                            acldvppRoiConfig *cropAreas[],
+                                                            acldvppRoiConfig *pasteAreas[],
+                                                            acldvppResizeConfig *resizeConfig, aclrtStream stream)
+{
+    const char *fn = "acldvppVpcBatchCropResizePasteAsync";
+    if (!pasteAreas)
+        return aeSimError(ACL_ERROR_INVALID_PARAM, fn, "pasteAreas is NULL; expected one region per output picture");
+    return batch_crop(fn, channelDesc, srcBatchPicDescs, roiNums, size, dstBatchPicDescs, cropAreas, pasteAreas,
+                      resizeConfig, 1, stream);
 }

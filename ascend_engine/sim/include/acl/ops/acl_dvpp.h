@@ -225,6 +225,10 @@ aclError acldvppVpcCropResizeAsync(acldvppChannelDesc *channelDesc, acldvppPicDe
 aclError acldvppVpcCropAndPasteAsync(acldvppChannelDesc *channelDesc, acldvppPicDesc *inputDesc,
                                      acldvppPicDesc *outputDesc, acldvppRoiConfig *cropArea,
                                      acldvppRoiConfig *pasteArea, aclrtStream stream);
+aclError acldvppVpcCropResizePasteAsync(acldvppChannelDesc *channelDesc, acldvppPicDesc *inputDesc,
+                                        acldvppPicDesc *outputDesc, acldvppRoiConfig *cropArea,
+                                        acldvppRoiConfig *pasteArea, acldvppResizeConfig *resizeConfig,
+                                        aclrtStream stream);
 aclError acldvppVpcBatchCropAsync(acldvppChannelDesc *channelDesc, acldvppBatchPicDesc *srcBatchPicDescs,
                                   uint32_t *roiNums, uint32_t size, acldvppBatchPicDesc *dstBatchPicDescs,
                                   acldvppRoiConfig *cropAreas[], aclrtStream stream);
@@ -232,6 +236,15 @@ aclError acldvppVpcBatchCropAndPasteAsync(acldvppChannelDesc *channelDesc, acldv
                                           uint32_t *roiNums, uint32_t size, acldvppBatchPicDesc *dstBatchPicDescs,
                                           acldvppRoiConfig *cropAreas[], acldvppRoiConfig *pasteAreas[],
                                           aclrtStream stream);
+aclError acldvppVpcBatchCropResizeAsync(acldvppChannelDesc *channelDesc, acldvppBatchPicDesc *srcBatchPicDescs,
+                                        uint32_t *roiNums, uint32_t size, acldvppBatchPicDesc *dstBatchPicDescs,
+                                        acldvppRoiConfig *cropAreas[], acldvppResizeConfig *resizeConfig,
+                                        aclrtStream stream);
+aclError acldvppVpcBatchCropResizePasteAsync(acldvppChannelDesc *channelDesc,
+                                             acldvppBatchPicDesc *srcBatchPicDescs, uint32_t *roiNums, uint32_t size,
+                                             acldvppBatchPicDesc *dstBatchPicDescs, acldvppRoiConfig *cropAreas[],
+                                             acldvppRoiConfig *pasteAreas[], acldvppResizeConfig *resizeConfig,
+                                             aclrtStream stream);
 aclError acldvppVpcConvertColorAsync(acldvppChannelDesc *channelDesc, acldvppPicDesc *inputDesc,
                                      acldvppPicDesc *outputDesc, aclrtStream stream);
 aclError acldvppVpcMakeBorderAsync(const acldvppChannelDesc *channelDesc, const acldvppPicDesc *inputDesc,

@@ -143,8 +143,18 @@ class BuildPackage(build_py):
 
 
 def system_has_header(name):
-    """Whether the compiler's default include folders hold `name` (an optional system library's header)."""
-    return any(os.path.exists(os.path.join(d, name)) for d in ("/usr/include", "/usr/local/include"))
+    """Whether the compiler's include folders (the default ones, CPATH, C_INCLUDE_PATH) hold `name`."""
+    folders = ["/usr/include", "/usr/local/include"]
+    for var in ("CPATH", "C_INCLUDE_PATH"):
+        folders += [d for d in os.environ.get(var, "").split(os.pathsep) if d]
+    return any(os.path.exists(os.path.join(d, name)) for d in folders)
+
+
+def require_system_header(name, what):
+    """Stop the build with one line naming the missing library, before the compiler fails on it."""
+    if not system_has_header(name):
+        raise SystemExit(f"ascend-engine: the build needs {what} ({name} was not found in the include "
+                         f"folders; set CPATH if it is elsewhere)")
 
 
 def extensions():
@@ -163,6 +173,7 @@ def extensions():
     # libjpeg-turbo, PNG with libpng when the system has it, VPC).  Its
     # aclrt*/aeSim* calls stay undefined and resolve from the AscendCL library the
     # program links, as with the real one (docs/toolkit.md, docs/simulator.md "DVPP").
+    require_system_header("jpeglib.h", "libjpeg-turbo's development files (Debian: libjpeg62-turbo-dev)")
     have_png = system_has_header("png.h")
     dvpp_library = Extension(
         DVPP_NAME,

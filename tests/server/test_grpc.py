@@ -150,3 +150,18 @@ def test_tritonclient_reports_the_status(client):
         client.get_model_config("nothing")
     assert info.value.status() == "StatusCode.NOT_FOUND"
     assert "Request for unknown model: 'nothing'" in info.value.message()
+
+
+def test_priority_and_timeout_parameters(stub, reference):
+    request = raw_request("batched")
+    request.parameters["priority"].uint64_param = 1
+    request.parameters["timeout"].int64_param = 2_000_000
+    reply = stub.ModelInfer(request)
+    got = np.frombuffer(reply.raw_output_contents[0], np.float32).reshape(2, 10)
+    np.testing.assert_allclose(got, reference(np.zeros((2, 64), np.float32)), rtol=1e-6, atol=1e-7)
+    bad = raw_request("batched")
+    bad.parameters["priority"].uint64_param = 2          # batched has one priority level
+    with pytest.raises(grpc.RpcError) as info:
+        stub.ModelInfer(bad)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "parameter 'priority' must be an integer from 0 (the default) to 1" in info.value.details()

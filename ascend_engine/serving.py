@@ -278,8 +278,10 @@ class Server:
         self.cv = threading.Condition(lock)          # the engine's lock: executor state
         self.qlock = threading.Lock()                # the queue (taken after the engine's lock)
         self.qcv = threading.Condition(self.qlock)
-        # Pieces in arrival order per priority (ordered sets: a call that will not run leaves in O(1))
-        self.queue = LevelQueue(self.levels)
+        # Pieces in arrival order (an ordered set: a call that will not run leaves it in O(1)); one
+        # per priority line when the policy needs lines (a LevelQueue costs ~2.7x an OrderedDict per piece)
+        self.queue = (LevelQueue(self.levels) if self.levels > 1 or self.delays
+                      else collections.OrderedDict())
         self.queued_rows = 0                          # rows of the queued pieces
         self.queued_calls = 0                         # calls with a piece still queued
         self.with_deadline = 0                        # queued calls that have a deadline

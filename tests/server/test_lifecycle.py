@@ -140,3 +140,43 @@ def test_metrics_port_serves_only_metrics(server):
     with pytest.raises(urllib.error.HTTPError) as info:
         urllib.request.urlopen(f"http://{server.metrics}/v2/health/live", timeout=30)
     assert info.value.code == 404
+
+
+def test_sigterm_mid_load_answers_every_admitted_grpc_request(slow_repo, reference):
+    grpc_aio = pytest.importorskip("tritonclient.grpc.aio")
+    server = ServerProcess(slow_repo)
+    xs = [np.full((1, 64), k / 10, np.float32) for k in range(CLIENTS)]
+
+    async def main():
+        client = grpc_aio.InferenceServerClient(server.grpc)
+
+        async def one(x):
+            tensor = grpc_aio.InferInput("x", [1, 64], "FP32")
+            tensor.set_data_from_numpy(x)
+            try:
+                return (await client.infer("slow", [tensor])).as_numpy("probs")
+            except InferenceServerException as exc:
+                return exc
+
+        try:
+            first = [asyncio.ensure_future(one(x)) for x in xs]
+            await asyncio.to_thread(wait_queued, server, CLIENTS)
+            server.signal(signal.SIGTERM)
+            await asyncio.sleep(0.05)
+            late = await one(xs[0])             # the gRPC port is still open while draining
+            return await asyncio.wait_for(asyncio.gather(*first), 30), late
+        finally:
+            await client.close()
+
+    try:
+        results, late = asyncio.run(main())
+        rc, out, err = server.wait()
+    finally:
+        server.stop()
+    for x, got in zip(xs, results, strict=True):
+        assert isinstance(got, np.ndarray), f"an admitted request failed: {got}"
+        np.testing.assert_allclose(got, reference(x), rtol=1e-6, atol=1e-7)
+    assert isinstance(late, InferenceServerException)
+    assert late.status() == "StatusCode.UNAVAILABLE" and "the server is shutting down" in late.message()
+    assert rc == 0, err
+    assert f"shutdown: every admitted request answered ({CLIENTS} answered in all)" in out

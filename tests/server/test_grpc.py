@@ -165,3 +165,33 @@ def test_priority_and_timeout_parameters(stub, reference):
         stub.ModelInfer(bad)
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "parameter 'priority' must be an integer from 0 (the default) to 1" in info.value.details()
+
+
+def test_the_stream_answers_every_request_by_its_id(client, reference):
+    """tritonclient's stream: requests of several sizes, one for an unknown model; every
+    answer names its request and carries its own rows, the error included."""
+    import queue
+
+    got = queue.Queue()
+    client.start_stream(callback=lambda result, error: got.put((result, error)))
+    xs = {f"r{k}": np.full((1 + k % 4, 64), k / 9, np.float32) for k in range(12)}
+    try:
+        for rid, x in xs.items():
+            tensor = grpcclient.InferInput("x", list(x.shape), "FP32")
+            tensor.set_data_from_numpy(x)
+            client.async_stream_infer("batched", [tensor], request_id=rid)
+        tensor = grpcclient.InferInput("x", [1, 64], "FP32")
+        tensor.set_data_from_numpy(np.zeros((1, 64), np.float32))
+        client.async_stream_infer("nothing", [tensor], request_id="lost")
+        answers = [got.get(timeout=30) for _ in range(len(xs) + 1)]
+    finally:
+        client.stop_stream()
+    errors = [e for _, e in answers if e is not None]
+    assert len(errors) == 1 and "Request for unknown model: 'nothing'" in errors[0].message()
+    seen = {}
+    for result, error in answers:
+        if error is None:
+            seen[result.get_response().id] = result.as_numpy("probs")
+    assert sorted(seen) == sorted(xs)
+    for rid, x in xs.items():
+        np.testing.assert_allclose(seen[rid], reference(x), rtol=1e-6, atol=1e-7)

@@ -195,3 +195,17 @@ def test_the_stream_answers_every_request_by_its_id(client, reference):
     assert sorted(seen) == sorted(xs)
     for rid, x in xs.items():
         np.testing.assert_allclose(seen[rid], reference(x), rtol=1e-6, atol=1e-7)
+
+
+def test_a_stream_error_names_its_request(stub):
+    good = raw_request("demo")
+    good.id = "kept"
+    lost = raw_request("nothing")
+    lost.id = "lost"
+    replies = list(stub.ModelStreamInfer(iter([lost, good])))
+    by_id = {r.infer_response.id: r for r in replies}
+    assert sorted(by_id) == ["kept", "lost"]
+    assert "Request for unknown model: 'nothing'" in by_id["lost"].error_message
+    assert by_id["lost"].infer_response.model_name == "nothing"
+    assert by_id["kept"].error_message == ""
+    assert list(by_id["kept"].infer_response.outputs[0].shape) == [2, 10]

@@ -79,3 +79,38 @@ class LevelQueue:
     def clear(self):
         for line in self.lines:
             line.clear()
+
+
+def batch_ready(queue, queued_rows: int, max_batch: int, preferred) -> bool:
+    """Whether the batcher may send a batch now: a full one is queued, or the queue's first pieces
+    make exactly a preferred size (``preferred``: a set of row counts)."""
+    if queued_rows >= max_batch:
+        return True
+    if not preferred:
+        return False
+    total = 0
+    for piece in queue:
+        total += piece.rows
+        if total in preferred:
+            return True
+        if total > max_batch:
+            return False
+    return False
+
+
+class PolicyFigures:
+    """What ``stats()["serving"]["priorities"]`` reports, per priority line: queue and compute time
+    per call (``samples()`` makes one figure, serving.Samples), rejections and delays."""
+
+    def __init__(self, levels: int, samples):
+        self.queue_ms = [samples() for _ in range(levels)]
+        self.compute_ms = [samples() for _ in range(levels)]
+        self.rejected = collections.Counter()
+        self.delayed = collections.Counter()
+
+    def summary(self) -> dict:
+        return {"rejected": sum(self.rejected.values()), "delayed": sum(self.delayed.values()),
+                "priorities": {k + 1: {"queue_ms": self.queue_ms[k].summary(),
+                                       "compute_ms": self.compute_ms[k].summary(),
+                                       "rejected": self.rejected[k], "delayed": self.delayed[k]}
+                               for k in range(len(self.queue_ms))}}

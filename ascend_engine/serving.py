@@ -60,7 +60,7 @@ from ascend_engine._signals import (
 )
 from ascend_engine._signals import resolving_for as resolving_for
 from ascend_engine.errors import EngineBusy, EngineError
-from ascend_engine.queue_policy import LevelQueue, level_index
+from ascend_engine.queue_policy import LevelQueue, PolicyFigures, batch_ready, level_index
 
 SAMPLES = 100_000   # latency samples kept per figure (the most recent ones)
 _GONE = object()
@@ -278,8 +278,10 @@ class Server:
         self.cv = threading.Condition(lock)          # the engine's lock: executor state
         self.qlock = threading.Lock()                # the queue (taken after the engine's lock)
         self.qcv = threading.Condition(self.qlock)
-        # Pieces in arrival order per priority (ordered sets: a call that will not run leaves in O(1))
-        self.queue = LevelQueue(self.levels)
+        # Pieces in arrival order (an ordered set: a call that will not run leaves it in O(1)); one
+        # per priority line when the policy needs lines (a LevelQueue costs ~2.7x an OrderedDict per piece)
+        self.queue = (LevelQueue(self.levels) if self.levels > 1 or self.delays
+                      else collections.OrderedDict())
         self.queued_rows = 0                          # rows of the queued pieces
         self.queued_calls = 0                         # calls with a piece still queued
         self.with_deadline = 0                        # queued calls that have a deadline
@@ -296,10 +298,7 @@ class Server:
         self.dispatch_wait_ms = Samples()             # per device request: due (and a slot free) to put on
         self.batch_rows = collections.Counter()
         # per priority line: queue and compute time per call, rejections (queue full or timed out), delays
-        self.queue_ms_by = [Samples() for _ in range(self.levels)]
-        self.compute_ms_by = [Samples() for _ in range(self.levels)]
-        self.rejected_by = collections.Counter()
-        self.delayed_by = collections.Counter()
+        self.by_priority = PolicyFigures(self.levels, Samples)
         self.dispatched_by = collections.Counter()    # which thread put device requests on the device
         self.room_at = 0.0                            # when a full engine last got a free slot (monotonic)
         self.due_pending = False                      # a submitter left due work for the engine's holder
@@ -340,7 +339,7 @@ class Server:
                 raise EngineError("the engine is closed")
             while self.queued_calls >= self.max_queue:
                 if not block:
-                    self.rejected_by[call.level] += 1
+                    self.by_priority.rejected[call.level] += 1
                     raise EngineBusy(f"the engine's admission queue is full ({self.max_queue} requests "
                                      "waiting for a slot): retry later, or submit with block=True")
                 if THREAD.resolving is self:
@@ -362,7 +361,7 @@ class Server:
                 heapq.heappush(self.deadlines, (call.deadline, next(self.deadline_seq), call))
             self._start_threads()
             # without a delay every call is due at once; with one, when a full (or preferred) batch is queued
-            due = not self.delay or self._batch_ready()
+            due = not self.delay or batch_ready(self.queue, self.queued_rows, self.max_batch, self.preferred)
             if (self.delay and starts_batch) or call.deadline is not None:
                 self.qcv.notify_all()   # the dispatcher: a batch to time, or a deadline
         if not due:
@@ -386,21 +385,6 @@ class Server:
     def level_of(self, priority):
         """The queue line of a request's ``priority`` (None or 0: the default); EngineError out of range."""
         return level_index(priority, self.levels, self.default_level + 1)
-
-    def _batch_ready(self):
-        """A batch may go now (qlock held): a full one is queued, or a prefix of a preferred size."""
-        if self.queued_rows >= self.max_batch:
-            return True
-        if not self.preferred:
-            return False
-        total = 0
-        for piece in self.queue:
-            total += piece.rows
-            if total in self.preferred:
-                return True
-            if total > self.max_batch:
-                return False
-        return False
 
     def space_future(self):
         """A future resolved when the queue has room (for run_async)."""
@@ -480,7 +464,7 @@ class Server:
                 if call.deadline is not None:
                     self._deadline_gone()
                 self.queue_ms.add((now - call.submitted) * 1000.0)
-                self.queue_ms_by[call.level].add((now - call.submitted) * 1000.0)
+                self.by_priority.queue_ms[call.level].add((now - call.submitted) * 1000.0)
             taken.append(piece)
             if piece.hi == call.rows:
                 call.pieces = ()                  # out of the queue (and no Call <-> Piece cycle for the GC)
@@ -560,7 +544,7 @@ class Server:
                 self.queue.delay(call, call.pieces)
                 call.deadline = None
                 self._deadline_gone()
-                self.delayed_by[call.level] += 1
+                self.by_priority.delayed[call.level] += 1
                 continue
             self._drop_call(call)
             self.expired.append(call)
@@ -570,7 +554,7 @@ class Server:
         while self.expired:
             call = self.expired.pop()
             if call.future.set_running_or_notify_cancel():
-                self.rejected_by[call.level] += 1
+                self.by_priority.rejected[call.level] += 1
                 waited = call.deadline - call.submitted
                 self._resolve(call.fail, TimeoutError(f"the request was not started within its timeout of "
                                                       f"{waited:.3f} s (it never ran)"))
@@ -644,7 +628,7 @@ class Server:
                         p.call.piece_done()
                         if p.call.pieces_left == 0:
                             self.latency_ms.add((now - p.call.submitted) * 1000.0)
-                            self.compute_ms_by[p.call.level].add((now - p.call.dispatched) * 1000.0)
+                            self.by_priority.compute_ms[p.call.level].add((now - p.call.dispatched) * 1000.0)
                     at += p.rows
             finally:
                 here.resolving = outer
@@ -753,7 +737,7 @@ class Server:
         room = self._engine_has_room()
         if not room:
             times.append(0.5)      # the completer dispatches when a slot frees
-        elif not self.delay or self._batch_ready():
+        elif not self.delay or batch_ready(self.queue, self.queued_rows, self.max_batch, self.preferred):
             times.append(0.0)      # a request, or a full (or preferred) batch, is ready now
         else:
             times.append(next(iter(self.queue)).call.submitted + self.delay - now)
@@ -811,8 +795,4 @@ class Server:
                 "latency_ms": self.latency_ms.summary(), "dispatch_wait_ms": self.dispatch_wait_ms.summary(),
                 "batch_rows": dict(sorted(self.batch_rows.items())),
                 "dispatched_by": dict(sorted(self.dispatched_by.items())), "queued": self.queued_calls,
-                "rejected": sum(self.rejected_by.values()), "delayed": sum(self.delayed_by.values()),
-                "priorities": {k + 1: {"queue_ms": self.queue_ms_by[k].summary(),
-                                       "compute_ms": self.compute_ms_by[k].summary(),
-                                       "rejected": self.rejected_by[k], "delayed": self.delayed_by[k]}
-                               for k in range(self.levels)}}
+                **self.by_priority.summary()}

@@ -9,6 +9,8 @@ An :class:`InferenceServerError` becomes the gRPC status of the same meaning
 
 from __future__ import annotations
 
+import asyncio
+
 import grpc
 from google.protobuf import json_format
 
@@ -114,6 +116,46 @@ class Handlers:
         outputs = await self.service.infer(model, input_arrays(request), request_parameters(request))
         return infer_reply(model, request, outputs)
 
+    async def ModelStreamInfer(self, requests, context):
+        """Answer every request of the stream as it finishes; an error is an answer naming it."""
+        answers = asyncio.Queue()
+        running = set()
+
+        async def answer(request):
+            try:
+                response = await self.ModelInfer(request, context)
+                reply = messages.ModelStreamInferResponse(infer_response=response)
+            except InferenceServerError as exc:
+                named = messages.ModelInferResponse(model_name=request.model_name, id=request.id)
+                reply = messages.ModelStreamInferResponse(error_message=exc.message, infer_response=named)
+            await answers.put(reply)
+
+        async def read():
+            async for request in requests:
+                task = asyncio.ensure_future(answer(request))
+                running.add(task)
+                task.add_done_callback(running.discard)
+            await asyncio.gather(*list(running))
+            await answers.put(None)
+
+        reader = asyncio.ensure_future(read())
+        try:
+            while (reply := await answers.get()) is not None:
+                yield reply
+        finally:
+            reader.cancel()
+            for task in list(running):
+                task.cancel()
+
+
+def _streaming(method, request_class, response_class):
+    async def handle(requests, context):
+        async for reply in method(requests, context):
+            yield reply
+
+    return grpc.stream_stream_rpc_method_handler(handle, request_deserializer=request_class.FromString,
+                                                 response_serializer=response_class.SerializeToString)
+
 
 def _unary(method, request_class, response_class):
     async def handle(request, context):
@@ -131,8 +173,8 @@ def _unary(method, request_class, response_class):
 async def start(service, host: str, port: int):
     """Serve on ``host:port``; returns (the grpc.aio server, the port bound)."""
     handlers = Handlers(service)
-    table = {name: _unary(getattr(handlers, name), request, response)
-             for name, (request, response) in METHODS.items()}
+    table = {name: (_streaming if streams else _unary)(getattr(handlers, name), request, response)
+             for name, (request, response, streams) in METHODS.items()}
     server = grpc.aio.server(options=[("grpc.max_receive_message_length", MAX_MESSAGE),
                                       ("grpc.max_send_message_length", MAX_MESSAGE),
                                       ("grpc.so_reuseport", 0)])

@@ -234,6 +234,7 @@ class HttpProtocol(asyncio.Protocol):
         self.transport = None
         self.parser = httptools.HttpRequestParser(self)
         self.answers = collections.deque()   # per request in arrival order: its future answer
+        self.tasks = set()                   # inferences running for this connection
         self.closing = False
         self._reset()
 
@@ -250,7 +251,11 @@ class HttpProtocol(asyncio.Protocol):
         self.connections.add(self)
 
     def connection_lost(self, exc):
+        # nobody is left to answer: a request still queued is cancelled and never runs
+        # (one already on the device completes and its result is dropped)
         self.connections.discard(self)
+        for task in list(self.tasks):
+            task.cancel()
         for answer in self.answers:
             answer.cancel()
         self.answers.clear()
@@ -307,6 +312,7 @@ class HttpProtocol(asyncio.Protocol):
                 answer.set_result(result if keep_alive else _closing(result))
             else:
                 task = loop.create_task(result)
+                self.tasks.add(task)
                 task.add_done_callback(lambda t, a=answer, k=keep_alive: self._finished(t, a, k))
         if not keep_alive:
             self.closing = True
@@ -314,6 +320,7 @@ class HttpProtocol(asyncio.Protocol):
 
     # -- answers, in order
     def _finished(self, task, answer, keep_alive):
+        self.tasks.discard(task)
         if answer.done():          # the connection went away meanwhile
             return
         if task.cancelled():

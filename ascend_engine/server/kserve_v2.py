@@ -25,7 +25,8 @@ _file = _pool.FindFileByName(FILE.name)
 messages = SimpleNamespace(**{name: message_factory.GetMessageClass(descriptor)
                               for name, descriptor in _file.message_types_by_name.items()})
 
-# rpc name -> (request class, response class)
+# rpc name -> (request class, response class, whether requests and answers stream)
 METHODS = {method.name: (message_factory.GetMessageClass(method.input_type),
-                         message_factory.GetMessageClass(method.output_type))
+                         message_factory.GetMessageClass(method.output_type),
+                         method.client_streaming and method.server_streaming)
            for method in _file.services_by_name["GRPCInferenceService"].methods}

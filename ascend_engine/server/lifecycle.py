@@ -17,8 +17,9 @@ import asyncio
 import signal
 import sys
 
+from ascend_engine.errors import InferenceServerError
 from ascend_engine.server import http_server, metrics
-from ascend_engine.server.http_server import InferenceServerError, Router, response
+from ascend_engine.server.http_server import Router, response
 from ascend_engine.server.repository import Repository
 from ascend_engine.server.service import Service
 

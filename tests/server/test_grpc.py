@@ -150,3 +150,62 @@ def test_tritonclient_reports_the_status(client):
         client.get_model_config("nothing")
     assert info.value.status() == "StatusCode.NOT_FOUND"
     assert "Request for unknown model: 'nothing'" in info.value.message()
+
+
+def test_priority_and_timeout_parameters(stub, reference):
+    request = raw_request("batched")
+    request.parameters["priority"].uint64_param = 1
+    request.parameters["timeout"].int64_param = 2_000_000
+    reply = stub.ModelInfer(request)
+    got = np.frombuffer(reply.raw_output_contents[0], np.float32).reshape(2, 10)
+    np.testing.assert_allclose(got, reference(np.zeros((2, 64), np.float32)), rtol=1e-6, atol=1e-7)
+    bad = raw_request("batched")
+    bad.parameters["priority"].uint64_param = 2          # batched has one priority level
+    with pytest.raises(grpc.RpcError) as info:
+        stub.ModelInfer(bad)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "parameter 'priority' must be an integer from 0 (the default) to 1" in info.value.details()
+
+
+def test_the_stream_answers_every_request_by_its_id(client, reference):
+    """tritonclient's stream: requests of several sizes, one for an unknown model; every
+    answer names its request and carries its own rows, the error included."""
+    import queue
+
+    got = queue.Queue()
+    client.start_stream(callback=lambda result, error: got.put((result, error)))
+    xs = {f"r{k}": np.full((1 + k % 4, 64), k / 9, np.float32) for k in range(12)}
+    try:
+        for rid, x in xs.items():
+            tensor = grpcclient.InferInput("x", list(x.shape), "FP32")
+            tensor.set_data_from_numpy(x)
+            client.async_stream_infer("batched", [tensor], request_id=rid)
+        tensor = grpcclient.InferInput("x", [1, 64], "FP32")
+        tensor.set_data_from_numpy(np.zeros((1, 64), np.float32))
+        client.async_stream_infer("nothing", [tensor], request_id="lost")
+        answers = [got.get(timeout=30) for _ in range(len(xs) + 1)]
+    finally:
+        client.stop_stream()
+    errors = [e for _, e in answers if e is not None]
+    assert len(errors) == 1 and "Request for unknown model: 'nothing'" in errors[0].message()
+    seen = {}
+    for result, error in answers:
+        if error is None:
+            seen[result.get_response().id] = result.as_numpy("probs")
+    assert sorted(seen) == sorted(xs)
+    for rid, x in xs.items():
+        np.testing.assert_allclose(seen[rid], reference(x), rtol=1e-6, atol=1e-7)
+
+
+def test_a_stream_error_names_its_request(stub):
+    good = raw_request("demo")
+    good.id = "kept"
+    lost = raw_request("nothing")
+    lost.id = "lost"
+    replies = list(stub.ModelStreamInfer(iter([lost, good])))
+    by_id = {r.infer_response.id: r for r in replies}
+    assert sorted(by_id) == ["kept", "lost"]
+    assert "Request for unknown model: 'nothing'" in by_id["lost"].error_message
+    assert by_id["lost"].infer_response.model_name == "nothing"
+    assert by_id["kept"].error_message == ""
+    assert list(by_id["kept"].infer_response.outputs[0].shape) == [2, 10]

@@ -154,3 +154,27 @@ def test_pipelined_requests_are_answered_in_order(server):
             shapes.append((status_line.split()[1], document.get("outputs", [{}])[0].get("shape")))
     assert shapes == [(b"200", [3, 10]), (b"400", None), (b"200", [1, 10]), (b"200", [8, 10]),
                       (b"200", [2, 10])]
+
+
+def read_reply(reader):
+    status = int(reader.readline().split()[1])
+    headers = {}
+    while (line := reader.readline()) != b"\r\n":
+        name, _, value = line.decode().partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return status, headers, reader.read(int(headers.get("content-length", 0)))
+
+
+def test_expect_100_continue_and_connection_close(server):
+    host, port = server.http.split(":")
+    body = infer_body(shape=(1, 64))
+    with socket.create_connection((host, int(port)), timeout=30) as s:
+        s.sendall(b"POST /v2/models/demo/infer HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                  b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(body))
+        reader = s.makefile("rb")
+        assert reader.readline() == b"HTTP/1.1 100 Continue\r\n" and reader.readline() == b"\r\n"
+        s.sendall(body)
+        status, headers, data = read_reply(reader)
+        assert status == 200 and headers["connection"] == "close"
+        assert json.loads(data)["outputs"][0]["shape"] == [1, 10]
+        assert reader.read() == b""          # the server closed the connection after its answer

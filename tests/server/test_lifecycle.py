@@ -4,6 +4,7 @@ import asyncio
 import json
 import os
 import signal
+import socket
 import time
 import urllib.request
 
@@ -140,3 +141,68 @@ def test_metrics_port_serves_only_metrics(server):
     with pytest.raises(urllib.error.HTTPError) as info:
         urllib.request.urlopen(f"http://{server.metrics}/v2/health/live", timeout=30)
     assert info.value.code == 404
+
+
+def test_sigterm_mid_load_answers_every_admitted_grpc_request(slow_repo, reference):
+    grpc_aio = pytest.importorskip("tritonclient.grpc.aio")
+    server = ServerProcess(slow_repo)
+    xs = [np.full((1, 64), k / 10, np.float32) for k in range(CLIENTS)]
+
+    async def main():
+        client = grpc_aio.InferenceServerClient(server.grpc)
+
+        async def one(x):
+            tensor = grpc_aio.InferInput("x", [1, 64], "FP32")
+            tensor.set_data_from_numpy(x)
+            try:
+                return (await client.infer("slow", [tensor])).as_numpy("probs")
+            except InferenceServerException as exc:
+                return exc
+
+        try:
+            first = [asyncio.ensure_future(one(x)) for x in xs]
+            await asyncio.to_thread(wait_queued, server, CLIENTS)
+            server.signal(signal.SIGTERM)
+            await asyncio.sleep(0.05)
+            late = await one(xs[0])             # the gRPC port is still open while draining
+            return await asyncio.wait_for(asyncio.gather(*first), 30), late
+        finally:
+            await client.close()
+
+    try:
+        results, late = asyncio.run(main())
+        rc, out, err = server.wait()
+    finally:
+        server.stop()
+    for x, got in zip(xs, results, strict=True):
+        assert isinstance(got, np.ndarray), f"an admitted request failed: {got}"
+        np.testing.assert_allclose(got, reference(x), rtol=1e-6, atol=1e-7)
+    assert isinstance(late, InferenceServerException)
+    assert late.status() == "StatusCode.UNAVAILABLE" and "the server is shutting down" in late.message()
+    assert rc == 0, err
+    assert f"shutdown: every admitted request answered ({CLIENTS} answered in all)" in out
+
+
+def test_a_client_that_hangs_up_has_its_queued_request_cancelled(slow_repo):
+    """The batcher holds the request 300 ms; the client goes away first: it never runs."""
+    server = ServerProcess(slow_repo, grpc=False)
+    try:
+        host, port = server.http.split(":")
+        body = json.dumps({"inputs": [{"name": "x", "datatype": "FP32", "shape": [1, 64],
+                                       "data": [0.0] * 64}]}).encode()
+        with socket.create_connection((host, int(port)), timeout=30) as s:
+            s.sendall(b"POST /v2/models/slow/infer HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n"
+                      % len(body) + body)
+            wait_queued(server, 1)
+        time.sleep(0.6)                          # past the batcher's delay: it would have run by now
+        _, values = scrape(server)
+        labels = '{model="slow",version="1"}'
+        assert values["nv_inference_exec_count" + labels] == 0
+        assert values["nv_inference_request_success" + labels] == 0
+        client = httpclient.InferenceServerClient(server.http)   # the engine serves on
+        tensor = httpclient.InferInput("x", [1, 64], "FP32")
+        tensor.set_data_from_numpy(np.zeros((1, 64), np.float32))
+        assert client.infer("slow", [tensor]).as_numpy("probs").shape == (1, 10)
+        client.close()
+    finally:
+        server.stop()

@@ -483,10 +483,11 @@ cdef class Engine(Resource):
         self._refuse_reentry("submit()", False)
         level = self._server.level_of(priority)
         inputs, outputs, rows, shape = self._requests.request(feeds)
-        deadline = None if timeout is None else time.monotonic() + timeout_ms(timeout) / 1000.0
+        submitted = time.monotonic()
+        deadline = None if timeout is None else submitted + timeout_ms(timeout) / 1000.0
         self._ensure_open()
         call = Call(ServingFuture(self._server), inputs, outputs, rows, deadline, self._requests.names, shape,
-                    level)
+                    level, submitted)
         self._server.admit(call, bool(block))
         return call.future
 

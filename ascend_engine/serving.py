@@ -140,13 +140,15 @@ class Call:
     __slots__ = ("future", "inputs", "outputs", "rows", "deadline", "submitted", "dispatched",
                  "pieces_left", "failed", "names", "parts", "shape", "pieces", "dropped", "level", "delayed")
 
-    def __init__(self, future, inputs, outputs, rows, deadline, names, shape=None, level=None):
+    def __init__(self, future, inputs, outputs, rows, deadline, names, shape=None, level=None,
+                 submitted=None):
         self.future = future
         self.inputs = inputs
         self.outputs = outputs
         self.rows = rows
         self.deadline = deadline        # monotonic seconds by which it must start, or None
-        self.submitted = time.monotonic()
+        # the clock reading its deadline was counted from, so a timeout's message says the timeout given
+        self.submitted = time.monotonic() if submitted is None else submitted
         self.dispatched = None
         self.pieces_left = 0
         self.failed = False

@@ -16,7 +16,7 @@ import pytest
 from helpers import acl, mdl, onnx_nets, simlib
 
 import ascend_engine as ae
-from ascend_engine.errors import AtcError
+from ascend_engine.errors import AtcError, PipelineError
 from ascend_engine.sim import atc
 from ascend_engine.sim.atc import flags, om_file
 
@@ -246,3 +246,15 @@ def test_resnet_with_an_unbounded_batch_and_its_device_time(nets, tmp_path):
             x = rng.standard_normal((n, 3, 16, 16)).astype(np.float32)
             got = m(x=x)["probs"]
             np.testing.assert_allclose(got, onnx_nets.ort_run(nets["resnet"], {"x": x})["probs"], **F32)
+
+
+def test_a_pipeline_refuses_a_converted_range_model_by_name(tmp_path, nets):
+    """ae's pipelines take gear models only; a converted range model is refused at compile, clearly."""
+    om = onnx_nets.convert(nets["resnet"], tmp_path / "rp", "--input_shape=x:-1,3,16,16")
+    pipe = ae.Pipeline(device=0)
+    x = pipe.input("x", "float32", (-1, 3, 16, 16))
+    pipe.output("probs", pipe.model(om, x, name="r"))
+    with pytest.raises(
+        PipelineError, match="model node 'r': the model has shape ranges; pipelines take static"
+    ):
+        pipe.compile(depth=1)

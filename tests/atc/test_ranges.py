@@ -258,3 +258,30 @@ def test_a_pipeline_refuses_a_converted_range_model_by_name(tmp_path, nets):
         PipelineError, match="model node 'r': the model has shape ranges; pipelines take static"
     ):
         pipe.compile(depth=1)
+
+
+def test_execute_async_reports_the_shapes_once_the_stream_is_synchronized(lib, nets, yolo_range):
+    """The worker writes each output's shape into the output dataset's description when the run ends."""
+    s = ctypes.c_void_p()
+    mdl.check(lib, lib.aclrtCreateStream(ctypes.byref(s)), "aclrtCreateStream")
+    rng = np.random.default_rng(8)
+    with open(yolo_range, "rb") as f:
+        m = mdl.load_bytes(lib, f.read())
+    try:
+        for h, w in ((24, 40), (64, 16)):
+            img = rng.standard_normal((1, 3, h, w)).astype(np.float32)
+            bufs = _execute(lib, m, img, [8 * h * w * 4, 4 * h * w * 4])
+            try:
+                bufs.execute(s.value)
+                mdl.check(lib, lib.aclrtSynchronizeStream(s.value), "aclrtSynchronizeStream")
+                shapes = {"feat": bufs.output_shape(0), "boxes": bufs.output_shape(1)}
+                assert shapes == {"feat": (1, 8, h // 2, w // 2), "boxes": (1, 4, h // 4, w // 4)}
+                got = bufs.fetch(shapes=shapes)
+            finally:
+                bufs.close()
+            want = onnx_nets.ort_run(nets["yolo"], {"img": img})
+            for k in want:
+                np.testing.assert_allclose(got[k], want[k], **F32, err_msg=k)
+    finally:
+        m.close()
+        lib.aclrtDestroyStream(s.value)

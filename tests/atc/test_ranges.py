@@ -285,3 +285,18 @@ def test_execute_async_reports_the_shapes_once_the_stream_is_synchronized(lib, n
     finally:
         m.close()
         lib.aclrtDestroyStream(s.value)
+
+
+def test_input_shape_range_names_its_own_flag_in_model_errors(nets, tmp_path):
+    with pytest.raises(AtcError) as exc:
+        onnx_nets.convert(nets["resnet"], tmp_path / "bad", "--input_shape_range=y:[1~4,3,16,16]")
+    assert str(exc.value) == (
+        "E10001: Value [y:[1~4,3,16,16]] for parameter [--input_shape_range] is invalid. Reason: the model "
+        "has no input 'y'; its inputs: x"
+    )
+    with pytest.raises(
+        AtcError,
+        match=r"Value \[x:\[1~4,3,16,8\]\] for parameter \[--input_shape_range\] is "
+        "invalid. Reason: input 'x' dimension 3 is fixed to 16 in the ONNX graph, got 8",
+    ):
+        onnx_nets.convert(nets["resnet"], tmp_path / "bad2", "--input_shape_range=x:[1~4,3,16,8]")

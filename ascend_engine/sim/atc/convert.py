@@ -110,10 +110,12 @@ def _input_specs(opts, inputs):
     """IoSpecs of the model inputs (symbolic dims coded -1 - s), the symbol count and, for a
     shape-range model, each symbol's (lo, hi)."""
     names = [vi.name for vi in inputs]
+    flag = "input_shape_range" if "input_shape_range" in opts.raw else "input_shape"
+    text = opts.raw.get(flag)
     for n in opts.input_shape:
         if n not in names:
             raise AtcError(
-                f"E10001: Value [{opts.raw['input_shape']}] for parameter [--input_shape] is invalid. "
+                f"E10001: Value [{text}] for parameter [--{flag}] is invalid. "
                 f"Reason: the model has no input {n!r}; its inputs: {', '.join(names)}"
             )
     specs, counter, sym_ranges = [], 0, []
@@ -133,7 +135,7 @@ def _input_specs(opts, inputs):
             given = onnx_dims
         elif len(given) != len(onnx_dims) and t.HasField("shape"):
             raise AtcError(
-                f"E10001: Value [{opts.raw['input_shape']}] for parameter [--input_shape] is invalid. "
+                f"E10001: Value [{text}] for parameter [--{flag}] is invalid. "
                 f"Reason: input {vi.name!r} has rank {len(onnx_dims)} in the ONNX graph, got "
                 f"{len(given)} dimensions"
             )
@@ -142,7 +144,7 @@ def _input_specs(opts, inputs):
             fixed = onnx_dims[k] if k < len(onnx_dims) else None
             if fixed is not None and d != fixed:
                 raise AtcError(
-                    f"E10001: Value [{opts.raw.get('input_shape')}] for parameter [--input_shape] is "
+                    f"E10001: Value [{text}] for parameter [--{flag}] is "
                     f"invalid. Reason: input {vi.name!r} dimension {k} is fixed to {fixed} in the ONNX "
                     f"graph, got {d}"
                 )
@@ -161,9 +163,8 @@ def _input_specs(opts, inputs):
         specs.append(IoSpec(vi.name, _dtype("input", vi.name, t.elem_type), fmt, tuple(dims)))
     if counter > MAX_SYMBOLS:
         raise AtcError(
-            f"E10001: Value [{opts.raw.get('input_shape') or opts.raw.get('input_shape_range')}] for "
-            f"parameter [--input_shape] is invalid. Reason: {counter} dynamic dimensions; the simulator "
-            f"takes at most {MAX_SYMBOLS}"
+            f"E10001: Value [{text}] for parameter [--{flag}] is invalid. Reason: {counter} dynamic "
+            f"dimensions; the simulator takes at most {MAX_SYMBOLS}"
         )
     n_syms = {"batch": 1, "hw": 2, "dims": counter, "range": counter}.get(opts.dynamic, 0)
     return specs, n_syms, sym_ranges

@@ -222,6 +222,7 @@ def test_batch_and_two_inputs_with_ranges(nets, tmp_path):
     with ae.Model.load(om) as m:
         assert m.shape_ranges == {"seq": ((1, 1), (2, 40), (32, 32)), "mask": ((1, 1), (2, 40))}
         assert [o.shape for o in m.outputs] == [(1, -1, 12), (1, 12)]
+        assert [o.nbytes for o in m.outputs] == [0, 48]  # open dims: 0; fixed dims: the exact bytes
         for t in (2, 7, 40):
             feeds = {
                 "seq": rng.standard_normal((1, t, 32)).astype(np.float32),
@@ -300,3 +301,17 @@ def test_input_shape_range_names_its_own_flag_in_model_errors(nets, tmp_path):
         "invalid. Reason: input 'x' dimension 3 is fixed to 16 in the ONNX graph, got 8",
     ):
         onnx_nets.convert(nets["resnet"], tmp_path / "bad2", "--input_shape_range=x:[1~4,3,16,8]")
+
+
+def test_compute_skip_reports_open_dimensions_as_zero(yolo_range):
+    out = simlib.run_python(
+        f"""
+        import numpy as np, ascend_engine as ae
+        with ae.Model.load({str(yolo_range)!r}) as m:
+            got = m(img=np.ones((1, 3, 32, 32), np.float32))
+        print("SHAPES", got["feat"].shape, got["boxes"].shape)
+        """,
+        env={"ASCEND_SIM_COMPUTE": "skip"},
+    )
+    assert out.returncode == 0, out.stderr
+    assert "SHAPES (1, 8, 0, 0) (1, 4, 0, 0)" in out.stdout

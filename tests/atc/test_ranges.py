@@ -10,6 +10,8 @@ The reference numbers are ONNX Runtime's Python session on the original file.
 
 import ctypes
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -315,3 +317,33 @@ def test_compute_skip_reports_open_dimensions_as_zero(yolo_range):
     )
     assert out.returncode == 0, out.stderr
     assert "SHAPES (1, 8, 0, 0) (1, 4, 0, 0)" in out.stdout
+
+
+def test_bench_and_trace_run_a_converted_range_model_at_the_given_shapes(yolo_range, tmp_path):
+    def cli(*args):
+        return subprocess.run(
+            [sys.executable, "-m", "ascend_engine", *args], capture_output=True, text=True, timeout=120
+        )
+
+    refused = cli("bench", str(yolo_range), "--requests", "4")
+    assert refused.returncode == 2
+    assert "has shape ranges (img: [1, 3, 16..64, 16..any]): choose the shapes to run with --shapes" in (
+        refused.stderr
+    )
+    bench = cli("bench", str(yolo_range), "--requests", "8", "--shapes", "img:1,3,32,48")
+    assert bench.returncode == 0, bench.stderr
+    assert "model yr" in bench.stdout
+    trace = cli(
+        "trace",
+        str(yolo_range),
+        "--requests",
+        "3",
+        "--shapes",
+        "img:1,3,32,48",
+        "--out",
+        str(tmp_path / "t.json"),
+    )
+    assert trace.returncode == 0, trace.stderr
+    assert "gears     : shape ranges img: [1, 3, 16..64, 16..any]" in trace.stdout
+    assert "(3 requests at img:1,3,32,48" in trace.stdout
+    assert json.loads((tmp_path / "t.json").read_text())

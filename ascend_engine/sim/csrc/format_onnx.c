@@ -8,6 +8,8 @@
  * an ONNX graph that ONNX Runtime computes (ort_exec.c), and its outputs'
  * shapes at every gear come from a table, because an ONNX graph's output
  * dimensions need not equal a symbol (a stride-4 convolution makes H / 4).
+ * A shape-range model has no table: its outputs' -1 dimensions are learnt
+ * from each execution (shape_after_run, ort_exec.c).
  */
 #include <inttypes.h>
 #include <math.h>

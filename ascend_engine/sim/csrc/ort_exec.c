@@ -8,7 +8,9 @@
  * graph in the model's weights; each execution runs it on the stream worker
  * (no Python involved) over the execution's own buffers: the inputs at the
  * gear's shapes, the outputs written in place at the shapes the model's
- * output table gives for that gear.  docs/simulator.md ("ONNX models").
+ * output table gives for that gear.  A shape-range model's outputs with open
+ * dimensions are allocated by ONNX Runtime and copied in after the run, once
+ * their size is checked against the buffer.  docs/simulator.md ("ONNX models").
  */
 #include <dlfcn.h>
 #include <errno.h>

@@ -131,3 +131,62 @@ def test_simulator_against_onnx_runtime(benchmark, tmp_path, case):
         loaded.close()
         engine.close()
         model.close()
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_range_model_against_the_static_model(benchmark, tmp_path, case):
+    """What a shape-range conversion costs per execution against a static one of the same network.
+
+    Both through ``aclmdlExecute`` on the calling thread (ctypes), alternating, at the same shape:
+    the range model also takes its shapes from the input's tensor description, lets ONNX Runtime
+    allocate the open outputs and copies them into the buffers (docs/simulator.md, "Shape-range
+    models").
+    """
+    build, name, shape, flag, n = CASES[case]
+    src = onnx_nets.save(build(), tmp_path, case)
+    static = onnx_nets.convert(src, tmp_path / f"{case}_s", flag, "--sim_latency_us=0")
+    dims = ",".join(["1~-1", *map(str, shape[1:])]) if case == "resnet" else "1,3,16~512,16~512"
+    ranged = onnx_nets.convert(
+        src, tmp_path / f"{case}_r", f"--input_shape={name}:{dims}", "--sim_latency_us=0"
+    )
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    lib = simlib.session()
+    models, sets = [], []
+    try:
+        for path in (static, ranged):
+            with open(path, "rb") as f:
+                models.append(mdl.load_bytes(lib, f.read()))
+        s_sizes = [o["size"] for o in models[0].outputs]
+        sets.append(mdl.Buffers(models[0]))
+        sets.append(mdl.Buffers(models[1], in_sizes=[x.nbytes], out_sizes=s_sizes))
+        sets[1].describe_inputs({0: shape})
+        for b in sets:
+            b.feed({name: x})
+            b.execute()
+        shapes = {o["name"]: o["dims"] for o in models[0].outputs}
+        ref, got = sets[0].fetch(shapes=shapes), sets[1].fetch(shapes=shapes)
+        for k in ref:
+            np.testing.assert_array_equal(got[k], ref[k])
+        t_static, t_range = [], []
+        for _ in range(ROUNDS * n):
+            t0 = time.perf_counter()
+            sets[0].execute()
+            t1 = time.perf_counter()
+            sets[1].execute()
+            t_range.append(time.perf_counter() - t1)
+            t_static.append(t1 - t0)
+        benchmark.pedantic(sets[1].execute, rounds=3, iterations=1)
+        report(
+            benchmark,
+            f"{case} {shape}: aclmdlExecute of the range model against the static model",
+            {
+                "static_execute_ms": statistics.median(t_static) * 1e3,
+                "range_execute_ms": statistics.median(t_range) * 1e3,
+                "range_over_static": statistics.median(t_range) / statistics.median(t_static),
+            },
+        )
+    finally:
+        for b in sets:
+            b.close()
+        for m in models:
+            m.close()

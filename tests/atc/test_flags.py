@@ -123,19 +123,12 @@ def test_one_dynamic_mechanism_and_every_minus_one_covered():
         BASE + ["--input_shape=x:-1,3", "--dynamic_batch_size=1,2", "--dynamic_dims=1;2"],
         "--dynamic_batch_size and --dynamic_dims are mutually exclusive: choose one dynamic mechanism",
     )
-    refused(
-        BASE + ["--input_shape=x:-1,3"],
-        "a -1 dimension without --dynamic_batch_size, --dynamic_image_size or --dynamic_dims makes ATC build "
-        "a dynamic-shape (shape range) model, which the simulator does not support yet",
-    )
-    refused(BASE + ["--input_shape=x:1,0"], "input 'x': dimension 0; expected >= 1 or -1")
+    refused(BASE + ["--input_shape=x:1,0"], "input 'x': dimension 0; expected >= 1, -1 or lo~hi")
     refused(BASE + ["--input_shape=x1,3"], "'x1,3' is not name:d,d,...")
 
 
 def test_unsupported_features_are_refused_clearly():
     refused(BASE + ["--insert_op_conf=aipp.cfg"], "AIPP is not supported by the simulator yet")
-    refused(BASE + ["--input_shape_range=x:[1~4,3]"], "shape ranges are not supported by the simulator yet")
-    refused(BASE + ["--input_shape=x:1~4,3"], "shape ranges (lo~hi) are not supported by the simulator yet")
     refused(BASE + ["--mode=3"], "the simulator supports 0 (convert) and 1 (model to JSON)")
 
 

@@ -6,7 +6,14 @@ keeps the ``--out_nodes`` outputs, casts outputs to ``--output_type``, then
 builds the graph with ONNX Runtime and runs it once at every profile (on
 zeros), which both proves that ONNX Runtime accepts every profile and gives
 each output's exact shape there, and estimates the device time of each
-profile (cost.py).  The result is an :class:`om_file.ConvertedModel`.
+profile (cost.py).  A shape-range model is not run (ATC does not refuse a
+range for shapes the graph cannot take; the execution does): its outputs'
+dtypes and dims come from ONNX Runtime's shape inference, -1 where it leaves a
+dimension open (the simulator learns it from each execution; an output of
+unknown rank is run once at the lower bounds to learn it), and its device
+time is the estimate at the lower bounds plus a per-item slope in the first
+input's first dimension when that is a range.  The result is an
+:class:`om_file.ConvertedModel`.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ _ONNX_NAMES = {
     16: "bfloat16",
 }
 SYMBOL_PREFIX = "ascend_sym"
+MAX_SYMBOLS = 32  # dynamic dimensions a model may have (docs/sim-model-format.md)
 
 
 def _imports():
@@ -99,15 +107,18 @@ def _graph_inputs(model):
 
 
 def _input_specs(opts, inputs):
-    """IoSpecs of the model inputs (symbolic dims coded -1 - s) and the symbol count."""
+    """IoSpecs of the model inputs (symbolic dims coded -1 - s), the symbol count and, for a
+    shape-range model, each symbol's (lo, hi)."""
     names = [vi.name for vi in inputs]
+    flag = "input_shape_range" if "input_shape_range" in opts.raw else "input_shape"
+    text = opts.raw.get(flag)
     for n in opts.input_shape:
         if n not in names:
             raise AtcError(
-                f"E10001: Value [{opts.raw['input_shape']}] for parameter [--input_shape] is invalid. "
+                f"E10001: Value [{text}] for parameter [--{flag}] is invalid. "
                 f"Reason: the model has no input {n!r}; its inputs: {', '.join(names)}"
             )
-    specs, counter = [], 0
+    specs, counter, sym_ranges = [], 0, []
     h_pos = 2 if opts.input_format == "NCHW" else 1
     for vi in inputs:
         t = vi.type.tensor_type
@@ -124,7 +135,7 @@ def _input_specs(opts, inputs):
             given = onnx_dims
         elif len(given) != len(onnx_dims) and t.HasField("shape"):
             raise AtcError(
-                f"E10001: Value [{opts.raw['input_shape']}] for parameter [--input_shape] is invalid. "
+                f"E10001: Value [{text}] for parameter [--{flag}] is invalid. "
                 f"Reason: input {vi.name!r} has rank {len(onnx_dims)} in the ONNX graph, got "
                 f"{len(given)} dimensions"
             )
@@ -133,7 +144,7 @@ def _input_specs(opts, inputs):
             fixed = onnx_dims[k] if k < len(onnx_dims) else None
             if fixed is not None and d != fixed:
                 raise AtcError(
-                    f"E10001: Value [{opts.raw.get('input_shape')}] for parameter [--input_shape] is "
+                    f"E10001: Value [{text}] for parameter [--{flag}] is "
                     f"invalid. Reason: input {vi.name!r} dimension {k} is fixed to {fixed} in the ONNX "
                     f"graph, got {d}"
                 )
@@ -144,12 +155,19 @@ def _input_specs(opts, inputs):
             elif opts.dynamic == "hw":
                 dims.append(-1 if k == h_pos else -2)  # symbols 0 and 1: H and W
             else:
-                dims.append(-1 - counter)  # dims: each -1 in order is its own symbol
+                dims.append(-1 - counter)  # dims and range: each -1 in order is its own symbol
                 counter += 1
+                if opts.dynamic == "range":
+                    sym_ranges.append(opts.ranges[(vi.name, k)])
         fmt = opts.input_format if len(dims) == 4 or opts.input_format == "ND" else "ND"
         specs.append(IoSpec(vi.name, _dtype("input", vi.name, t.elem_type), fmt, tuple(dims)))
-    n_syms = {"batch": 1, "hw": 2, "dims": counter}.get(opts.dynamic, 0)
-    return specs, n_syms
+    if counter > MAX_SYMBOLS:
+        raise AtcError(
+            f"E10001: Value [{text}] for parameter [--{flag}] is invalid. Reason: {counter} dynamic "
+            f"dimensions; the simulator takes at most {MAX_SYMBOLS}"
+        )
+    n_syms = {"batch": 1, "hw": 2, "dims": counter, "range": counter}.get(opts.dynamic, 0)
+    return specs, n_syms, sym_ranges
 
 
 def _dims_text(t):
@@ -248,10 +266,31 @@ def _feeds(specs, row):
     return feeds
 
 
-def _profile_rows(opts):
+def _profile_rows(opts, sym_ranges):
+    """The symbol rows conversion runs at: every profile, or None (static)."""
     if opts.dynamic in ("batch", "hw", "dims"):
         return [list(r) for r in opts.profiles]
     return [None]
+
+
+def _range_output_dims(declared):
+    """A range model's output dims: ONNX Runtime's inferred fixed dims, -1 for the rest
+    (``declared``: the session's output shape, ints, names or None per dimension)."""
+    return tuple(d if isinstance(d, int) and d >= 1 else -1 for d in declared)
+
+
+def _range_time(model, specs, row, soc):
+    """(us at the lower bounds without the per-item part, us per item) of a range model."""
+    base, _ = cost.estimate_us(_with_shapes(model, specs, row), soc)
+    first = specs[0].dims[0] if specs and specs[0].dims else 0
+    if first >= 0:
+        return base, 0.0
+    s = -1 - first
+    bigger = list(row)
+    bigger[s] += 1
+    more, _ = cost.estimate_us(_with_shapes(model, specs, bigger), soc)
+    per_item = max(0.0, more - base)
+    return max(0.0, base - per_item * row[s]), per_item
 
 
 def _with_shapes(model, specs, row):
@@ -272,7 +311,7 @@ def convert(opts, command=""):
     soc = cost.soc(opts.soc_version)
     model = load_onnx(opts.model)
     inputs = _graph_inputs(model)
-    specs, n_syms = _input_specs(opts, inputs)
+    specs, n_syms, sym_ranges = _input_specs(opts, inputs)
     _select_outputs(model, opts)
     _cast_outputs(model, opts)
     _fix_inputs(model, specs)
@@ -290,7 +329,9 @@ def convert(opts, command=""):
             f"{str(exc).splitlines()[0]}"
         ) from None
     out_names = [o.name for o in sess.get_outputs()]
-    rows = _profile_rows(opts)
+    if opts.dynamic == "range":
+        return _convert_range(opts, model, blob, sess, specs, n_syms, sym_ranges, soc, command)
+    rows = _profile_rows(opts, sym_ranges)
     shapes, dtypes, times = [], None, []
     for row in rows:
         try:
@@ -333,6 +374,60 @@ def convert(opts, command=""):
         n_syms=n_syms if gears else 0,
         gear_latency_us=times if gears else [],
         latency_us=times[0] if not gears else 0.0,
+        command=command,
+    )
+
+
+_ORT_TYPES = {
+    "tensor(float)": "float32",
+    "tensor(float16)": "float16",
+    "tensor(int32)": "int32",
+    "tensor(int64)": "int64",
+    "tensor(uint8)": "uint8",
+}
+
+
+def _convert_range(opts, model, blob, sess, specs, n_syms, sym_ranges, soc, command):
+    """The ConvertedModel of a shape-range conversion (see the module docstring)."""
+    declared = {o.name: o for o in model.graph.output}
+    outputs, lower = [], [lo for lo, _hi in sym_ranges]
+    for o in sess.get_outputs():
+        dtype = _ORT_TYPES.get(o.type)
+        if dtype is None:
+            raise AtcError(
+                f"output {o.name!r} is {o.type}: the simulator's tensors are float32, float16, int32, int64 "
+                "or uint8; choose one with --output_type"
+            )
+        vi = declared.get(o.name)
+        if vi is not None and vi.type.tensor_type.HasField("shape"):
+            dims = _range_output_dims(o.shape)
+        else:  # rank unknown to shape inference: one run at the lower bounds shows it
+            try:
+                ran = sess.run([o.name], _feeds(specs, lower))[0]
+            except Exception as exc:
+                raise AtcError(
+                    f"E10001: output {o.name!r} has no shape in the graph and ONNX Runtime rejects the "
+                    f"model at the lower bounds of its ranges ({','.join(map(str, lower))}): "
+                    f"{str(exc).splitlines()[0]}"
+                ) from None
+            dims = tuple(-1 for _ in ran.shape)
+        if len(dims) > 8:
+            raise AtcError(f"output {o.name!r} has rank {len(dims)}: the simulator supports up to 8")
+        outputs.append(IoSpec(o.name, dtype, "ND", dims))
+    base, per_item = _range_time(model, specs, lower, soc)
+    if opts.latency_us:
+        base, per_item = opts.latency_us[0], 0.0
+    name = os.path.basename(_om_path(opts.output))[:-3] or "model"
+    return ConvertedModel(
+        name=name[:127],
+        onnx=blob,
+        inputs=specs,
+        outputs=outputs,
+        kind="range",
+        n_syms=n_syms,
+        sym_ranges=[tuple(r) for r in sym_ranges],
+        latency_us=base,
+        latency_per_item_us=per_item,
         command=command,
     )
 

@@ -4,7 +4,9 @@
 into an :class:`AtcOptions`, checking every rule ATC checks before it reads
 the model: the framework, one dynamic mechanism at most, the batch in the
 first dimension, 2..100 profiles, ``--dynamic_dims`` with ND, every ``-1``
-covered by the mechanism.  A violation raises :class:`AtcError` with an
+covered by the mechanism, shape ranges (``lo~hi`` and an unprofiled ``-1``
+in ``--input_shape``, or ``--input_shape_range``) with low <= high and no
+gear flag.  A violation raises :class:`AtcError` with an
 ATC-style message (``E10001: Value [...] for parameter [--...] is invalid.
 Reason: ...``).  Unknown flags are refused, never ignored.  The rules and
 their sources: docs/simulator.md, "sim atc".
@@ -41,11 +43,11 @@ FLAGS = {
     "output": "where to write the model: <output>.om",
     "soc_version": "the Ascend SoC the model is built for (sets the device-time model)",
     "input_format": "NCHW (default), NHWC or ND",
-    "input_shape": "name:d,d,...;name2:... (-1: a dynamic dimension)",
+    "input_shape": "name:d,d,...;name2:... (-1: a dynamic dimension; lo~hi: a shape range)",
     "dynamic_batch_size": "batch profiles, e.g. 1,2,4,8 (the -1 in the first dimension)",
     "dynamic_image_size": "image size profiles, e.g. 224,224;448,448 (H,W of NCHW / NHWC inputs)",
     "dynamic_dims": "dims profiles, e.g. 1,16;1,32 (one value per -1, input_format ND)",
-    "input_shape_range": "shape ranges (not supported by the simulator yet: refused)",
+    "input_shape_range": "deprecated form of shape ranges: name:[lo~hi,d,-1];name2:[...]",
     "output_type": "FP32, FP16 or UINT8 for every output, or node:index:type;...",
     "out_nodes": "the outputs to keep: node:index;node2:index",
     "insert_op_conf": "AIPP configuration (not supported by the simulator yet: refused)",
@@ -76,8 +78,9 @@ class AtcOptions:
     soc_version: str | None = None
     input_format: str = "NCHW"
     input_shape: dict = field(default_factory=dict)  # name -> [dims], -1 dynamic
-    dynamic: str = "static"  # static, batch, hw or dims
+    dynamic: str = "static"  # static, batch, hw, dims or range
     profiles: list = field(default_factory=list)  # rows of ints
+    ranges: dict = field(default_factory=dict)  # range models: (name, dim) -> (lo, hi); hi -1: unbounded
     output_type: object = None  # None, a dtype, or {(node, index): dtype}
     out_nodes: list = field(default_factory=list)  # [(node, index)]
     log: str = "error"
@@ -127,32 +130,64 @@ def _int(flag, text, lo=None):
     return v
 
 
-def _input_shape(text):
-    shapes = {}
+def _range(flag, text, name, k, dim):
+    """(lo, hi) of one ``lo~hi`` dimension; hi -1 means unbounded."""
+    lo_t, _, hi_t = dim.partition("~")
+    lo, hi = _int(flag, lo_t), _int(flag, hi_t)
+    where = f"input {name!r} dimension {k} ({dim.strip()})"
+    if lo < 1:
+        raise invalid(flag, text, f"{where}: the low end is {lo}; expected >= 1")
+    if hi != -1 and hi < lo:
+        raise invalid(flag, text, f"{where}: the low end {lo} is above the high end {hi}")
+    if max(lo, hi) > MAX_GEAR_VALUE:
+        raise invalid(flag, text, f"{where}: a range end above {MAX_GEAR_VALUE}")
+    return lo, hi
+
+
+def _input_shape(text, flag="input_shape"):
+    """name -> dims (-1 for every dynamic dimension) and (name, dim) -> (lo, hi) of the lo~hi ones."""
+    shapes, ranges = {}, {}
     for part in text.strip().strip('"').split(";"):
         if not part.strip():
             continue
         name, colon, dims = part.rpartition(":")
         if not colon or not name:
-            raise invalid("input_shape", text, f'{part!r} is not name:d,d,... (for example "x:1,3,224,224")')
-        if "~" in dims:
-            raise invalid(
-                "input_shape",
-                text,
-                "shape ranges (lo~hi) are not supported by the simulator yet: "
-                "use -1 with --dynamic_batch_size, --dynamic_image_size or "
-                "--dynamic_dims",
-            )
-        vals = [] if not dims.strip() else [_int("input_shape", d) for d in dims.split(",")]
-        for v in vals:
+            example = "x:[1~8,3,224,224]" if flag == "input_shape_range" else "x:1,3,224,224"
+            raise invalid(flag, text, f'{part!r} is not name:d,d,... (for example "{example}")')
+        if flag == "input_shape_range":
+            body = dims.strip()
+            if not (body.startswith("[") and body.endswith("]")):
+                raise invalid(
+                    flag, text, f"input {name!r}: the shape must be in brackets, [d,d,...], got {body!r}"
+                )
+            dims = body[1:-1]
+        vals = []
+        for k, d in enumerate([] if not dims.strip() else dims.split(",")):
+            if "~" in d:
+                ranges[(name, k)] = _range(flag, text, name, k, d)
+                vals.append(-1)
+                continue
+            v = _int(flag, d)
             if v == 0 or v < -1:
-                raise invalid("input_shape", text, f"input {name!r}: dimension {v}; expected >= 1 or -1")
+                raise invalid(flag, text, f"input {name!r}: dimension {v}; expected >= 1, -1 or lo~hi")
+            vals.append(v)
         if name in shapes:
-            raise invalid("input_shape", text, f"input {name!r} is given twice")
+            raise invalid(flag, text, f"input {name!r} is given twice")
         shapes[name] = vals
     if not shapes:
-        raise invalid("input_shape", text, "no input shape given")
-    return shapes
+        raise invalid(flag, text, "no input shape given")
+    return shapes, ranges
+
+
+def _set_ranges(o, explicit):
+    """A shape-range model: every -1 of the shapes is a range (1~-1 unless lo~hi says otherwise)."""
+    o.dynamic = "range"
+    o.ranges = {
+        (n, k): explicit.get((n, k), (1, -1))
+        for n, dims in o.input_shape.items()
+        for k, d in enumerate(dims)
+        if d == -1
+    }
 
 
 def _profiles(flag, text, width):
@@ -271,19 +306,13 @@ def parse(argv) -> AtcOptions:
             r["insert_op_conf"],
             "AIPP is not supported by the simulator yet; convert without --insert_op_conf",
         )
-    if "input_shape_range" in r:
-        raise invalid(
-            "input_shape_range",
-            r["input_shape_range"],
-            "shape ranges are not supported by the simulator yet: use --dynamic_batch_size, "
-            "--dynamic_image_size or --dynamic_dims",
-        )
     if "input_format" in r:
         if r["input_format"] not in INPUT_FORMATS:
             raise invalid("input_format", r["input_format"], f"expected one of {', '.join(INPUT_FORMATS)}")
         o.input_format = r["input_format"]
+    explicit = {}
     if "input_shape" in r:
-        o.input_shape = _input_shape(r["input_shape"])
+        o.input_shape, explicit = _input_shape(r["input_shape"])
     given = [f for f in DYNAMIC_FLAGS if f in r]
     if len(given) > 1:
         raise invalid(
@@ -291,16 +320,28 @@ def parse(argv) -> AtcOptions:
             r[given[1]],
             f"--{given[0]} and --{given[1]} are mutually exclusive: choose one dynamic mechanism",
         )
-    if given:
+    if given and given[0] == "input_shape_range":
+        if "input_shape" in r:
+            raise invalid(
+                "input_shape_range",
+                r["input_shape_range"],
+                "--input_shape_range and --input_shape both give the input shapes: use one "
+                "(--input_shape takes ranges too: name:lo~hi,d,-1)",
+            )
+        o.input_shape, explicit = _input_shape(r["input_shape_range"], "input_shape_range")
+        _set_ranges(o, explicit)
+    elif given:
+        if explicit:
+            (n, k), (lo, hi) = next(iter(explicit.items()))
+            raise invalid(
+                given[0],
+                r[given[0]],
+                f"--input_shape gives a shape range ({n!r} dimension {k}: {lo}~{hi}) and --{given[0]} "
+                "gives profiles: shape ranges and profiles are mutually exclusive",
+            )
         _check_dynamic(o, given[0], r[given[0]])
     elif any(d == -1 for dims in o.input_shape.values() for d in dims):
-        raise invalid(
-            "input_shape",
-            r["input_shape"],
-            "a -1 dimension without --dynamic_batch_size, --dynamic_image_size or --dynamic_dims "
-            "makes ATC build a dynamic-shape (shape range) model, which the simulator does not support "
-            "yet: give the -1 dimensions profiles with one of those flags",
-        )
+        _set_ranges(o, explicit)  # ATC: -1 or lo~hi without profiles is a shape-range model
     if "precision_mode" in r and r["precision_mode"] not in PRECISION_MODES:
         raise invalid("precision_mode", r["precision_mode"], f"expected one of {', '.join(PRECISION_MODES)}")
     if "output_type" in r:

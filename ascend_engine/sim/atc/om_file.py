@@ -24,7 +24,7 @@ DATA_ALIGN = 64
 KIND_INPUT, KIND_GRAPH = 0, 3
 EXEC_ONNX = 1
 # dynamic mechanisms (docs/sim-model-format.md, "Symbolic dimensions and the dynamic section")
-DYN_KINDS = {"static": 0, "batch": 1, "hw": 2, "dims": 3}
+DYN_KINDS = {"static": 0, "batch": 1, "hw": 2, "dims": 3, "range": 4}
 _DTYPE_NAMES = {v: k for k, v in _DTYPES.items()}
 _FORMAT_NAMES = {v: k for k, v in _FORMATS.items()}
 _KIND_NAMES = {v: k for k, v in DYN_KINDS.items()}
@@ -54,11 +54,13 @@ class ConvertedModel:
     onnx: bytes
     inputs: list
     outputs: list
-    kind: str = "static"  # static, batch, hw or dims
+    kind: str = "static"  # static, batch, hw, dims or range
     gears: list = field(default_factory=list)  # rows of symbol values
     n_syms: int = 0
+    sym_ranges: list = field(default_factory=list)  # range models: (lo, hi) per symbol, hi -1 unbounded
     gear_latency_us: list = field(default_factory=list)
     latency_us: float = 0.0
+    latency_per_item_us: float = 0.0
     command: str = ""
 
 
@@ -96,7 +98,8 @@ def to_bytes(m: ConvertedModel) -> bytes:
     shape_off = gear_off + 8 * m.n_syms * n_gears
     n_out_dims = sum(len(io.dims) for io in m.outputs)
     latency_off = shape_off + 8 * n_out_dims * n_gears
-    str_off = latency_off + (8 * n_gears if m.gear_latency_us else 0)
+    range_off = latency_off + (8 * n_gears if m.gear_latency_us else 0)
+    str_off = range_off + 16 * len(m.sym_ranges)
     data_off = (str_off + len(strings) + DATA_ALIGN - 1) // DATA_ALIGN * DATA_ALIGN
     file_size = data_off + len(m.onnx)
 
@@ -124,9 +127,9 @@ def to_bytes(m: ConvertedModel) -> bytes:
         data_off,
         len(m.onnx),
         float(m.latency_us),
-        0.0,
+        float(m.latency_per_item_us),
     )
-    out += struct.pack("<IIQQ", DYN_KINDS[m.kind], m.n_syms, 0, 0)
+    out += struct.pack("<IIQQ", DYN_KINDS[m.kind], m.n_syms, range_off if m.sym_ranges else 0, 0)
     out += struct.pack(
         "<IIQQII",
         EXEC_ONNX,
@@ -152,6 +155,8 @@ def to_bytes(m: ConvertedModel) -> bytes:
                 out += struct.pack(f"<{len(row)}q", *row)
         for us in m.gear_latency_us:
             out += struct.pack("<d", float(us))
+    for lo, hi in m.sym_ranges:
+        out += struct.pack("<qq", lo, hi)
     out += strings
     out += b"\0" * (data_off - len(out))
     out += m.onnx
@@ -185,8 +190,8 @@ def describe(blob: bytes) -> dict:
     tensor_off, _op, io_off, gear_off, str_off, _str_size, _data_off, data_size = struct.unpack_from(
         "<8Q", blob, 56
     )
-    latency_us = struct.unpack_from("<d", blob, 120)[0]
-    kind, n_syms = struct.unpack_from("<II", blob, 136)
+    latency_us, per_item_us = struct.unpack_from("<dd", blob, 120)
+    kind, n_syms, range_off = struct.unpack_from("<IIQ", blob, 136)
     shape_off, latency_off, cmd_off, cmd_len = struct.unpack_from("<QQII", blob, 168)
 
     def text(off, n):
@@ -220,6 +225,12 @@ def describe(blob: bytes) -> dict:
         if latency_off
         else []
     )
+    ranges = []
+    if _KIND_NAMES.get(kind) == "range":
+        ranges = [list(struct.unpack_from("<qq", blob, range_off + 16 * s)) for s in range(n_syms)]
+        for io in ios[:n_in]:  # an input's range dims as ATC writes them: lo~hi (hi -1: unbounded)
+            rec_dims = _input_symbols(blob, tensor_off, io_off, ios.index(io))
+            io["ranges"] = [None if d >= 0 else ranges[-1 - d] for d in rec_dims]
     return {
         "name": text(name_off, name_len),
         "dynamic": _KIND_NAMES.get(kind, str(kind)),
@@ -227,7 +238,16 @@ def describe(blob: bytes) -> dict:
         "outputs": ios[n_in:],
         "gears": gears,
         "device_time_us": times or [latency_us],
+        **({"shape_ranges": ranges, "device_time_per_item_us": per_item_us} if ranges else {}),
         "onnx_bytes": data_size,
         "command": text(cmd_off, cmd_len),
         "n_tensors": n_t,
     }
+
+
+def _input_symbols(blob, tensor_off, io_off, i):
+    """The raw dims of input ``i``'s tensor record (-1 - s for symbol s)."""
+    t = struct.unpack_from("<I", blob, io_off + i * IO_RECORD)[0]
+    rec = tensor_off + t * TENSOR_RECORD
+    rank = struct.unpack_from("<I", blob, rec + 20)[0]
+    return struct.unpack_from(f"<{rank}q", blob, rec + 24)

@@ -227,8 +227,6 @@ aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_mod
             PARSE_FAIL("executor %u at byte 160 is not 1 (ONNX graph)", m->executor);
         if (m->n_ops != 0)
             PARSE_FAIL("an ONNX model has no simulator ops, the header (byte 28) says %u", m->n_ops);
-        if (m->dyn_kind == SIM_DYN_RANGE)
-            PARSE_FAIL("an ONNX model with shape ranges is not supported by this simulator (gears only)");
         if (m->data_size == 0)
             PARSE_FAIL("the data section of an ONNX model (bytes 104/112) is empty: it holds the ONNX graph");
         if (!in_range(rd32(b + 184), rd32(b + 188), str_size))

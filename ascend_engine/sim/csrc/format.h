@@ -100,6 +100,8 @@ typedef struct sim_io {
     uint64_t size;                /* what the descriptor reports: max_bytes, exact; 0 with a shape range */
     const int64_t *gear_dims;     /* ONNX gear models' outputs: n_gears rows of rank dims (the */
                                   /* output shape at each gear), else NULL */
+    int shape_after_run;          /* ONNX shape-range models' outputs with -1 dims: the shape is */
+                                  /* known only once ONNX Runtime has run (ort_exec.c) */
 } sim_io;
 
 typedef struct sim_model_info {

@@ -8,6 +8,8 @@
  * an ONNX graph that ONNX Runtime computes (ort_exec.c), and its outputs'
  * shapes at every gear come from a table, because an ONNX graph's output
  * dimensions need not equal a symbol (a stride-4 convolution makes H / 4).
+ * A shape-range model has no table: its outputs' -1 dimensions are learnt
+ * from each execution (shape_after_run, ort_exec.c).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -65,6 +67,10 @@ static uint32_t largest_row(const sim_model_info *m, const sim_io *io)
 
 void sim_io_dims(const sim_model_info *m, const sim_io *io, const uint64_t *sym, int64_t *out)
 {
+    if (io->shape_after_run) {
+        memcpy(out, io->dims, sizeof *out * io->rank);   /* -1: known after the run */
+        return;
+    }
     if (!io->gear_dims || !sym) {
         sim_resolve_dims(io->dims, io->rank, sym, out);
         return;
@@ -73,6 +79,27 @@ void sim_io_dims(const sim_model_info *m, const sim_io *io, const uint64_t *sym,
     if (g == UINT32_MAX)
         g = largest_row(m, io);
     memcpy(out, io->gear_dims + (size_t)g * io->rank, sizeof *out * io->rank);
+}
+
+/* A graph output of a shape-range model: fixed dims, or -1 where ONNX
+ * Runtime decides the size at run time (the descriptor reports 0 bytes). */
+static int range_output(sim_io *io, sim_tensor *t, char *why, size_t n)
+{
+    io->shape_after_run = 0;
+    for (uint32_t d = 0; d < t->rank; d++) {
+        if (t->dims[d] == -1)
+            io->shape_after_run = 1;
+        else if (t->dims[d] < 1)
+            FAIL("output '%s': dimension %u is %" PRId64 "; a shape-range ONNX model's outputs have dimensions "
+                 ">= 1 or -1 (known after the run)", io->name, d, t->dims[d]);
+    }
+    t->max_elems = io->shape_after_run ? 0 : sim_shape_elems(t->dims, t->rank);
+    if (!io->shape_after_run && t->max_elems == 0 && t->rank > 0)
+        FAIL("output '%s' is larger than 2^40 bytes", io->name);
+    t->max_bytes = t->max_elems * t->elem_size;
+    io->max_bytes = io->size = t->max_bytes;
+    memcpy(io->dims, t->dims, sizeof io->dims);
+    return 1;
 }
 
 /* A graph output of a static model: its dims are its shape. */
@@ -116,10 +143,16 @@ int sim_format_read_onnx(sim_model_info *m, const unsigned char *b, size_t size,
 
     if (m->n_gears == 0) {
         if (shape_off != 0 || latency_off != 0)
-            FAIL("a static ONNX model has no output shape table or gear times (bytes 168/176 must be 0)");
+            FAIL("a static or shape-range ONNX model has no output shape table or gear times (bytes 168/176 must "
+                 "be 0)");
         for (uint32_t k = 0; k < m->n_outputs; k++) {
             sim_io *io = &m->outputs[k];
             sim_tensor *t = &m->tensors[io->tensor];
+            if (m->dyn_kind == SIM_DYN_RANGE) {
+                if (!range_output(io, t, why, n))
+                    return 0;
+                continue;
+            }
             if (!static_output(t, io->name, why, n))
                 return 0;
             io->max_bytes = io->size = t->max_bytes;

@@ -348,6 +348,8 @@ typedef struct exec_plan {
     size_t *in_len, *out_len;    /* bytes the execution touches in each */
     void **pins;                 /* aclmdlExecuteAsync: sim_mem_pin tokens of the inputs, outputs, */
                                  /* then the caller's work and weight memory (n_in + n_out + 2) */
+    aclTensorDesc **out_desc;    /* ONNX shape-range models: the output dataset's descriptions, which */
+    int64_t *out_dims;           /* get each output's shape as run (n_out x SIM_MAX_RANK) */
 } exec_plan;
 
 /* Bytes of an input or output at the execution's symbol values (NULL: the
@@ -433,7 +435,8 @@ static aclError check_buffers(const char *fn, const sim_model *m, const aclmdlDa
         if (rc != ACL_SUCCESS)
             return rc;
         ptrs[i] = b->data;
-        lens[i] = (size_t)need;
+        /* an output ONNX Runtime sizes at run time may fill the whole buffer (checked after the run) */
+        lens[i] = ios[i].shape_after_run ? b->size : (size_t)need;
     }
     return ACL_SUCCESS;
 }
@@ -443,7 +446,9 @@ static aclError prepare(const char *fn, sim_model *m, const aclmdlDataset *in, a
 {
     const sim_model_info *info = m->meta->info;
     size_t n = (size_t)info->n_inputs + info->n_outputs;
-    exec_plan *p = calloc(1, sizeof *p + (2 * sizeof(void *) + sizeof(size_t)) * n + 2 * sizeof(void *));
+    size_t n_out = info->n_outputs;
+    exec_plan *p = calloc(1, sizeof *p + (2 * sizeof(void *) + sizeof(size_t)) * n + 2 * sizeof(void *) +
+                                 n_out * (sizeof(aclTensorDesc *) + sizeof(int64_t) * SIM_MAX_RANK));
     if (!p)
         return sim_error(ACL_ERROR_BAD_ALLOC, fn, "out of host memory");
     p->n_in = info->n_inputs;
@@ -453,6 +458,8 @@ static aclError prepare(const char *fn, sim_model *m, const aclmdlDataset *in, a
     p->in_len = (size_t *)(p->out + p->n_out);
     p->out_len = p->in_len + p->n_in;
     p->pins = (void **)(p->out_len + p->n_out);
+    p->out_dims = (int64_t *)(p->pins + n + 2);
+    p->out_desc = (aclTensorDesc **)(p->out_dims + n_out * SIM_MAX_RANK);
     aclError rc = check_count(fn, m, in, 1);
     if (rc == ACL_SUCCESS)
         rc = check_count(fn, m, out, 0);
@@ -464,8 +471,11 @@ static aclError prepare(const char *fn, sim_model *m, const aclmdlDataset *in, a
         rc = check_buffers(fn, m, in, 1, p, p->in, p->in_len);
     if (rc == ACL_SUCCESS)
         rc = check_buffers(fn, m, out, 0, p, p->out, p->out_len);
-    if (rc == ACL_SUCCESS && info->dyn_kind == SIM_DYN_RANGE)
+    if (rc == ACL_SUCCESS && info->dyn_kind == SIM_DYN_RANGE) {
         rc = sim_range_describe_outputs(fn, m, out, p->sym);
+        for (uint32_t k = 0; rc == ACL_SUCCESS && k < p->n_out; k++)
+            p->out_desc[k] = out->descs[k];
+    }
     if (rc != ACL_SUCCESS) {
         free(p);
         return rc;
@@ -598,11 +608,17 @@ static aclError run_plan(sim_model *m, const exec_plan *p, char *err, size_t err
     uint64_t start = sim_now_ns();
     const uint64_t *sym = p->dynamic ? p->sym : NULL;
     if (info->executor == SIM_EXEC_ONNX)
-        rc = sim_ort_run(m->ort_session, info, sym, p->in, p->out, p->out_len, m->skip_compute, err, errlen);
+        rc = sim_ort_run(m->ort_session, info, sym, p->in, p->out, p->out_len, m->skip_compute, p->out_dims, err,
+                         errlen);
     else
         rc = run_ops(m, p, err, errlen);
     /* the device-time model: the execution occupies its stream at least this long, so it takes
      * max(modelled time, real compute time) */
+    if (rc == ACL_SUCCESS && info->executor == SIM_EXEC_ONNX && info->dyn_kind == SIM_DYN_RANGE)
+        for (uint32_t k = 0; k < p->n_out; k++)   /* the shapes ONNX Runtime produced, for aclmdlGetDatasetTensorDesc */
+            if (info->outputs[k].shape_after_run && p->out_desc[k])
+                memcpy(p->out_desc[k]->dims, p->out_dims + (size_t)k * SIM_MAX_RANK,
+                       sizeof(int64_t) * info->outputs[k].rank);
     double us = rc == ACL_SUCCESS ? device_time_us(info, sym) : 0;
     if (sim_log_enabled && rc == ACL_SUCCESS) {
         double real_us = (double)(sim_now_ns() - start) / 1000.0;

@@ -115,10 +115,14 @@ void sim_ort_session_release(void *session);
 /* ASCEND_SIM_COMPUTE=skip: executions write zeros instead of computing. */
 int sim_ort_skip_compute(void);
 /* Run the graph at symbol values sym (NULL: static) from the input buffers
- * into the output buffers (out_len bytes each; zeros when skip).  Returns 0
+ * into the output buffers (out_len bytes each; zeros when skip).  out_dims
+ * (n_outputs x SIM_MAX_RANK) receives each output's shape as run: for a
+ * shape-range output (shape_after_run) ONNX Runtime chooses it, and a buffer
+ * too small for it fails with ACL_ERROR_MODEL_OUTPUT_NOT_MATCH.  Returns 0
  * or an error code with the message in err. */
 aclError sim_ort_run(void *session, const sim_model_info *info, const uint64_t *sym, void *const *in,
-                     void *const *out, const size_t *out_len, int skip, char *err, size_t errlen);
+                     void *const *out, const size_t *out_len, int skip, int64_t *out_dims, char *err,
+                     size_t errlen);
 
 /* The symbol values of the gear last set on model m (aclmdlGetCurOutputDims);
  * 0 when none was set. */

@@ -26,6 +26,7 @@ typedef struct OrtMemoryInfo OrtMemoryInfo;
 typedef struct OrtValue OrtValue;
 typedef struct OrtRunOptions OrtRunOptions;
 typedef struct OrtAllocator OrtAllocator;
+typedef struct OrtTensorTypeAndShapeInfo OrtTensorTypeAndShapeInfo;
 
 /* ONNXTensorElementDataType values (ONNX's TensorProto.DataType) */
 enum {
@@ -67,7 +68,14 @@ typedef struct sim_ort_api {
     OrtStatus *(*CreateTensorWithDataAsOrtValue)(const OrtMemoryInfo *info, void *data, size_t len,
                                                  const int64_t *shape, size_t rank, int elem_type,
                                                  OrtValue **out);                        /* 49 */
-    void *unused_50_68[19];
+    void *unused_50;
+    OrtStatus *(*GetTensorMutableData)(OrtValue *value, void **out);                     /* 51 */
+    void *unused_52_60[9];
+    OrtStatus *(*GetDimensionsCount)(const OrtTensorTypeAndShapeInfo *info, size_t *out);   /* 61 */
+    OrtStatus *(*GetDimensions)(const OrtTensorTypeAndShapeInfo *info, int64_t *dims, size_t n);   /* 62 */
+    void *unused_63_64[2];
+    OrtStatus *(*GetTensorTypeAndShape)(const OrtValue *value, OrtTensorTypeAndShapeInfo **out);   /* 65 */
+    void *unused_66_68[3];
     OrtStatus *(*CreateCpuMemoryInfo)(int allocator_type, int mem_type, OrtMemoryInfo **out);   /* 69 */
     void *unused_70_75[6];
     OrtStatus *(*AllocatorFree)(OrtAllocator *allocator, void *p);                       /* 76 */
@@ -79,7 +87,8 @@ typedef struct sim_ort_api {
     void (*ReleaseMemoryInfo)(OrtMemoryInfo *info);                                      /* 94 */
     void (*ReleaseSession)(OrtSession *session);                                         /* 95 */
     void (*ReleaseValue)(OrtValue *value);                                               /* 96 */
-    void *unused_97_99[3];
+    void *unused_97_98[2];
+    void (*ReleaseTensorTypeAndShapeInfo)(OrtTensorTypeAndShapeInfo *info);             /* 99 */
     void (*ReleaseSessionOptions)(OrtSessionOptions *options);                           /* 100 */
 } sim_ort_api;
 
@@ -88,6 +97,10 @@ _Static_assert(offsetof(sim_ort_api, SetSessionGraphOptimizationLevel) == 23 * s
 _Static_assert(offsetof(sim_ort_api, SessionGetInputCount) == 30 * sizeof(void *), "OrtApi entry 30");
 _Static_assert(offsetof(sim_ort_api, SessionGetInputName) == 36 * sizeof(void *), "OrtApi entry 36");
 _Static_assert(offsetof(sim_ort_api, CreateTensorWithDataAsOrtValue) == 49 * sizeof(void *), "OrtApi entry 49");
+_Static_assert(offsetof(sim_ort_api, GetTensorMutableData) == 51 * sizeof(void *), "OrtApi entry 51");
+_Static_assert(offsetof(sim_ort_api, GetDimensionsCount) == 61 * sizeof(void *), "OrtApi entry 61");
+_Static_assert(offsetof(sim_ort_api, GetTensorTypeAndShape) == 65 * sizeof(void *), "OrtApi entry 65");
+_Static_assert(offsetof(sim_ort_api, ReleaseTensorTypeAndShapeInfo) == 99 * sizeof(void *), "OrtApi entry 99");
 _Static_assert(offsetof(sim_ort_api, AllocatorFree) == 76 * sizeof(void *), "OrtApi entry 76");
 _Static_assert(offsetof(sim_ort_api, GetAllocatorWithDefaultOptions) == 78 * sizeof(void *), "OrtApi entry 78");
 _Static_assert(offsetof(sim_ort_api, CreateCpuMemoryInfo) == 69 * sizeof(void *), "OrtApi entry 69");

@@ -8,7 +8,9 @@
  * graph in the model's weights; each execution runs it on the stream worker
  * (no Python involved) over the execution's own buffers: the inputs at the
  * gear's shapes, the outputs written in place at the shapes the model's
- * output table gives for that gear.  docs/simulator.md ("ONNX models").
+ * output table gives for that gear.  A shape-range model's outputs with open
+ * dimensions are allocated by ONNX Runtime and copied in after the run, once
+ * their size is checked against the buffer.  docs/simulator.md ("ONNX models").
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -235,13 +237,81 @@ static OrtStatus *wrap(const sim_model_info *info, const sim_io *io, const uint6
     return ort->CreateTensorWithDataAsOrtValue(ort_cpu, data, bytes, dims, io->rank, ort_elem_type(io->dtype), out);
 }
 
+/* A shape-range output that ONNX Runtime allocated: its shape checked
+ * against the model's fixed dims and the buffer's size, then copied in. */
+static aclError take_output(const sim_model_info *info, uint32_t k, OrtValue *v, void *dst, size_t cap,
+                            int64_t *dims, char *err, size_t errlen)
+{
+    const sim_io *io = &info->outputs[k];
+    OrtTensorTypeAndShapeInfo *shape = NULL;
+    size_t rank = 0;
+    void *data = NULL;
+    OrtStatus *st = ort->GetTensorTypeAndShape(v, &shape);
+    if (!st)
+        st = ort->GetDimensionsCount(shape, &rank);
+    if (!st && rank == io->rank)
+        st = ort->GetDimensions(shape, dims, rank);
+    if (!st)
+        st = ort->GetTensorMutableData(v, &data);
+    if (shape)
+        ort->ReleaseTensorTypeAndShapeInfo(shape);
+    if (st) {
+        char msg[512];
+        status_text(st, msg, sizeof msg);
+        snprintf(err, errlen, "model '%s': output %u ('%s'): ONNX Runtime: %s", info->name, k, io->name, msg);
+        return ACL_ERROR_RT_MODEL_EXECUTE;
+    }
+    if (rank != io->rank) {
+        snprintf(err, errlen, "model '%s': output %u ('%s'): ONNX Runtime produced rank %zu, the model describes "
+                 "rank %u", info->name, k, io->name, rank, io->rank);
+        return ACL_ERROR_RT_MODEL_EXECUTE;
+    }
+    for (uint32_t d = 0; d < io->rank; d++)
+        if (io->dims[d] >= 1 && dims[d] != io->dims[d]) {
+            snprintf(err, errlen, "model '%s': output %u ('%s'): ONNX Runtime produced dimension %u = %" PRId64
+                     ", the model fixes it at %" PRId64, info->name, k, io->name, d, dims[d], io->dims[d]);
+            return ACL_ERROR_RT_MODEL_EXECUTE;
+        }
+    int empty = 0;   /* a 0 dimension: an empty output, 0 bytes */
+    for (uint32_t d = 0; d < io->rank; d++)
+        empty |= dims[d] == 0;
+    uint64_t elems = empty ? 0 : sim_shape_elems(dims, io->rank);
+    uint64_t bytes = elems * aclDataTypeSize(io->dtype);
+    if (!empty && elems == 0 && io->rank > 0) {
+        snprintf(err, errlen, "model '%s': output %u ('%s'): ONNX Runtime produced a shape above 2^40 bytes",
+                 info->name, k, io->name);
+        return ACL_ERROR_RT_MODEL_EXECUTE;
+    }
+    if (bytes > cap) {
+        char shape_txt[160];
+        size_t used = 0;
+        for (uint32_t d = 0; d < io->rank && used < sizeof shape_txt; d++)
+            used += (size_t)snprintf(shape_txt + used, sizeof shape_txt - used, d ? ",%" PRId64 : "%" PRId64,
+                                     dims[d]);
+        snprintf(err, errlen, "model '%s': output %u ('%s'): the output buffer holds %zu bytes, the execution "
+                 "produced (%s) = %" PRIu64 " bytes: size the buffer for the largest output the input shapes can "
+                 "give", info->name, k, io->name, cap, shape_txt, bytes);
+        return ACL_ERROR_MODEL_OUTPUT_NOT_MATCH;
+    }
+    if (bytes)
+        memcpy(dst, data, (size_t)bytes);
+    return ACL_SUCCESS;
+}
+
 aclError sim_ort_run(void *session, const sim_model_info *info, const uint64_t *sym, void *const *in,
-                     void *const *out, const size_t *out_len, int skip, char *err, size_t errlen)
+                     void *const *out, const size_t *out_len, int skip, int64_t *out_dims, char *err,
+                     size_t errlen)
 {
     uint32_t n_in = info->n_file_inputs, n_out = info->n_outputs;
+    for (uint32_t k = 0; k < n_out; k++)
+        sim_io_dims(info, &info->outputs[k], sym, out_dims + (size_t)k * SIM_MAX_RANK);
     if (skip) {
-        for (uint32_t k = 0; k < n_out; k++)
+        for (uint32_t k = 0; k < n_out; k++) {
             memset(out[k], 0, out_len[k]);
+            for (uint32_t d = 0; d < info->outputs[k].rank; d++)   /* not computed: no size to report */
+                if (out_dims[(size_t)k * SIM_MAX_RANK + d] < 0)
+                    out_dims[(size_t)k * SIM_MAX_RANK + d] = 0;
+        }
         return ACL_SUCCESS;
     }
     const char **names = calloc((size_t)n_in + n_out, sizeof *names);
@@ -256,7 +326,8 @@ aclError sim_ort_run(void *session, const sim_model_info *info, const uint64_t *
     for (uint32_t i = 0; i < n_in + n_out && !st; i++) {
         const sim_io *io = i < n_in ? &info->inputs[i] : &info->outputs[i - n_in];
         names[i] = io->name;
-        st = wrap(info, io, sym, i < n_in ? in[i] : out[i - n_in], &vals[i]);
+        if (!io->shape_after_run)   /* else vals[i] stays NULL: ONNX Runtime allocates the output */
+            st = wrap(info, io, sym, i < n_in ? in[i] : out[i - n_in], &vals[i]);
     }
     if (!st)
         st = ort->Run(session, NULL, names, (const OrtValue *const *)vals, n_in, names + n_in, n_out, vals + n_in);
@@ -267,6 +338,10 @@ aclError sim_ort_run(void *session, const sim_model_info *info, const uint64_t *
         snprintf(err, errlen, "model '%s': ONNX Runtime failed to execute the graph: %s", info->name, msg);
         rc = ACL_ERROR_RT_MODEL_EXECUTE;
     }
+    for (uint32_t k = 0; rc == ACL_SUCCESS && k < n_out; k++)
+        if (info->outputs[k].shape_after_run)
+            rc = take_output(info, k, vals[n_in + k], out[k], out_len[k], out_dims + (size_t)k * SIM_MAX_RANK,
+                             err, errlen);
     for (uint32_t i = 0; i < n_in + n_out; i++)
         if (vals[i])
             ort->ReleaseValue(vals[i]);

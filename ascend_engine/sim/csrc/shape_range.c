@@ -95,6 +95,8 @@ aclError sim_range_syms(const char *fn, const sim_model *m, const aclmdlDataset 
     int64_t dims[SIM_MAX_RANK];
     for (uint32_t t = 0; t < info->n_tensors; t++) {
         const sim_tensor *x = &info->tensors[t];
+        if (x->kind == SIM_KIND_GRAPH)
+            continue;   /* ONNX outputs: ONNX Runtime decides their shape, checked after the run (ort_exec.c) */
         sim_resolve_dims(x->dims, x->rank, sym, dims);
         uint64_t e = sim_shape_elems(dims, x->rank);
         if (!e || e > SIM_MAX_TENSOR_BYTES / x->elem_size)
@@ -116,7 +118,7 @@ aclError sim_range_describe_outputs(const char *fn, const sim_model *m, aclmdlDa
         d->dtype = io->dtype;
         d->format = io->format;
         d->num_dims = io->rank;
-        sim_resolve_dims(io->dims, io->rank, sym, d->dims);
+        sim_io_dims(info, io, sym, d->dims);   /* -1 until an ONNX model's run gives the shape */
         if (out->descs[i])
             aclDestroyTensorDesc(out->descs[i]);
         out->descs[i] = d;

@@ -44,22 +44,23 @@ good_x, good_y = device(N), device(N)
 h = ctypes.c_void_p(); assert lib.aclrtMallocHost(ctypes.byref(h), N) == 0, err()
 rc = lib.aclmdlExecuteAsync(model.id, dataset((h.value, N)), dataset((good_y, N)), s)
 assert rc == 100000, rc
-assert err() == (f"aclmdlExecuteAsync: input 0 ('x') 0x{h.value:x} is pinned host memory from aclrtMallocHost, "
-                 "not device memory"), err()
+assert err() == (f"aclmdlExecuteAsync: input 0 ('x') 0x{h.value:x} is pinned host memory from "
+                 "aclrtMallocHost, not device memory"), err()
 
 # an input already freed
 freed = device(N)
 assert lib.aclrtFree(freed) == 0, err()
 rc = lib.aclmdlExecuteAsync(model.id, dataset((freed, N)), dataset((good_y, N)), s)
 assert rc == 100000, rc
-assert err() == f"aclmdlExecuteAsync: input 0 ('x') 0x{freed:x} points into device memory that was already freed", err()
+assert err() == (f"aclmdlExecuteAsync: input 0 ('x') 0x{freed:x} points into device memory that was "
+                 "already freed"), err()
 
 # an output that runs past the end of its allocation (64 bytes: 96 usable, see test_enqueue_pinning)
 base = device(N)
 rc = lib.aclmdlExecuteAsync(model.id, dataset((good_x, N)), dataset((base + 48, N)), s)
 assert rc == 100000, rc
-assert err() == (f"aclmdlExecuteAsync: output 0 ('y') 0x{base + 48:x} + 64 bytes is out of bounds by 16 bytes: it "
-                 f"starts at offset 48 of a 96-byte device allocation at 0x{base:x}"), err()
+assert err() == (f"aclmdlExecuteAsync: output 0 ('y') 0x{base + 48:x} + 64 bytes is out of bounds by 16 "
+                 f"bytes: it starts at offset 48 of a 96-byte device allocation at 0x{base:x}"), err()
 
 # a NULL output address
 rc = lib.aclmdlExecuteAsync(model.id, dataset((good_x, N)), dataset((None, N)), s)

@@ -240,13 +240,48 @@ void sim_mem_unpin(void *token)
 
 /* ---- checks ------------------------------------------------------------------------------------------- */
 
+/* What sim_mem_check_device finds, without formatting anything: the passing
+ * path of every enqueue runs through here, the message only on a failure. */
+typedef enum {
+    DEV_OK,
+    DEV_NULL,
+    DEV_NOT_ALLOCATED,
+    DEV_PINNED_HOST,
+    DEV_OTHER_DEVICE,
+    DEV_OUT_OF_BOUNDS
+} device_verdict;
+
+static device_verdict judge_device(const void *ptr, size_t len, int32_t device_id, sim_mem_region *r)
+{
+    if (!ptr)
+        return DEV_NULL;
+    if (!sim_mem_lookup(ptr, r))
+        return DEV_NOT_ALLOCATED;
+    if (r->kind != SIM_MEM_DEVICE)
+        return DEV_PINNED_HOST;
+    if (device_id >= 0 && r->device_id != device_id)
+        return DEV_OTHER_DEVICE;
+    size_t off = (size_t)((const char *)ptr - r->base);
+    return len > r->size - off ? DEV_OUT_OF_BOUNDS : DEV_OK;
+}
+
+int sim_mem_device_ok(const void *ptr, size_t len, int32_t device_id)
+{
+    sim_mem_region r;
+    return judge_device(ptr, len, device_id, &r) == DEV_OK;
+}
+
 aclError sim_mem_check_device(const char *fn, const char *arg_name, const void *ptr, size_t len, int32_t device_id)
 {
     sim_mem_region r;
     sim_mem_kind fk;
-    if (!ptr)
+    size_t off;
+    switch (judge_device(ptr, len, device_id, &r)) {
+    case DEV_OK:
+        return ACL_SUCCESS;
+    case DEV_NULL:
         return sim_error(ACL_ERROR_INVALID_PARAM, fn, "%s is NULL", arg_name);
-    if (!sim_mem_lookup(ptr, &r)) {
+    case DEV_NOT_ALLOCATED:
         if (recently_freed(ptr, &fk))
             return sim_error(ACL_ERROR_INVALID_PARAM, fn, "%s %p points into %s memory that was already freed", arg_name,
                              ptr, fk == SIM_MEM_DEVICE ? "device" : "pinned host");
@@ -254,21 +289,21 @@ aclError sim_mem_check_device(const char *fn, const char *arg_name, const void *
                          "%s %p is not device memory: it lies in no live aclrtMalloc allocation (a host pointer, "
                          "or never allocated)",
                          arg_name, ptr);
-    }
-    if (r.kind != SIM_MEM_DEVICE)
+    case DEV_PINNED_HOST:
         return sim_error(ACL_ERROR_INVALID_PARAM, fn,
                          "%s %p is pinned host memory from aclrtMallocHost, not device memory", arg_name, ptr);
-    if (device_id >= 0 && r.device_id != device_id)
+    case DEV_OTHER_DEVICE:
         return sim_error(ACL_ERROR_INVALID_PARAM, fn,
                          "%s %p belongs to device %d, but the current context is on device %d", arg_name, ptr,
                          (int)r.device_id, (int)device_id);
-    size_t off = (size_t)((const char *)ptr - r.base);
-    if (len > r.size - off)
-        return sim_error(ACL_ERROR_INVALID_PARAM, fn,
-                         "%s %p + %zu bytes is out of bounds by %zu bytes: it starts at offset %zu of a %zu-byte "
-                         "device allocation at %p",
-                         arg_name, ptr, len, len - (r.size - off), off, r.size, (void *)r.base);
-    return ACL_SUCCESS;
+    case DEV_OUT_OF_BOUNDS:
+        break;
+    }
+    off = (size_t)((const char *)ptr - r.base);
+    return sim_error(ACL_ERROR_INVALID_PARAM, fn,
+                     "%s %p + %zu bytes is out of bounds by %zu bytes: it starts at offset %zu of a %zu-byte "
+                     "device allocation at %p",
+                     arg_name, ptr, len, len - (r.size - off), off, r.size, (void *)r.base);
 }
 
 /* The host side of a copy: must not be device memory; if it is pinned host

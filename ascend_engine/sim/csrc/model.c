@@ -67,6 +67,7 @@ void sim_model_unref(sim_model *m)
         free(m->weights);
     pthread_mutex_destroy(&m->last_lock);
     sim_meta_unref(m->meta);
+    free(atomic_load(&m->spare_plan));
     free(m);
 }
 
@@ -429,16 +430,44 @@ static aclError check_buffers(const char *fn, const sim_model *m, const aclmdlDa
                              " (aclmdlGet%sSizeByIndex)", what, i, ios[i].name, b->size, m->id, need,
                              is_in ? "Input" : "Output");
         }
-        char arg[64 + SIM_MAX_NAME];
-        snprintf(arg, sizeof arg, "%s %u ('%s')", what, i, ios[i].name);
-        aclError rc = sim_mem_check_device(fn, arg, b->data, b->size, m->device);
-        if (rc != ACL_SUCCESS)
-            return rc;
+        if (!sim_mem_device_ok(b->data, b->size, m->device)) {
+            /* The argument's name only for the message: formatting it on
+             * every passing call was most of this call's cost. */
+            char arg[64 + SIM_MAX_NAME];
+            snprintf(arg, sizeof arg, "%s %u ('%s')", what, i, ios[i].name);
+            return sim_mem_check_device(fn, arg, b->data, b->size, m->device);
+        }
         ptrs[i] = b->data;
         /* an output ONNX Runtime sizes at run time may fill the whole buffer (checked after the run) */
         lens[i] = ios[i].shape_after_run ? b->size : (size_t)need;
     }
     return ACL_SUCCESS;
+}
+
+/* A zeroed plan for model m: the spare one left by its last finished
+ * execution when there is one, so that a steady stream of executions does
+ * not allocate (every plan of a model has the same size). */
+static exec_plan *plan_take(sim_model *m)
+{
+    const sim_model_info *info = m->meta->info;
+    size_t n = (size_t)info->n_inputs + info->n_outputs;
+    /* the layout prepare() lays out: buffers, lengths, pins, then the range models' output dims */
+    size_t bytes = sizeof(exec_plan) + (2 * sizeof(void *) + sizeof(size_t)) * n + 2 * sizeof(void *) +
+                   info->n_outputs * (sizeof(aclTensorDesc *) + sizeof(int64_t) * SIM_MAX_RANK);
+    exec_plan *p = atomic_exchange(&m->spare_plan, NULL);
+    if (p)
+        memset(p, 0, bytes);
+    else
+        p = calloc(1, bytes);
+    return p;
+}
+
+/* Keep p as m's spare, or free it when m has one already (or p has no model). */
+static void plan_give_back(sim_model *m, exec_plan *p)
+{
+    void *none = NULL;
+    if (p && !(m && atomic_compare_exchange_strong(&m->spare_plan, &none, p)))
+        free(p);
 }
 
 static aclError prepare(const char *fn, sim_model *m, const aclmdlDataset *in, aclmdlDataset *out,
@@ -447,8 +476,7 @@ static aclError prepare(const char *fn, sim_model *m, const aclmdlDataset *in, a
     const sim_model_info *info = m->meta->info;
     size_t n = (size_t)info->n_inputs + info->n_outputs;
     size_t n_out = info->n_outputs;
-    exec_plan *p = calloc(1, sizeof *p + (2 * sizeof(void *) + sizeof(size_t)) * n + 2 * sizeof(void *) +
-                                 n_out * (sizeof(aclTensorDesc *) + sizeof(int64_t) * SIM_MAX_RANK));
+    exec_plan *p = plan_take(m);
     if (!p)
         return sim_error(ACL_ERROR_BAD_ALLOC, fn, "out of host memory");
     p->n_in = info->n_inputs;
@@ -477,7 +505,7 @@ static aclError prepare(const char *fn, sim_model *m, const aclmdlDataset *in, a
             p->out_desc[k] = out->descs[k];
     }
     if (rc != ACL_SUCCESS) {
-        free(p);
+        plan_give_back(m, p);
         return rc;
     }
     *plan_out = p;
@@ -654,9 +682,26 @@ SIM_EXPORT aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset *input, 
         if (rc != ACL_SUCCESS)
             sim_error(rc, fn, "%s", err);
     }
-    free(p);
+    plan_give_back(m, p);
     sim_model_unref(m);
     SIM_RETURN(aclmdlExecute, rc, "id %u", modelId);
+}
+
+/* "execute model <id>", the task's name in stream messages, written by hand:
+ * snprintf costs more than the rest of an enqueue (docs/simulator.md). */
+static void task_name(char out[48], uint32_t id)
+{
+    static const char prefix[] = "execute model ";
+    char digits[10];
+    size_t n = 0;
+    do {
+        digits[n++] = (char)('0' + id % 10);
+        id /= 10;
+    } while (id);
+    memcpy(out, prefix, sizeof prefix - 1);
+    for (size_t i = 0; i < n; i++)
+        out[sizeof prefix - 1 + i] = digits[n - 1 - i];
+    out[sizeof prefix - 1 + n] = '\0';
 }
 
 typedef struct exec_task {
@@ -719,7 +764,7 @@ static aclError exec_task_run(void *arg, sim_stream *stream)
                                  t->plan->dynamic ? t->plan->sym : NULL);
     }
     unpin_plan(t->plan);
-    free(t->plan);
+    plan_give_back(t->model, t->plan);
     sim_model_unref(t->model);
     return rc;
 }
@@ -745,7 +790,7 @@ SIM_EXPORT aclError aclmdlExecuteAsync(uint32_t modelId, const aclmdlDataset *in
     if (rc == ACL_SUCCESS) {
         exec_task t = {m, p};
         char what[48];
-        snprintf(what, sizeof what, "execute model %u", modelId);
+        task_name(what, modelId);
         pin_plan(m, p);
         rc = sim_stream_enqueue(s, what, exec_task_run, &t, sizeof t);
         if (rc == ACL_SUCCESS) {
@@ -755,7 +800,7 @@ SIM_EXPORT aclError aclmdlExecuteAsync(uint32_t modelId, const aclmdlDataset *in
             unpin_plan(p);
         }
     }
-    free(p);
+    plan_give_back(m, p);
     sim_model_unref(m);
     SIM_RETURN(aclmdlExecuteAsync, rc, "id %u stream %p", modelId, stream);
 }

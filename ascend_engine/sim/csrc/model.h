@@ -104,6 +104,7 @@ typedef struct sim_model {
     uint64_t last_syms[SIM_MAX_SYMS];
     void *ort_session;           /* ONNX models: the ONNX Runtime session (ort_exec.c) */
     int skip_compute;            /* ONNX models loaded with ASCEND_SIM_COMPUTE=skip */
+    _Atomic(void *) spare_plan;  /* a finished execution's plan, reused by the next one (model.c) */
 } sim_model;
 
 /* ---- ort_exec.c: ONNX models computed by ONNX Runtime -------------------------

@@ -196,6 +196,10 @@ int sim_mem_lookup(const void *ptr, sim_mem_region *out);
  * bounds by N bytes) and returns ACL_ERROR_INVALID_PARAM. */
 aclError sim_mem_check_device(const char *fn, const char *arg_name,
                               const void *ptr, size_t len, int32_t device_id);
+/* Whether sim_mem_check_device would pass, with nothing formatted: for
+ * callers whose argument name costs a snprintf, so that they format it only
+ * when the check fails. */
+int sim_mem_device_ok(const void *ptr, size_t len, int32_t device_id);
 
 /* Pins for stream tasks.  At enqueue, a task pins each allocation it will
  * touch: sim_mem_pin returns a token (NULL for memory the simulator does not

@@ -232,10 +232,9 @@ aclError sim_stream_enqueue(sim_stream *s, const char *what, sim_task_fn run, co
     }
     sim_task *t = &s->ring[(s->head + s->count) % s->cap];
     t->run = run;
-    size_t i = 0;
-    for (; what && what[i] && i < sizeof t->what - 1; i++)
-        t->what[i] = what[i];
-    t->what[i] = '\0';
+    size_t len = what ? strnlen(what, sizeof t->what - 1) : 0;   /* a byte loop cost 70 instructions */
+    memcpy(t->what, what ? what : "", len);
+    t->what[len] = '\0';
     if (arg_size)
         memcpy(t->arg, arg, arg_size);
     s->count++;

@@ -157,7 +157,8 @@ def _lean_pass(engine, laid, pool_size, requests, duration, progress) -> dict:
             # whole copies of the pool, enough for the time left at the rate so far
             wanted = math.ceil((duration - spent) * n / spent) if spent > 0 else laid_requests
             chunk = pool_size * -(-wanted // pool_size)
-    times = np.concatenate(parts) / 1e9   # seconds on the monotonic clock, as time.perf_counter counts
+    # seconds on the monotonic clock, as time.perf_counter counts
+    times = np.concatenate(parts) / 1e9 if parts else np.empty((0, 2))
     share = (engine.stats()["enqueue_seconds"] - enqueued_s) * 1e3 / n if n else 0.0
     return {"submit": times[:, 0].tolist(), "done": times[:, 1].tolist(), "enqueue_ms": [share] * n}
 

@@ -114,6 +114,8 @@ static int submit_request(ae_engine *e, const void *const *inputs, uint64_t rows
         if (rc)
             return rc;
     }
+    if (times.enqueued)
+        *times.enqueued = (int64_t)aex_now_ns();   /* after any wait for room: the request goes in now */
     if (shape) {
         /* the slot's own copy: its completion reads the sizes again */
         memcpy(sl->row_bytes, shape->row_bytes, (size_t)p->n_tensors * sizeof(size_t));
@@ -131,8 +133,6 @@ static int submit_request(ae_engine *e, const void *const *inputs, uint64_t rows
         sl->user_out[o] = outputs[o];
     sl->user_rows = out_rows;
     sl->time_done = times.done;
-    if (times.enqueued)
-        *times.enqueued = (int64_t)aex_now_ns();   /* after any wait for room: the request goes in now */
     int failed;
     if (e->n_steps) {
         /* the workers enqueue on the same streams; they also read the slot */

@@ -31,12 +31,14 @@ def feeds(rows):
     return {"x": np.random.default_rng(rows).standard_normal((rows, WIDTH)).astype(np.float32)}
 
 
-@pytest.mark.parametrize("rows, batch, executions", [(20, 2, 1), (11, 2, 1), (12, 3, 2)])
-def test_times_are_monotone_and_each_latency_covers_the_device_time(slow, rows, batch, executions):
+@pytest.mark.parametrize("rows, batch, executions, depth", [(20, 2, 1, 4), (11, 2, 1, 4), (12, 3, 2, 4),
+                                                           (12, 3, 2, 1)])
+def test_times_are_monotone_and_each_latency_covers_the_device_time(slow, rows, batch, executions, depth):
     # batch 3 above max_batch 2: every request but the last runs as 2 executions, one after the other
+    # (at depth 1 the second goes in only once the first is over: its enqueue time is not the request's)
     requests = -(-rows // batch)
     times = np.full((requests, 2), -1, np.int64)
-    with compile_slow(slow) as engine:
+    with compile_slow(slow, depth=depth) as engine:
         plain = engine.run_batch(feeds(rows), batch_size=batch)["y"]
         before = time.monotonic_ns()
         out = engine.run_batch(feeds(rows), batch_size=batch, times=times)["y"]

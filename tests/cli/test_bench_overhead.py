@@ -18,7 +18,7 @@ import ascend_engine as ae
 from ascend_engine import sim
 from ascend_engine.bench import measure
 
-WIDTH, BATCH, DEPTH, REQUESTS, ROUNDS = 16, 4, 8, 1000, 5
+WIDTH, BATCH, DEPTH, REQUESTS, ROUNDS = 16, 4, 8, 1000, 7
 
 
 @pytest.fixture(scope="module")
@@ -79,17 +79,22 @@ def test_bench_host_cost_is_run_batchs_and_profiling_is_what_costs(chain):
             runs["bench --profile"].append(cost)
         us = {k: statistics.median(v) * 1e6 for k, v in runs.items()}
         rps = {k: statistics.median(v) for k, v in rates.items()}
-        print({k: round(v, 1) for k, v in us.items()}, {k: round(v) for k, v in rps.items()},
-              {"bench/run_batch": us["bench"] / us["run_batch"],
-               "bench/run_many": us["bench"] / us["run_many"],
-               "bench rate/run_batch rate": rps["bench"] / rps["run_batch"],
-               "bench --profile/bench": us["bench --profile"] / us["bench"]})
-    # the lean pass is run_batch(times=) plus two clock reads per request: measured 0.95-1.1x
-    # run_batch's host CPU on a loaded 2-core machine.  Going back through run_many costs
-    # 2.1-2.7x, so these bounds catch it with room for the noise.
-    assert us["bench"] <= 1.35 * us["run_batch"], us
-    assert rps["bench"] >= 0.75 * rps["run_batch"], rps
-    assert us["bench --profile"] > us["bench"], us
+
+        def paired(a, b, figures=runs):   # the median of the round-by-round ratios: a noisy round hits both
+            return statistics.median(x / y for x, y in zip(figures[a], figures[b], strict=True))
+
+        ratio = {"bench/run_batch": paired("bench", "run_batch"),
+                 "bench/run_many": paired("bench", "run_many"),
+                 "bench rate/run_batch rate": paired("bench", "run_batch", rates),
+                 "bench --profile/bench": paired("bench --profile", "bench")}
+        print({k: round(v, 1) for k, v in us.items()}, {k: round(v) for k, v in rps.items()}, ratio)
+    # the lean pass is run_batch(times=) plus two clock reads per request: measured 0.6-1.3x
+    # run_batch's host CPU on a loaded 2-core machine, 0.30-0.48x run_many's.  Going back through
+    # run_many (1.6-3.3x run_batch here) puts bench/run_many near 1, which the first bound catches.
+    assert ratio["bench/run_many"] <= 0.7, (ratio, us)
+    assert ratio["bench/run_batch"] <= 1.5, (ratio, us)
+    assert ratio["bench rate/run_batch rate"] >= 0.7, (ratio, rps)
+    assert ratio["bench --profile/bench"] > 1, (ratio, us)
     # without profiling nothing is timed per step, and the figures say so
     assert lean["breakdown"]["measured"] is False and lean["device_time"]["ms_per_request"] == {}
     assert lean["latency_ms"]["count"] == REQUESTS and lean["latency_ms"]["min"] > 0

@@ -103,6 +103,26 @@ def tensor_array(a, what: str, error: type[Exception] = TypeError):
     return a
 
 
+def times_array(a, requests: int):
+    """``a`` if it can take ``run_batch(times=)``: a writable, C-contiguous
+    int64 array of shape ``(requests, 2)`` (the executor writes into it with
+    the GIL released, so a copy would be no use: TypeError for the wrong kind
+    of array, ValueError for the wrong shape)."""
+    what = "run_batch(times=)"
+    if not isinstance(a, np.ndarray):
+        raise TypeError(f"{what}: expected a numpy array, got {type(a).__name__}")
+    if a.dtype != np.int64:
+        raise TypeError(f"{what}: expected dtype int64 (nanoseconds), got {a.dtype}")
+    if a.shape != (requests, 2):
+        raise ValueError(f"{what}: expected shape ({requests}, 2), one row per request of batch_size rows, "
+                         f"got {a.shape}")
+    if not a.flags.c_contiguous:
+        raise ValueError(f"{what}: expected a C-contiguous array, got one with strides {a.strides}")
+    if not a.flags.writeable:
+        raise ValueError(f"{what}: expected a writable array, got a read-only one")
+    return a
+
+
 MAX_DIM = 2**31 - 1              # AscendCL dims are int64, but no device holds more per axis
 MAX_ROW_ITEMS = 2**40            # items in one batch row
 

@@ -55,7 +55,7 @@ from ascend_engine._runtime cimport api, check_not_forked, close_from_finalizer,
 from ascend_engine import errors as _errors
 from ascend_engine import requests as _requests
 from ascend_engine import timeline as _timeline
-from ascend_engine._checks import positive_int, timeout_ms
+from ascend_engine._checks import positive_int, timeout_ms, times_array
 from ascend_engine.errors import EngineBusy, EngineError, HostStepError
 from ascend_engine.planner.builder import NativeStep
 from ascend_engine.requests import DeviceRequest
@@ -511,7 +511,7 @@ cdef class Engine(Resource):
                 await asyncio.wrap_future(self._server.space_future())
         return await asyncio.wrap_future(future)
 
-    def run_batch(self, feeds, batch_size=None):
+    def run_batch(self, feeds, batch_size=None, *, times=None):
         """Split the feeds along their first axis into requests of ``batch_size``
         rows and run them pipelined in one call with the GIL released.
 
@@ -522,14 +522,30 @@ cdef class Engine(Resource):
         ``batch_size`` rows, the last maybe smaller), since a request's rows
         there need not match its input rows.  A pipeline with dynamic shapes
         takes arrays of one shape past the first axis.
+
+        ``times``: a caller-owned int64 array of shape ``(requests, 2)``
+        (``requests`` = rows / ``batch_size`` rounded up; C-contiguous,
+        writable) that receives, per request, the ``time.monotonic_ns()``
+        clock when it was enqueued (after any wait for a free slot) and when
+        its outputs were in the result arrays.  Only plans without host
+        steps or dynamic shapes (their ``run_batch`` is one call into the
+        executor) take it.  Left None, no clock is read per request.
         """
         self._refuse_reentry("run_batch()")
         batch = self.plan.max_batch if batch_size is None else positive_int(batch_size, "batch_size")
         if not self._requests.direct:   # host steps or dynamic shapes: requests through submit
+            if times is not None:
+                raise ValueError("run_batch(times=) times the executor's own loop: a plan with host steps or "
+                                 "dynamic shapes runs its requests through submit(); time those instead")
             requests, join = self._requests.batches(feeds, batch)
             return join(list(self._run_submitted(requests)))
         arrays, rows = self._requests.prepare(feeds)
         self._requests.check_fixed(rows, min(batch, self.plan.max_batch))
+        cdef int64_t *times_at = NULL
+        cdef cnp.ndarray times_held
+        if times is not None:
+            times_held = times_array(times, -(-rows // batch))
+            times_at = <int64_t *>cnp.PyArray_DATA(times_held)
         outs = self._requests.outputs_for(rows)
         cdef _Arrays ins = _Arrays(arrays)
         cdef _Arrays outp = _Arrays(outs)
@@ -544,7 +560,8 @@ cdef class Engine(Resource):
             self._arm_poll()
             try:
                 with nogil:
-                    rc = ae_engine_run_batch(self._engine, ins.ptrs, total, b, <void *const *>outp.ptrs, &err)
+                    rc = ae_engine_run_batch_timed(self._engine, ins.ptrs, total, b, <void *const *>outp.ptrs,
+                                                   times_at, &err)
                 failure = self._settle(rc, &err)
             finally:
                 # serving calls that queued up while this call held every slot

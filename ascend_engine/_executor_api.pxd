@@ -170,6 +170,8 @@ cdef extern from "ascend_engine/executor.h" nogil:
     int ae_engine_flush(ae_engine *engine, ae_error *err)
     int ae_engine_run_batch(ae_engine *engine, const void *const *inputs, uint64_t total_rows,
                             uint64_t batch, void *const *outputs, ae_error *err)
+    int ae_engine_run_batch_timed(ae_engine *engine, const void *const *inputs, uint64_t total_rows,
+                                  uint64_t batch, void *const *outputs, int64_t *times, ae_error *err)
     int ae_engine_in_flight(const ae_engine *engine)
     ctypedef int (*ae_poll_fn)(void *ctx) noexcept nogil
     void ae_engine_set_poll(ae_engine *engine, ae_poll_fn poll, void *ctx, int poll_ms)

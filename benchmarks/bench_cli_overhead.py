@@ -4,10 +4,11 @@ Run:  python -m pytest benchmarks/bench_cli_overhead.py -o python_files='bench_*
 
 * host cost: a 3-model chain of tiny zero-latency simulator models, where the
   host is all there is; the calling thread's CPU time per request of
-  ``Engine.run_batch``, ``Engine.run_many``, the bench's timed pass (profiling
-  off, the default) and the same with ``--profile`` (timing events, a
-  ``stats()`` read per result), and the hand-written C loop of
-  bench_executor.py (the same AscendCL calls from C), interleaved round by round.
+  ``Engine.run_batch`` (plain, and with ``times=``, what the bench's lean pass
+  calls), ``Engine.run_many``, the bench's timed pass (profiling off, the
+  default) and the same with ``--profile`` (timing events, a ``stats()`` read
+  per result), and the hand-written C loop of bench_executor.py (the same
+  AscendCL calls from C, waiting the engine's way), interleaved round by round.
 * throughput: the 2 / 3 / 1 ms chain at depth 8, where the device sets the
   pace: the bench's requests/s with and without profiling, and run_batch's,
   in the same run.
@@ -56,12 +57,16 @@ def test_bench_host_cost(benchmark, tiny_chain, c_loop):
             fig = measure.run_bench(engine, pool, BATCH, 0.0, requests=n, warmup=0)
             return fig["host"]["thread_cpu_ms_per_request"] / 1e3
 
-        runs = {"run_batch": [], "run_many": [], "bench": [], "bench --profile": [], "c_loop": []}
+        runs = {"run_batch": [], "run_batch times=": [], "run_many": [], "bench": [], "bench --profile": [],
+                "c_loop": []}
+        times = np.empty((n, 2), np.int64)
         bench(plain)
         bench(profiled)
         for _ in range(rounds):       # interleaved, so a noisy moment hits every figure
-            runs["c_loop"].append(run_c_loop(c_loop, tiny_chain, DEPTH, n))
+            runs["c_loop"].append(run_c_loop(c_loop, tiny_chain, DEPTH, n, BATCH, ring_wait=True))
             runs["run_batch"].append(_thread_cpu(lambda: plain.run_batch({"x": x}, batch_size=BATCH), n))
+            runs["run_batch times="].append(_thread_cpu(
+                lambda: plain.run_batch({"x": x}, batch_size=BATCH, times=times), n))
             runs["run_many"].append(_thread_cpu(
                 lambda: [None for _ in plain.run_many(pool[i % 4] for i in range(n))], n))
             runs["bench"].append(bench(plain))
@@ -71,6 +76,7 @@ def test_bench_host_cost(benchmark, tiny_chain, c_loop):
     report(benchmark, "host CPU per request of the calling thread (3-model chain, zero device latency)", {
         **{f"{k}_us": v for k, v in us.items()},
         "bench_over_run_batch": us["bench"] / us["run_batch"],
+        "timed_over_run_batch": us["run_batch times="] / us["run_batch"],
         "bench_over_run_many": us["bench"] / us["run_many"],
         "bench_over_c_loop": us["bench"] / us["c_loop"],
         "profiled_over_bench": us["bench --profile"] / us["bench"],

@@ -1,26 +1,32 @@
 """Running the requests and timing each one from submit to result.
 
-``Engine.run_many`` keeps ``depth`` requests in flight and pulls the next
-feed before it waits for the oldest result, so a feed's pull time is not its
-submit time.  Two ways of finding each request's submit time:
+Three passes, by what the plan allows:
 
-* the lean pass (profiling off, one execution per request) follows
-  ``run_many``'s window: the first call into the generator submits the first
-  ``depth`` requests as it pulls them, and every later call first submits the
-  one feed pulled during the call before.  Request ``k`` is therefore
-  submitted no earlier than the call ``k - depth + 1`` began and no earlier
-  than its feed was pulled.  The pass costs a clock read per request and
-  nothing else, so the bench disturbs the host as little as the engine call
-  it makes; the host enqueue time is the growth of the engine's counter over
-  the whole pass, shared out evenly.
+* the lean pass (profiling off, one execution per request, a plan without
+  host steps or dynamic shapes) is ``Engine.run_batch(times=)``: the bench's
+  feeds, in turn, laid end to end once before the pass (whole copies of the
+  pool, up to ``LEAN_CHUNK_BYTES`` of inputs), then run by one GIL-free call
+  per chunk that records each request's enqueue time and the time its result
+  was in the output arrays (docs/executor.md, "Timing run_batch's
+  requests").  The bench then costs the host exactly what ``run_batch``
+  does; the host enqueue time is the growth of the engine's counter over the
+  whole pass, shared out evenly.
+* the streamed pass (profiling off, one execution per request, any other
+  plan) follows ``run_many``'s window, which keeps ``depth`` requests in
+  flight and pulls the next feed before it waits for the oldest result: the
+  first call into the generator submits the first ``depth`` requests as it
+  pulls them, and every later call first submits the one feed pulled during
+  the call before.  Request ``k`` is therefore submitted no earlier than the
+  call ``k - depth + 1`` began and no earlier than its feed was pulled: a
+  clock read per request and nothing else.
 * the counted pass (``--profile``, or requests split over several
   executions) reads ``Engine.stats()`` after every result: it says how many
   requests have been submitted so far, so the requests submitted during one
   call are known, and their host enqueue time is the growth of the enqueue
   counter over that call.
 
-A request's latency runs from its submit time to the moment the generator
-hands its result back.
+A request's latency runs from its submit time to the moment its result is
+handed back.
 """
 
 from __future__ import annotations
@@ -28,10 +34,14 @@ from __future__ import annotations
 import math
 import time
 
+import numpy as np
+
 from .breakdown import group_rows, request_steps, step_layout, summarize_breakdown
 from .summary import spread_percent, summarize
 
 MAX_TIMELINE_EXECUTIONS = 200_000   # rows kept for a --duration run (about 100 bytes each per model)
+LEAN_CHUNK_BYTES = 64 << 20   # inputs one run_batch call of the lean pass takes (the outputs as many again)
+LEAN_FIRST_CHUNK_DEPTHS = 4   # a --duration lean pass starts with this many depths of requests
 # without timing events, a calling thread busy this share of the wall time is what limits the run
 HOST_BUSY_BOUND = 0.9
 
@@ -62,10 +72,14 @@ def timed_pass(engine, pool, requests=None, duration=None, progress=None, execut
         # the base event has completed when _timeline_begin returns: the offsets count from about now
         timeline["base_s"] = time.perf_counter()
     lean = not profile and executions == 1
-    pass_ = _lean_pass if lean else _counted_pass
+    laid = _laid_out(engine, pool, requests) if lean else None
     cpu0, thread0 = time.process_time(), time.thread_time()
     try:
-        times = pass_(engine, pool, requests, duration, progress, executions)
+        if laid is not None:
+            times = _lean_pass(engine, laid, len(pool), requests, duration, progress)
+        else:
+            pass_ = _streamed_pass if lean else _counted_pass
+            times = pass_(engine, pool, requests, duration, progress, executions)
     finally:
         if profile:
             timeline["ids"], timeline["rows"] = engine._timeline_end()
@@ -91,7 +105,65 @@ def _feeds(pool, requests, duration, pulled):
         i += 1
 
 
-def _lean_pass(engine, pool, requests, duration, progress, executions) -> dict:
+def _laid_out(engine, pool, requests):
+    """The pool's feeds end to end, whole copies of the pool up to
+    ``LEAN_CHUNK_BYTES`` (at least one; no more than ``requests`` need), as
+    ``(arrays, rows per feed)``; None when the lean pass cannot run them
+    (a plan that runs through submit, or feeds of unlike names or rows)."""
+    from ascend_engine.requests import for_plan
+
+    if not pool or not for_plan(engine.plan).direct:
+        return None
+    names = set(pool[0])
+    rows = {len(a) for feeds in pool for a in feeds.values()}
+    if len(rows) != 1 or any(set(feeds) != names for feeds in pool):
+        return None
+    pool_bytes = sum(np.asarray(a).nbytes for feeds in pool for a in feeds.values())
+    copies = max(1, LEAN_CHUNK_BYTES // max(1, pool_bytes))
+    if requests is not None:
+        copies = min(copies, -(-requests // len(pool)))
+    arrays = {name: np.concatenate([np.asarray(feeds[name]) for feeds in pool] * copies) for name in names}
+    return arrays, rows.pop()
+
+
+def _lean_pass(engine, laid, pool_size, requests, duration, progress) -> dict:
+    """A pass of ``run_batch(times=)`` calls over the laid-out feeds (see the module docstring).
+
+    Each call starts the pool over, so a chunk is whole copies of the pool
+    but for the last one of a ``requests`` pass.  A ``duration`` pass sizes
+    each chunk by the rate so far, to end near the deadline.
+    """
+    arrays, batch = laid
+    laid_requests = len(next(iter(arrays.values()))) // batch
+    enqueued_s = engine.stats()["enqueue_seconds"]
+    if duration is None:
+        chunk = laid_requests
+    else:
+        chunk = pool_size * -(-LEAN_FIRST_CHUNK_DEPTHS * engine.plan.depth // pool_size)
+    parts, n = [], 0
+    while requests is None or n < requests:
+        size = min(chunk, laid_requests, requests - n) if requests is not None else min(chunk, laid_requests)
+        times = np.empty((size, 2), np.int64)
+        engine.run_batch({name: a[:size * batch] for name, a in arrays.items()}, batch_size=batch,
+                         times=times)
+        parts.append(times)
+        n += size
+        if progress is not None:
+            progress.update(n)
+        if duration is not None:
+            spent = (times[-1, 1] - parts[0][0, 0]) / 1e9
+            if spent >= duration:
+                break
+            # whole copies of the pool, enough for the time left at the rate so far
+            wanted = math.ceil((duration - spent) * n / spent) if spent > 0 else laid_requests
+            chunk = pool_size * -(-wanted // pool_size)
+    # seconds on the monotonic clock, as time.perf_counter counts
+    times = np.concatenate(parts) / 1e9 if parts else np.empty((0, 2))
+    share = (engine.stats()["enqueue_seconds"] - enqueued_s) * 1e3 / n if n else 0.0
+    return {"submit": times[:, 0].tolist(), "done": times[:, 1].tolist(), "enqueue_ms": [share] * n}
+
+
+def _streamed_pass(engine, pool, requests, duration, progress, executions) -> dict:
     """A pass that reads the clock once per result (see the module docstring).
 
     The consumer asks for the next result as soon as it has one, so a call

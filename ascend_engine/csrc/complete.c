@@ -69,6 +69,7 @@ void aex_drain(ae_engine *e, int timed_out)
         if (e->slots[s].busy)
             e->stats.failures++;
         e->slots[s].busy = 0;
+        e->slots[s].time_done = NULL;   /* a timed run_batch's array is the caller's no longer */
     }
     e->cancel_begin = e->next_request - (uint64_t)e->in_flight;
     e->cancel_end = e->next_request;
@@ -288,6 +289,11 @@ static int finish_oldest(ae_engine *e, int rc, ae_error *err)
         memcpy(sl->user_out[o], sl->host_out + e->out_stage_off[o], aex_row_bytes(e, sl, p->output_tensors[o]) * rows);
         if (sl->user_rows)
             sl->user_rows[o] = rows;
+    }
+    if (sl->time_done) {
+        /* a timed run_batch: the moment its result is in the caller's arrays */
+        *sl->time_done = (int64_t)aex_now_ns();
+        sl->time_done = NULL;
     }
     sl->busy = 0;
     e->in_flight--;

@@ -65,6 +65,7 @@ typedef struct slot {
     uint64_t rows;
     void **user_out;              /* n_outputs destinations */
     uint64_t *user_rows;          /* where to report each output's rows, or NULL */
+    int64_t *time_done;           /* where to write the time its outputs were delivered, or NULL */
     /* Rows per domain: [0] the request's, [1 + h] those host step h produced. */
     uint64_t *rows_of;
     /* A request of a plan with dynamic-shape nodes: its bytes per row of

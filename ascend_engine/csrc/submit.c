@@ -91,11 +91,20 @@ static void count_enqueue(ae_engine *e, uint64_t t0, uint64_t wait0)
     e->stats.enqueue_ns += aex_now_ns() - t0 - (e->stats.wait_ns - wait0);
 }
 
+/* Where a timed run_batch writes one execution's times (both NULL when untimed). */
+typedef struct request_times {
+    int64_t *enqueued;            /* set for the first execution of a request only */
+    int64_t *done;                /* overwritten by each execution: the last one's stays */
+} request_times;
+
+static const request_times untimed = {NULL, NULL};
+
 /* One request into the next slot (freeing slots first when it is busy).  The
  * caller has checked the rows and shape, made the engine's context current
  * and recovered a wedged engine: once per call, not once per request. */
 static int submit_request(ae_engine *e, const void *const *inputs, uint64_t rows, void *const *outputs,
-                          uint64_t *out_rows, const ae_request_shape *shape, ae_error *err)
+                          uint64_t *out_rows, const ae_request_shape *shape, request_times times,
+                          ae_error *err)
 {
     const ae_plan *p = &e->plan;
     int s = (int)(e->next_request % (uint64_t)p->depth);
@@ -105,6 +114,8 @@ static int submit_request(ae_engine *e, const void *const *inputs, uint64_t rows
         if (rc)
             return rc;
     }
+    if (times.enqueued)
+        *times.enqueued = (int64_t)aex_now_ns();   /* after any wait for room: the request goes in now */
     if (shape) {
         /* the slot's own copy: its completion reads the sizes again */
         memcpy(sl->row_bytes, shape->row_bytes, (size_t)p->n_tensors * sizeof(size_t));
@@ -121,6 +132,7 @@ static int submit_request(ae_engine *e, const void *const *inputs, uint64_t rows
     for (int o = 0; o < p->n_outputs; o++)
         sl->user_out[o] = outputs[o];
     sl->user_rows = out_rows;
+    sl->time_done = times.done;
     int failed;
     if (e->n_steps) {
         /* the workers enqueue on the same streams; they also read the slot */
@@ -166,7 +178,7 @@ int ae_engine_submit_shaped(ae_engine *e, const void *const *inputs, uint64_t ro
     if (aex_make_current(e, err) || aex_recover(e, err))
         return -1;
     uint64_t t0 = aex_now_ns(), wait0 = e->stats.wait_ns;
-    int rc = submit_request(e, inputs, rows, outputs, out_rows, shape, err);
+    int rc = submit_request(e, inputs, rows, outputs, out_rows, shape, untimed, err);
     if (rc == 0)
         count_enqueue(e, t0, wait0);
     return rc;
@@ -174,6 +186,12 @@ int ae_engine_submit_shaped(ae_engine *e, const void *const *inputs, uint64_t ro
 
 int ae_engine_run_batch(ae_engine *e, const void *const *inputs, uint64_t total_rows, uint64_t batch,
                         void *const *outputs, ae_error *err)
+{
+    return ae_engine_run_batch_timed(e, inputs, total_rows, batch, outputs, NULL, err);
+}
+
+int ae_engine_run_batch_timed(ae_engine *e, const void *const *inputs, uint64_t total_rows, uint64_t batch,
+                              void *const *outputs, int64_t *times, ae_error *err)
 {
     const ae_plan *p = &e->plan;
     if (batch < 1)
@@ -195,18 +213,21 @@ int ae_engine_run_batch(ae_engine *e, const void *const *inputs, uint64_t total_
     /* per-request pointers into the caller's whole arrays */
     const void *in_at[AE_MAX_IO];
     void *out_at[AE_MAX_IO];
-    for (uint64_t row = 0; row < total_rows;) {
+    int64_t *time_at = times;   /* request k's pair: times + 2k */
+    for (uint64_t row = 0; row < total_rows; time_at = time_at ? time_at + 2 : NULL) {
         /* a request of `batch` rows above the plan's largest batch is split */
         uint64_t end = row + (total_rows - row < batch ? total_rows - row : batch);
+        request_times at = time_at ? (request_times){time_at, time_at + 1} : untimed;
         while (row < end) {
             uint64_t rows = end - row < p->max_batch ? end - row : p->max_batch;
             for (int i = 0; i < p->n_inputs; i++)
                 in_at[i] = (const char *)inputs[i] + row * e->tensors[p->input_tensors[i]].row_bytes;
             for (int o = 0; o < p->n_outputs; o++)
                 out_at[o] = (char *)outputs[o] + row * e->tensors[p->output_tensors[o]].row_bytes;
-            int rc = submit_request(e, in_at, rows, out_at, NULL, NULL, err);
+            int rc = submit_request(e, in_at, rows, out_at, NULL, NULL, at, err);
             if (rc)
                 return rc;
+            at.enqueued = NULL;
             row += rows;
         }
     }

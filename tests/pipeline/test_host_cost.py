@@ -53,7 +53,7 @@ seen = {{}}
 def measured():
     seen["tid"] = threading.get_native_id()
     assert lib.aclrtGetRunMode(ctypes.byref(mode)) == 0
-    seen["y"] = float(engine.run_batch({{"x": x}}, batch_size=1)["y"].sum())
+    seen["y"] = float(engine.run_batch({{"x": x}}, batch_size=1{timed})["y"].sum())
     assert lib.aclrtGetRunMode(ctypes.byref(mode)) == 0
 
 t = threading.Thread(target=measured)
@@ -81,9 +81,12 @@ def calls_between_markers(log_text, tid):
     return counts
 
 
-def test_run_batch_issues_the_hand_written_loops_calls_and_checks_the_context_once(tmp_path):
+@pytest.mark.parametrize("timed", [False, True], ids=["plain", "times="])
+def test_run_batch_issues_the_hand_written_loops_calls_and_checks_the_context_once(tmp_path, timed):
+    # run_batch(times=) reads the clock twice more per request and makes no other call
     log = tmp_path / "calls.log"
-    code = CHILD.format(folder=str(tmp_path), width=WIDTH, depth=DEPTH, requests=REQUESTS, models=MODELS)
+    code = CHILD.format(folder=str(tmp_path), width=WIDTH, depth=DEPTH, requests=REQUESTS, models=MODELS,
+                        timed=f", times=np.empty(({REQUESTS}, 2), np.int64)" if timed else "")
     proc = simlib.run_python(code, env={"ASCEND_SIM_LOG": str(log)})
     assert proc.returncode == 0, proc.stderr
     seen = json.loads(proc.stdout.strip().splitlines()[-1])

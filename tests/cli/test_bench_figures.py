@@ -78,7 +78,7 @@ def test_depth_1_latency_is_the_chain_not_twice_it(chain):
     # at depth 1 the requests follow one another: each is submitted once the one before has its
     # result, and the throughput is the requests over the span from the first submit to the last
     # result (the latencies plus the host's time between requests, not a fixed share of them)
-    for before, after in zip(samples, samples[1:]):
+    for before, after in zip(samples[:-1], samples[1:], strict=True):
         assert after["submit_ms"] >= before["done_ms"], (before, after)
     span_s = (samples[-1]["done_ms"] - samples[0]["submit_ms"]) / 1e3
     assert fig["throughput"]["requests_per_s"] == pytest.approx(30 / span_s, rel=1e-3)

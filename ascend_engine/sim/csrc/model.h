@@ -1,5 +1,5 @@
 /*
- * model.h -- shared internals of the simulator's model API (model.c,
+ * model.h -- shared internals of the simulator's model API (model.c, model_exec.c,
  * model_desc.c, dataset.c): data buffers, datasets, loaded models.
  */
 #ifndef ASCEND_SIM_MODEL_H
@@ -104,7 +104,7 @@ typedef struct sim_model {
     uint64_t last_syms[SIM_MAX_SYMS];
     void *ort_session;           /* ONNX models: the ONNX Runtime session (ort_exec.c) */
     int skip_compute;            /* ONNX models loaded with ASCEND_SIM_COMPUTE=skip */
-    _Atomic(void *) spare_plan;  /* a finished execution's plan, reused by the next one (model.c) */
+    _Atomic(void *) spare_plan;  /* a finished execution's plan, reused by the next one (model_exec.c) */
 } sim_model;
 
 /* ---- ort_exec.c: ONNX models computed by ONNX Runtime -------------------------
@@ -128,6 +128,8 @@ aclError sim_ort_run(void *session, const sim_model_info *info, const uint64_t *
 /* The symbol values of the gear last set on model m (aclmdlGetCurOutputDims);
  * 0 when none was set. */
 int sim_model_last_syms(sim_model *m, uint64_t *out);
+/* ACL_ERROR_INVALID_MODEL_ID for fn, naming the id (model.c) */
+aclError sim_model_unknown(const char *fn, uint32_t id);
 
 /* ---- dynamic.c / shape_range.c: the symbol values of one execution --------------
  * Gear models (batch, HW, dims): the gear the input dataset was set to, which

@@ -17,7 +17,7 @@
  *   dataset.c   data buffers and datasets
  *   format.c    the simulator model file parser (bounds-checked)
  *   kernels.c   the C kernels the model ops run
- *   model.c     aclmdl*: load, describe, execute, dynamic batch
+ *   model.c     aclmdl*: the model table, load, unload (model_exec.c: execute, sync and on a stream)
  *   tensor_desc.c, aipp.c, dynamic.c, exception.c, satmode.c: the wider API
  *               (tensor descriptions, AIPP sets, dynamic HW/dims, device
  *               exceptions, saturation mode)

@@ -143,6 +143,27 @@ def request_steps(executions, nodes, submit_ms=None, done_ms=None) -> dict:
     return total
 
 
+def causal_base(base_s, requests) -> float:
+    """The host time (s) the timeline's offsets count from, lined up by causality.
+
+    ``base_s`` is the host clock read just after the base event completed; a
+    thread that is descheduled between the two reads it late, and every
+    request would then seem to end on the device after the caller held its
+    result.  ``requests`` gives ``(submit_s, done_s, start_ms, end_ms)`` per
+    request: a request's device work starts after its submit and ends before
+    its result is held, so the base lies in ``[max(submit - start),
+    min(done - end)]``; ``base_s`` is moved into that interval (and kept
+    where the rows leave no interval).
+    """
+    lo, hi = float("-inf"), float("inf")
+    for submit_s, done_s, start_ms, end_ms in requests:
+        lo = max(lo, submit_s - start_ms / 1e3)
+        hi = min(hi, done_s - end_ms / 1e3)
+    if lo > hi:
+        return base_s
+    return min(max(base_s, lo), hi)
+
+
 def group_rows(ids, rows, base, executions_per_request, layout) -> dict:
     """{request index: [execution steps]} from timeline rows numbered from ``base``.
 

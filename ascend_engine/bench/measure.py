@@ -36,7 +36,7 @@ import time
 
 import numpy as np
 
-from .breakdown import group_rows, request_steps, step_layout, summarize_breakdown
+from .breakdown import causal_base, group_rows, request_steps, step_layout, summarize_breakdown
 from .summary import spread_percent, summarize
 
 MAX_TIMELINE_EXECUTIONS = 200_000   # rows kept for a --duration run (about 100 bytes each per model)
@@ -286,9 +286,14 @@ def report_passes(passes, batch, cold_ms, repeat, layout, executions, steps_of) 
         thread += p.get("cpu_seconds", {}).get("thread", 0.0)
         steps_for = steps_of(p)
         t0 = p["submit"][0] if p["submit"] else 0.0
+        timed = [steps_for(k) for k in range(n)]
         base = p.get("base_s")
+        if base is not None:
+            base = causal_base(base, ((p["submit"][k], p["done"][k], min(ex["start"] for ex in steps),
+                                       max(ex["end"] for ex in steps))
+                                      for k, steps in enumerate(timed) if steps))
         for k, ms in enumerate(lat):
-            steps = steps_for(k)
+            steps = timed[k]
             sums = None
             if steps:
                 on_clock = {} if base is None else {"submit_ms": (p["submit"][k] - base) * 1e3,

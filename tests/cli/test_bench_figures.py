@@ -99,8 +99,13 @@ def test_per_model_device_percentiles_match_the_declared_times(chain):
     assert fig["breakdown"]["host_bound"] is False
     # pipelined at depth 4, the 9 ms stage sets the pace
     assert fig["throughput"]["requests_per_s"] <= 1e3 / 9.0 * 1.02
-    # second waits for first: at least the producer's device time sits in front of it on the first request
-    assert req["wait"]["second"]["max"] >= chain["declared"]["first"] * 0.99
+    # second waits for first: on the first timed request (the warm-up drained, both streams idle) second's
+    # stream reaches its wait once the host has issued it, just after the request's copy-in, and sits there
+    # through first's 6 ms run.  The host's time to issue the request comes off the wait, and on a loaded
+    # machine that is up to milliseconds, so half the run is asserted: a wait read from the wrong events
+    # (zero, or second's own run) fails it either way.
+    wait = req["wait"]["second"]["max"]
+    assert chain["declared"]["first"] * 0.5 <= wait < chain["declared"]["second"], req["wait"]
 
 
 def test_a_split_request_reports_executions_and_both_scales(tmp_path):

@@ -57,7 +57,9 @@ def test_the_breakdown_adds_up_to_the_latency(chain, tmp_path, depth):
     if depth == 1:
         assert rows["queue"] < 0.5, rows
     else:
-        assert (4 * 4.0 - 6.0) * 0.8 <= rows["queue"] <= (4 * 4.0 - 6.0) * 1.6, rows
+        # (the host resubmits each slot as its result comes back: a late host leaves a slot empty
+        # for a while, so the queue is under the full figure, never over it)
+        assert (4 * 4.0 - 6.0) * 0.5 <= rows["queue"] <= (4 * 4.0 - 6.0) * 1.1, rows
     # the host's ends of the latency are a small part of it: the device clock is lined up with the host's
     # (a base off by the run would put the whole latency there, or nothing)
     assert 0 < rows["before_device"] + rows["after_device"] < 0.25 * e2e, rows
@@ -168,3 +170,17 @@ def test_a_copy_between_devices_is_named_as_a_copy(chain, tmp_path):
     assert fig["step_labels"]["first"] == "model first"
     for label in copies.values():
         assert f"  {label} " in proc.stdout          # a breakdown row of its own
+
+
+def test_a_base_read_late_is_lined_up_by_causality():
+    from ascend_engine.bench.breakdown import causal_base
+
+    # two requests: submitted at 10.000 s and 10.004 s, their device work at 1-5 ms and 5-9 ms of
+    # the timeline, their results held at 10.006 s and 10.010 s: the base lies in [9.999, 10.001]
+    requests = [(10.000, 10.006, 1.0, 5.0), (10.004, 10.010, 5.0, 9.0)]
+    assert causal_base(10.0005, requests) == pytest.approx(10.0005)     # inside: kept
+    assert causal_base(10.0030, requests) == pytest.approx(10.001)      # read late: no result before its end
+    assert causal_base(9.9950, requests) == pytest.approx(9.999)        # too early: no run before its submit
+    assert causal_base(10.0030, []) == 10.0030                          # nothing timed: kept
+    # rows that leave no interval (a clock that jumped) keep the reading
+    assert causal_base(10.0, [(10.0, 10.001, 0.0, 5.0)]) == 10.0

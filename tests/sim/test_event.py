@@ -256,3 +256,43 @@ def test_event_budget():
         """,
         env={"ASCEND_SIM_MAX_EVENTS": "5"},
     )
+
+
+# ---- the device clock (docs/simulator.md, "Device time") -----------------------------------------------
+
+
+def _elapsed_ms(sim, lib, start, end):
+    ms = ctypes.c_float()
+    sim.ok(lib.aclrtEventElapsedTime(ctypes.byref(ms), start, end))
+    return ms.value
+
+
+def test_back_to_back_tasks_read_their_modelled_time_exactly(sim, lib, faults):
+    # a 50 ms stall holds the stream while the host issues ten 1 ms tasks behind it: on the
+    # device they follow one another with no gap, however late the stream's thread wakes for each
+    faults("stall:memset@1=50," + ",".join(f"stall:memset@{i}=1" for i in range(2, 12)))
+    s, dev = sim.stream(), sim.malloc(64)
+    start, end = sim.event(), sim.event()
+    sim.ok(lib.aclrtMemsetAsync(dev, 64, 0, 64, s))
+    sim.ok(lib.aclrtRecordEvent(start, s))
+    for _ in range(10):
+        sim.ok(lib.aclrtMemsetAsync(dev, 64, 1, 64, s))
+    sim.ok(lib.aclrtRecordEvent(end, s))
+    sim.ok(lib.aclrtSynchronizeStream(s))
+    assert _elapsed_ms(sim, lib, start, end) == pytest.approx(10.0, abs=1e-3)
+
+
+def test_a_wait_resumes_at_the_device_time_of_the_record(sim, lib, faults):
+    faults("stall:memset@1=50")
+    producer, consumer, dev = sim.stream(), sim.stream(), sim.malloc(64)
+    recorded, resumed = sim.event(), sim.event()
+    t0 = time.monotonic()
+    sim.ok(lib.aclrtMemsetAsync(dev, 64, 0, 64, producer))
+    sim.ok(lib.aclrtRecordEvent(recorded, producer))
+    sim.ok(lib.aclrtStreamWaitEvent(consumer, recorded))
+    sim.ok(lib.aclrtRecordEvent(resumed, consumer))
+    sim.ok(lib.aclrtSynchronizeStream(consumer))
+    # the consumer's record sits behind the wait: it takes the producer's record time, not the
+    # moment the consumer's thread was woken; the host still waited for the producer's stall
+    assert _elapsed_ms(sim, lib, recorded, resumed) == 0.0
+    assert time.monotonic() - t0 >= 0.0499

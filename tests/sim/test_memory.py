@@ -210,30 +210,42 @@ def test_out_of_memory_at_configured_capacity():
 
 
 def test_copy_bandwidth_model():
-    # 20 MB at 0.2 GB/s takes >= 100 ms; D2H is unthrottled
+    # 20 MB at 0.2 GB/s takes 100 ms of device time; D2H is unthrottled.  The device's own clock
+    # (timing events) gives the copies' times exactly; the host waits at least that long.
     run_child(
         """
         import time
         assert lib.aclInit(None) == 0 and lib.aclrtSetDevice(0) == 0
         n = 20_000_000
         p = ctypes.c_void_p(); s = ctypes.c_void_p()
+        ev = [ctypes.c_void_p() for _ in range(4)]
         assert lib.aclrtMalloc(ctypes.byref(p), n, 0) == 0
         assert lib.aclrtCreateStream(ctypes.byref(s)) == 0
+        for e in ev:
+            assert lib.aclrtCreateEvent(ctypes.byref(e)) == 0
         host = (ctypes.c_uint8 * n)()
         t0 = time.monotonic()
         assert lib.aclrtMemcpy(p, n, host, n, 1) == 0
         sync_h2d = time.monotonic() - t0
         t0 = time.monotonic()
+        assert lib.aclrtRecordEvent(ev[0], s) == 0
         assert lib.aclrtMemcpyAsync(p, n, host, n, 1, s) == 0
-        enqueue = time.monotonic() - t0
+        issued_ms = (time.monotonic() - t0) * 1e3     # the copy starts once the host has issued it
+        assert lib.aclrtRecordEvent(ev[1], s) == 0
+        assert lib.aclrtMemcpyAsync(host, n, p, n, 2, s) == 0
+        assert lib.aclrtRecordEvent(ev[2], s) == 0
         assert lib.aclrtSynchronizeStream(s) == 0
-        async_h2d = time.monotonic() - t0
-        t0 = time.monotonic()
-        assert lib.aclrtMemcpy(host, n, p, n, 2) == 0
-        d2h = time.monotonic() - t0
-        print(sync_h2d, enqueue, async_h2d, d2h)
-        assert 0.099 <= sync_h2d < 1.0 and 0.099 <= async_h2d < 1.0
-        assert enqueue < 0.05 and d2h < 0.09
+        async_wall = time.monotonic() - t0
+        ms = ctypes.c_float()
+        assert lib.aclrtEventElapsedTime(ctypes.byref(ms), ev[0], ev[1]) == 0
+        h2d_ms = ms.value
+        assert lib.aclrtEventElapsedTime(ctypes.byref(ms), ev[1], ev[2]) == 0
+        d2h_ms = ms.value
+        print(sync_h2d, async_wall, h2d_ms, d2h_ms)
+        assert sync_h2d >= 0.0999 and async_wall >= 0.0999
+        assert 100.0 - 1e-3 <= h2d_ms <= 100.0 + issued_ms, (h2d_ms, issued_ms)
+        # unthrottled: as long as the memmove took, a small part of the throttled copy
+        assert 0 < d2h_ms < 50, d2h_ms
         assert lib.aclFinalize() == 0
         """,
         env={"ASCEND_SIM_H2D_GBPS": "0.2"},

@@ -171,6 +171,8 @@ static aclError callback_task(void *arg, sim_stream *s)
         dropped = stack_item.dropped;
     }
     pthread_mutex_unlock(&cb_lock);
+    if (a->block)   /* the stream stood still until the host function returned */
+        sim_task_reach(s, sim_now_ns());
     if (dropped) {
         sim_task_error(s, ACL_ERROR_RT_STREAM_NO_CB_REG,
                        "a blocking host callback on stream %u was dropped before it ran (unsubscribed or finalized)",

@@ -47,7 +47,9 @@ static aclError companion_task(void *arg, sim_stream *s)
     msg[0] = '\0';
     /* ASCEND_SIM_FAULTS task:dvpp@N=CODE fails the N-th image task. */
     aclError injected = sim_task_begin(s, "dvpp");
-    aclError rc = a->run(a->job, injected != ACL_SUCCESS, msg, sizeof msg);
+    uint64_t device_ns = 0, wall0 = sim_now_ns();
+    aclError rc = a->run(a->job, injected != ACL_SUCCESS, msg, sizeof msg, &device_ns);
+    sim_task_occupy(s, wall0, device_ns);
     if (injected)
         return injected;
     if (rc)

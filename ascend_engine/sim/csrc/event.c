@@ -23,6 +23,11 @@
 
 #define EVENT_KNOWN_FLAGS (ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS | ACL_EVENT_TIME_LINE)
 
+/* A stream waiting for record g goes on at the device time record g ran;
+ * the last few generations' times are kept for a waiter that runs after the
+ * event was recorded again (older ones: the oldest kept, a later time). */
+#define SIM_EVENT_TS_KEPT 4
+
 typedef struct sim_event {
     pthread_mutex_t mu;  /* guards every mutable field below */
     pthread_cond_t cv;   /* waiters for a record to complete or a reset */
@@ -31,7 +36,8 @@ typedef struct sim_event {
     uint64_t recorded;   /* generations handed out by aclrtRecordEvent */
     uint64_t completed;  /* highest generation whose record task has run */
     uint64_t reset_gen;  /* records up to this generation were reset away */
-    uint64_t ts_ns;      /* when the latest completed record ran */
+    uint64_t ts_ns;      /* when the latest completed record ran (device clock) */
+    uint64_t gen_ts_ns[SIM_EVENT_TS_KEPT];   /* when record generation g ran, at g % SIM_EVENT_TS_KEPT */
     aclError err;        /* sticky error carried by the latest completed record */
     char errmsg[SIM_MSG_MAX];
     /* fixed at creation */
@@ -87,8 +93,9 @@ static aclError record_task(void *arg, sim_stream *s)
     aclError carried = rc ? rc : sim_stream_peek_error(s, msg, sizeof msg);
     if (rc)
         snprintf(msg, sizeof msg, "record on stream %u failed: %.900s", sim_stream_id(s), s->task_msg);
-    uint64_t now = sim_now_ns();
+    uint64_t now = sim_task_now(s);   /* the stream's device clock, not the worker's wake-up */
     pthread_mutex_lock(&ev->mu);
+    ev->gen_ts_ns[a->gen % SIM_EVENT_TS_KEPT] = now;
     if (a->gen > ev->completed) {
         ev->completed = a->gen;
         ev->ts_ns = now;
@@ -121,6 +128,9 @@ static aclError wait_task(void *arg, sim_stream *s)
             inherited = ev->err;
             snprintf(msg, sizeof msg, "%s", ev->errmsg);
         }
+        if (ev->completed >= a->gen)        /* the device goes on once the record has happened */
+            sim_task_reach(s, ev->gen_ts_ns[(ev->completed - a->gen < SIM_EVENT_TS_KEPT ? a->gen : ev->completed + 1)
+                                            % SIM_EVENT_TS_KEPT]);
         pthread_mutex_unlock(&ev->mu);
     }
     uint32_t id = ev->id;

@@ -435,13 +435,16 @@ typedef struct {
     void *pin_dst, *pin_src;   /* sim_mem_pin tokens (NULL: untracked host memory) */
 } copy_arg;
 
-static void do_copy(void *dst, const void *src, size_t count, aclrtMemcpyKind kind, int cross)
+/* Copies and holds the stream (NULL: the synchronous caller) for the modelled
+ * transfer time; without a bandwidth set, for as long as the memmove took. */
+static void do_copy(sim_stream *s, void *dst, const void *src, size_t count, aclrtMemcpyKind kind, int cross)
 {
     uint64_t t0 = sim_now_ns();
     memmove(dst, src, count);
     uint64_t need = cross ? sim_peer_copy_time_ns(count) : sim_copy_time_ns(kind, count);
-    if (need)
-        sim_sleep_until_ns(t0 + need);
+    if (s && !need)
+        need = sim_now_ns() - t0;
+    sim_task_occupy(s, t0, need);
 }
 
 static aclError copy_task(void *arg, sim_stream *s)
@@ -453,7 +456,7 @@ static aclError copy_task(void *arg, sim_stream *s)
     if (!rc)
         rc = sim_task_pins_live(s, ACL_ERROR_RT_COPY_DATA, "an asynchronous copy", pins, names, 2);
     if (!rc)
-        do_copy(a->dst, a->src, a->count, a->kind, a->cross);
+        do_copy(s, a->dst, a->src, a->count, a->kind, a->cross);
     sim_mem_unpin(a->pin_dst);
     sim_mem_unpin(a->pin_src);
     return rc;
@@ -655,7 +658,7 @@ SIM_EXPORT aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size
     if (!rc)
         rc = check_copy(fn, dst, destMax, src, count, (int)kind, 0, ctx->device_id, &k, &cross);
     if (!rc && count)
-        do_copy(dst, src, count, k, cross);
+        do_copy(NULL, dst, src, count, k, cross);
     SIM_RETURN(aclrtMemcpy, rc, "dst=%p, destMax=%zu, src=%p, count=%zu, kind=%s", dst, destMax, src, count,
                kind_name((int)kind));
 }

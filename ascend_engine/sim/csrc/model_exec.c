@@ -289,9 +289,9 @@ static double device_time_us(const sim_model_info *info, const uint64_t *sym)
 }
 
 /* Run the model for the plan (its ops, or its ONNX graph) and hold the
- * stream for the modelled device time.  Returns 0 or an error code with a
- * message in err. */
-static aclError run_plan(sim_model *m, const exec_plan *p, char *err, size_t errlen)
+ * stream (NULL: the synchronous caller) for the modelled device time.
+ * Returns 0 or an error code with a message in err. */
+static aclError run_plan(sim_stream *s, sim_model *m, const exec_plan *p, char *err, size_t errlen)
 {
     const sim_model_info *info = m->meta->info;
     if (atomic_exchange(&m->busy, 1)) {
@@ -302,7 +302,7 @@ static aclError run_plan(sim_model *m, const exec_plan *p, char *err, size_t err
     int stall_ms = 0;
     aclError rc = sim_fault_on_task("execute", &stall_ms);
     if (stall_ms > 0)
-        sim_sleep_until_ns(sim_now_ns() + (uint64_t)stall_ms * 1000000u);
+        sim_task_occupy(s, sim_now_ns(), (uint64_t)stall_ms * 1000000u);
     if (rc != ACL_SUCCESS) {
         snprintf(err, errlen, "execution of model %u failed on the device (injected fault)", m->id);
         atomic_store(&m->busy, 0);
@@ -328,8 +328,10 @@ static aclError run_plan(sim_model *m, const exec_plan *p, char *err, size_t err
         sim_log_note("model %u executed: computed in %.1f us, modelled device time %.1f us: bound by %s", m->id,
                      real_us, us, us > real_us ? "the modelled device time" : "the real compute");
     }
-    if (us > 0)
-        sim_sleep_until_ns(start + (uint64_t)(us * 1000.0));
+    /* the device time: the modelled time, or the real compute where that took longer */
+    uint64_t real_ns = sim_now_ns() - start, model_ns = (uint64_t)(us * 1000.0);
+    if (model_ns > 0 || s)
+        sim_task_occupy(s, start, model_ns > real_ns ? model_ns : real_ns);
     atomic_store(&m->busy, 0);
     return rc;
 }
@@ -353,7 +355,7 @@ SIM_EXPORT aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset *input, 
         rc = prepare(fn, m, input, output, &p);
     if (rc == ACL_SUCCESS) {
         char err[512];
-        rc = run_plan(m, p, err, sizeof err);
+        rc = run_plan(NULL, m, p, err, sizeof err);
         if (rc != ACL_SUCCESS)
             sim_error(rc, fn, "%s", err);
     }
@@ -432,7 +434,7 @@ static aclError exec_task_run(void *arg, sim_stream *stream)
     char err[512];
     aclError rc = plan_memory_live(t->model, t->plan, err, sizeof err);
     if (rc == ACL_SUCCESS)
-        rc = run_plan(t->model, t->plan, err, sizeof err);
+        rc = run_plan(stream, t->model, t->plan, err, sizeof err);
     if (rc != ACL_SUCCESS) {
         sim_task_error(stream, rc, "aclmdlExecuteAsync: %s", err);
         sim_exception_note_model(t->model->meta->info, t->plan->in, t->plan->out,

@@ -172,6 +172,20 @@ int32_t sim_stream_device(const sim_stream *stream);
 uint32_t sim_stream_id(const sim_stream *stream);
 /* Inside a running task: record the device-side error message. */
 void sim_task_error(sim_stream *stream, aclError code, const char *fmt, ...) SIM_PRINTF(3, 4);
+
+/* The device-time model (docs/simulator.md, "Device time").  A task starts on
+ * the device when its stream is free and the host has issued it, not when the
+ * stream's worker thread happens to be scheduled; it then occupies the stream
+ * for its modelled time.  Timestamps (events) read this clock, so a loaded
+ * host delays results but does not stretch the device's own figures. */
+/* Where the running task's device clock is. */
+uint64_t sim_task_now(const sim_stream *s);
+/* The task cannot get on before device time t (an event it waited for). */
+void sim_task_reach(sim_stream *s, uint64_t t_ns);
+/* The task occupies its stream for busy_ns more of device time; returns once
+ * the host clock has got there.  s NULL: a synchronous call, busy from
+ * wall_start_ns on the caller's thread. */
+void sim_task_occupy(sim_stream *s, uint64_t wall_start_ns, uint64_t busy_ns);
 /* Block the caller until everything queued on the stream so far has run
  * (timeout_ms: -1 forever, 0 poll; 507046 on timeout).  Reports and clears
  * the stream's sticky error, as aclrtSynchronizeStream does, under name fn. */

@@ -42,6 +42,7 @@ void sim_device_mem_usage(int32_t device_id, size_t *used, size_t *total);
 /* ---- stream.c ------------------------------------------------------------------- */
 typedef struct sim_task {
     sim_task_fn run;
+    uint64_t enqueued_ns;       /* host clock when it was issued: the earliest the device can start it */
     char what[48];
     _Alignas(16) unsigned char arg[SIM_TASK_ARG_MAX];
 } sim_task;
@@ -69,6 +70,10 @@ struct sim_stream {
     /* touched only by the worker thread */
     aclError task_err;
     char task_msg[SIM_MSG_MAX];
+    /* The stream's device clock (docs/simulator.md, "Device time"): when the running task
+     * has got to so far, and when the stream's last task ended. */
+    uint64_t task_now_ns;
+    uint64_t free_at_ns;
 
     /* guarded by the callback lock in callback.c */
     int cb_subscribed;

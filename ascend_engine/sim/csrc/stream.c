@@ -58,7 +58,9 @@ static void *worker_main(void *arg)
 
         s->task_err = ACL_SUCCESS;
         s->task_msg[0] = '\0';
+        s->task_now_ns = t.enqueued_ns > s->free_at_ns ? t.enqueued_ns : s->free_at_ns;
         aclError rc = t.run(t.arg, s);
+        s->free_at_ns = s->task_now_ns;
         if (rc != ACL_SUCCESS && s->task_msg[0] == '\0')
             snprintf(s->task_msg, sizeof s->task_msg, "failed with %d %s", rc, sim_code_name(rc));
         if (rc != ACL_SUCCESS)   /* task id: its 0-based position on this stream (only we write completed) */
@@ -90,13 +92,38 @@ void sim_task_error(sim_stream *stream, aclError code, const char *fmt, ...)
                  stream->task_msg);
 }
 
+uint64_t sim_task_now(const sim_stream *s)
+{
+    return s->task_now_ns;
+}
+
+void sim_task_reach(sim_stream *s, uint64_t t_ns)
+{
+    if (t_ns > s->task_now_ns)
+        s->task_now_ns = t_ns;
+}
+
+void sim_task_occupy(sim_stream *s, uint64_t wall_start_ns, uint64_t busy_ns)
+{
+    if (!s) {
+        if (busy_ns)
+            sim_sleep_until_ns(wall_start_ns + busy_ns);
+        return;
+    }
+    s->task_now_ns += busy_ns;
+    /* A worker that ran late finds its device time already past: it does not
+     * sleep, and the device catches up with the host without stretching. */
+    if (s->task_now_ns > sim_now_ns())
+        sim_sleep_until_ns(s->task_now_ns);
+}
+
 aclError sim_task_begin(sim_stream *s, const char *kind)
 {
     int stall_ms = 0;
     aclError rc = sim_fault_on_task(kind, &stall_ms);
     if (stall_ms > 0) {
         sim_log_note("stream %u: %s task stalled %d ms (ASCEND_SIM_FAULTS stall:%s)", s->id, kind, stall_ms, kind);
-        sim_sleep_until_ns(sim_now_ns() + (uint64_t)stall_ms * 1000000ull);
+        sim_task_occupy(s, 0, (uint64_t)stall_ms * 1000000ull);
     }
     if (rc)
         sim_task_error(s, rc, "%s task failed on the device: injected fault %d %s (ASCEND_SIM_FAULTS task:%s)", kind,
@@ -214,6 +241,7 @@ aclError sim_stream_enqueue(sim_stream *s, const char *what, sim_task_fn run, co
     if (arg_size > SIM_TASK_ARG_MAX)
         return sim_error(ACL_ERROR_INTERNAL_ERROR, what, "task arguments of %zu bytes exceed SIM_TASK_ARG_MAX", arg_size);
     int wake = 0;
+    uint64_t now = sim_now_ns();
     pthread_mutex_lock(&s->mu);
     if (s->count == s->cap) {
         size_t ncap = s->cap * 2;
@@ -232,6 +260,7 @@ aclError sim_stream_enqueue(sim_stream *s, const char *what, sim_task_fn run, co
     }
     sim_task *t = &s->ring[(s->head + s->count) % s->cap];
     t->run = run;
+    t->enqueued_ns = now;
     size_t len = what ? strnlen(what, sizeof t->what - 1) : 0;   /* a byte loop cost 70 instructions */
     memcpy(t->what, what ? what : "", len);
     t->what[len] = '\0';

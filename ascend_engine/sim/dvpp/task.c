@@ -5,28 +5,14 @@
  * pins every buffer it will read or write, then queues the task through the
  * simulator (aeSimStreamSubmit), so it runs in order with the stream's copies,
  * model executions and event records.  When it runs, the task checks that its
- * channel and buffers are still there, does the pixel work, and occupies the
- * stream for the modelled device time of its module (soc.c).
+ * channel and buffers are still there, does the pixel work, and hands back
+ * the modelled device time of its module (soc.c), which the simulator holds
+ * the stream for.
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "dvpp_internal.h"
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void sleep_until_ns(uint64_t deadline)
-{
-    struct timespec ts = {(time_t)(deadline / 1000000000ull), (long)(deadline % 1000000000ull)};
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {
-    }
-}
 
 dvpp_job *dvpp_job_new_locked(const char *fn, acldvppChannelDesc *channel)
 {
@@ -117,17 +103,17 @@ static aclError job_still_valid(dvpp_job *job, char *msg, size_t n)
     return ACL_SUCCESS;
 }
 
-static aclError job_run(void *p, int skip, char *msg, size_t n)
+static aclError job_run(void *p, int skip, char *msg, size_t n, uint64_t *device_ns)
 {
     dvpp_job *job = p;
     aclError rc = ACL_SUCCESS;
+    *device_ns = 0;
     if (!skip) {
-        uint64_t start = now_ns();
         rc = job_still_valid(job, msg, n);
         if (!rc)
             rc = job->work(job, msg, n);
-        if (!rc && job->device_ns)
-            sleep_until_ns(start + job->device_ns);
+        if (!rc)
+            *device_ns = job->device_ns;   /* the simulator holds the stream this long */
     }
     dvpp_job_free(job);
     return rc;

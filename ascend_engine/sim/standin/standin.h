@@ -30,8 +30,10 @@ aclError aeSimStreamDevice(const char *fn, aclrtStream stream, int32_t *device_i
 /* A task of a companion library.  It runs on the stream's worker, in order
  * with the stream's other tasks; it returns ACL_SUCCESS or the device-side
  * code, with the reason written to msg.  When skip is nonzero (an injected
- * task fault) it must only release the job.  It always owns job. */
-typedef aclError (*aeSimTaskFn)(void *job, int skip, char *msg, size_t msg_size);
+ * task fault) it must only release the job.  It always owns job.  It sets
+ * *device_ns to the device time the task occupies its stream for (the
+ * simulator holds the stream that long: docs/simulator.md, "Device time"). */
+typedef aclError (*aeSimTaskFn)(void *job, int skip, char *msg, size_t msg_size, uint64_t *device_ns);
 
 /* Queues run(job) on the stream; on failure nothing is queued and the caller
  * still owns job.  `what` names the task in logs and sticky errors. */

@@ -81,9 +81,11 @@ def test_bench_runs_the_gears_the_shape_picks(folder, tmp_path, shape, given):
     assert fig["config"]["batch"] == 1 and fig["pipeline"]["shapes"] == {"image": list(shape)}
     assert fig["requests"] == requests and fig["rows"] == requests
     assert fig["throughput"]["requests_per_s"] > 0
-    # the per-node breakdown: each node's device time at least what the model declares
+    # the per-node breakdown: each node's device time what the model declares (timestamps are read as
+    # float32 milliseconds from the start of the run, hence the 0.1 % below)
     device = fig["device_time"]["ms_per_request"]
-    assert device["det"] >= shaped.DETECTOR_US / 1e3 and device["rec"] >= shaped.RECOGNIZER_US / 1e3
+    assert device["det"] >= shaped.DETECTOR_US / 1e3 * 0.999
+    assert device["rec"] >= shaped.RECOGNIZER_US / 1e3 * 0.999
     assert fig["breakdown"]["per_request"]["compute"]["det"]["count"] == requests
     chosen = "chosen with --shapes" if given else "the spec's bench_shape"
     assert f"shapes    : {shapes_arg(shape)} ({chosen})\n" in proc.stdout

@@ -8,7 +8,7 @@ For each chain of static (1, 16) float32 models (depth 8, as in
 bench_host_cost.py) it runs, each in a fresh process under
 ``valgrind --tool=callgrind``, and counts the calling thread's instructions:
 
-* the engine: inside ``ae_engine_run_batch`` (run_batch's GIL-free call);
+* the engine: inside ``ae_engine_run_batch_timed`` (run_batch's GIL-free call, with or without times=);
 * the C loop: inside its request loop (``run_requests`` in native/chain_loop.c);
 * the ctypes loop: the difference between a run of ``--requests`` requests
   and a run of none (Python has no symbol to collect in).
@@ -93,7 +93,7 @@ def main():
             static_model(os.path.join(folder, f"s{i}.om"), i)
         build_c_loop(folder)
         for k in chains:
-            engine = callgrind_total("engine", k, n, folder, "ae_engine_run_batch") / (n + WARM_UP)
+            engine = callgrind_total("engine", k, n, folder, "ae_engine_run_batch_timed") / (n + WARM_UP)
             loop = callgrind_total("c_loop", k, n, folder, "run_requests*") / (n + WARM_UP)
             ctypes_runs = [callgrind_total("ctypes", k, m, folder, None) for m in (n, 0)]
             py = (ctypes_runs[0] - ctypes_runs[1]) / n

@@ -65,8 +65,13 @@ def test_depth_1_latency_is_the_chain_not_twice_it(chain):
     req = fig["breakdown"]["per_request"]
     copies = req["h2d"]["p50"] + req["d2h"]["p50"]
     p50 = fig["latency_ms"]["p50"]
-    # submit to result: the device time of one request and its copies, not the wait for another
-    assert declared <= p50 <= 1.10 * (declared + copies), (p50, declared, copies)
+    # submit to result: the device time of one request and its copies, not the wait for another (a
+    # second request's worth would be 2x; the host's own ends, its enqueue and its wake-up for the
+    # result, come on top, up to milliseconds on a loaded machine)
+    assert declared <= p50 < 1.5 * declared, (p50, declared, copies)
+    # on the device, the request is its two runs and its copies (plus any gap the host left while
+    # issuing it: a model cannot start before the host has issued its execution)
+    assert declared <= req["device_span"]["p50"] <= declared + copies + 1.0, req["device_span"]
     assert fig["latency_ms"]["min"] >= declared
     # every timed request is in the exported times, each latency its result minus its submit
     assert [s["request"] for s in samples] == list(range(30))

@@ -8,11 +8,15 @@
  * stored set for consistency (input format and source size set, every crop
  * window inside the source image) before looking at the model.  Simulator
  * models never have a dynamic AIPP input (ACL_DYNAMIC_AIPP_NAME), so applying
- * a valid set then fails with ACL_ERROR_GE_AIPP_NOT_EXIST, and
- * aclmdlGetAippType reports ACL_DATA_WITHOUT_AIPP for every input: what the
- * NPU says for a model converted without AIPP.
+ * a valid set then fails with ACL_ERROR_GE_AIPP_NOT_EXIST.
+ *
+ * Static AIPP (format_aipp.c, aipp_apply.c) is what a model is converted
+ * with: aclmdlGetAippType reports ACL_DATA_WITH_STATIC_AIPP for those inputs
+ * (ACL_DATA_WITHOUT_AIPP for the others), and aclmdlGetFirstAippInfo gives
+ * their settings.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -322,9 +326,93 @@ SIM_EXPORT aclError aclmdlGetAippType(uint32_t modelId, size_t index, aclmdlInpu
         rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "index %zu out of range: model %u has %u inputs", index, modelId,
                        m->meta->info->n_inputs);
     if (rc == ACL_SUCCESS) {
-        *type = ACL_DATA_WITHOUT_AIPP;
+        *type = m->meta->info->inputs[index].aipp ? ACL_DATA_WITH_STATIC_AIPP : ACL_DATA_WITHOUT_AIPP;
         *dynamicAttachedDataIndex = (size_t)ACL_INVALID_NODE_INDEX;
     }
     sim_model_unref(m);
     SIM_RETURN(aclmdlGetAippType, rc, "id %u index %zu", modelId, index);
+}
+
+/* One aclmdlIODims: the name and rank-4 dims. */
+static void io_dims(aclmdlIODims *d, const char *name, const int64_t *dims, uint32_t rank)
+{
+    snprintf(d->name, sizeof d->name, "%s", name);
+    d->dimCount = rank;
+    memcpy(d->dims, dims, sizeof(int64_t) * rank);
+}
+
+/* aclAippInfo of a static-AIPP input: the settings as converted; the
+ * original model input (its format, dtype and dims) as the source and AIPP
+ * output of the one shape a static model has. */
+static void fill_info(const sim_model_info *info, const sim_io *io, aclAippInfo *out)
+{
+    const sim_aipp *a = io->aipp;
+    const sim_tensor *t = &info->tensors[a->tensor];
+    memset(out, 0, sizeof *out);
+    out->inputFormat = a->format;
+    out->srcImageSizeW = a->src_w;
+    out->srcImageSizeH = a->src_h;
+    out->cropSwitch = a->crop;
+    out->loadStartPosW = a->crop_x;
+    out->loadStartPosH = a->crop_y;
+    out->cropSizeW = a->crop_w;
+    out->cropSizeH = a->crop_h;
+    out->paddingSwitch = a->padding;
+    out->leftPaddingSize = a->pad_left;
+    out->rightPaddingSize = a->pad_right;
+    out->topPaddingSize = a->pad_top;
+    out->bottomPaddingSize = a->pad_bottom;
+    out->cscSwitch = a->csc;
+    out->rbuvSwapSwitch = a->rbuv_swap;
+    out->axSwapSwitch = a->ax_swap;
+    int32_t *matrix[9] = {&out->matrixR0C0, &out->matrixR0C1, &out->matrixR0C2, &out->matrixR1C0, &out->matrixR1C1,
+                          &out->matrixR1C2, &out->matrixR2C0, &out->matrixR2C1, &out->matrixR2C2};
+    for (int i = 0; i < 9; i++)
+        *matrix[i] = a->matrix[i];
+    out->outputBias0 = a->out_bias[0];
+    out->outputBias1 = a->out_bias[1];
+    out->outputBias2 = a->out_bias[2];
+    out->inputBias0 = a->in_bias[0];
+    out->inputBias1 = a->in_bias[1];
+    out->inputBias2 = a->in_bias[2];
+    int32_t *mean[4] = {&out->meanChn0, &out->meanChn1, &out->meanChn2, &out->meanChn3};
+    float *min[4] = {&out->minChn0, &out->minChn1, &out->minChn2, &out->minChn3};
+    float *var[4] = {&out->varReciChn0, &out->varReciChn1, &out->varReciChn2, &out->varReciChn3};
+    for (int i = 0; i < 4; i++) {
+        *mean[i] = a->mean[i];
+        *min[i] = a->min[i];
+        *var[i] = a->var_reci[i];
+    }
+    out->srcFormat = t->format;
+    out->srcDatatype = t->dtype;
+    out->srcDimNum = t->rank;
+    out->shapeCount = 1;
+    io_dims(&out->outDims[0].srcDims, io->name, t->dims, t->rank);
+    out->outDims[0].srcSize = (size_t)t->max_bytes;
+    io_dims(&out->outDims[0].aippOutdims, io->name, t->dims, t->rank);
+    out->outDims[0].aippOutSize = (size_t)t->max_bytes;
+    out->aippExtend = NULL;
+}
+
+SIM_EXPORT aclError aclmdlGetFirstAippInfo(uint32_t modelId, size_t index, aclAippInfo *aippInfo)
+{
+    SIM_ENTER(aclmdlGetFirstAippInfo);
+    const char *fn = "aclmdlGetFirstAippInfo";
+    sim_model *m = NULL;
+    aclError rc = sim_check_init(fn);
+    if (rc == ACL_SUCCESS && !aippInfo)
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "aippInfo is NULL");
+    if (rc == ACL_SUCCESS && !(m = sim_model_get(modelId)))
+        rc = sim_error(ACL_ERROR_INVALID_MODEL_ID, fn, "modelId %u is not a loaded model", modelId);
+    if (rc == ACL_SUCCESS && index >= m->meta->info->n_inputs)
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "index %zu out of range: model %u has %u inputs", index, modelId,
+                       m->meta->info->n_inputs);
+    if (rc == ACL_SUCCESS && !m->meta->info->inputs[index].aipp)
+        rc = sim_error(ACL_ERROR_NOT_STATIC_AIPP, fn, "input %zu ('%s') of model %u has no static AIPP "
+                       "(aclmdlGetAippType says ACL_DATA_WITHOUT_AIPP)", index, m->meta->info->inputs[index].name,
+                       modelId);
+    if (rc == ACL_SUCCESS)
+        fill_info(m->meta->info, &m->meta->info->inputs[index], aippInfo);
+    sim_model_unref(m);
+    SIM_RETURN(aclmdlGetFirstAippInfo, rc, "id %u index %zu", modelId, index);
 }

@@ -220,9 +220,42 @@ static uint64_t range_layout(const sim_model_info *info, const uint64_t *sym, ui
     return work + scratch;
 }
 
-/* Run every op of the model for the plan's gear or shapes, from the plan's
- * input buffers into its output buffers. */
-static aclError run_ops(sim_model *m, const exec_plan *p, char *err, size_t errlen)
+/* The inputs the model computes from: the plan's buffers, except that each
+ * static-AIPP input's source images become the model tensor they feed
+ * (aipp_apply.c), in host memory freed by unstage_aipp.  Entries n_in.. of
+ * the returned array hold those allocations.  NULL when out of memory. */
+static void **stage_aipp(const sim_model_info *info, const exec_plan *p)
+{
+    void **in = calloc((size_t)p->n_in + info->n_aipp, sizeof *in);
+    if (!in)
+        return NULL;
+    memcpy(in, p->in, sizeof *in * p->n_in);
+    for (uint32_t k = 0; k < info->n_aipp; k++) {
+        const sim_aipp *a = &info->aipp[k];
+        const sim_tensor *t = &info->tensors[a->tensor];
+        void *tensor = malloc(t->max_bytes);
+        if (!tensor) {
+            for (uint32_t j = 0; j < k; j++)
+                free(in[p->n_in + j]);
+            free(in);
+            return NULL;
+        }
+        sim_aipp_apply(a, t->dtype, p->in[a->input], tensor);
+        in[a->input] = in[p->n_in + k] = tensor;
+    }
+    return in;
+}
+
+static void unstage_aipp(const sim_model_info *info, const exec_plan *p, void **in)
+{
+    for (uint32_t k = 0; k < info->n_aipp; k++)
+        free(in[p->n_in + k]);
+    free(in);
+}
+
+/* Run every op of the model for the plan's gear or shapes, from the input
+ * buffers `in` into the plan's output buffers. */
+static aclError run_ops(sim_model *m, const exec_plan *p, void *const *in_bufs, char *err, size_t errlen)
 {
     const sim_model_info *info = m->meta->info;
     const uint64_t *sym = p->dynamic ? p->sym : NULL;
@@ -248,7 +281,7 @@ static aclError run_ops(sim_model *m, const exec_plan *p, char *err, size_t errl
     }
     for (uint32_t i = 0; i < p->n_in; i++)
         if (info->inputs[i].tensor != UINT32_MAX)
-            ptr[info->inputs[i].tensor] = p->in[i];
+            ptr[info->inputs[i].tensor] = in_bufs[i];
     for (uint32_t k = 0; k < info->n_ops; k++) {
         const sim_op *op = &info->ops[k];
         sim_view in[SIM_MAX_OP_INPUTS], out;
@@ -310,11 +343,19 @@ static aclError run_plan(sim_stream *s, sim_model *m, const exec_plan *p, char *
     }
     uint64_t start = sim_now_ns();
     const uint64_t *sym = p->dynamic ? p->sym : NULL;
-    if (info->executor == SIM_EXEC_ONNX)
-        rc = sim_ort_run(m->ort_session, info, sym, p->in, p->out, p->out_len, m->skip_compute, p->out_dims, err,
+    /* static AIPP runs first and adds no modelled device time of its own (docs/simulator.md, "Static AIPP") */
+    void **in = info->n_aipp ? stage_aipp(info, p) : p->in;
+    if (!in) {
+        snprintf(err, errlen, "out of host memory applying the AIPP of model %u", m->id);
+        rc = ACL_ERROR_RT_MODEL_EXECUTE;
+    } else if (info->executor == SIM_EXEC_ONNX) {
+        rc = sim_ort_run(m->ort_session, info, sym, in, p->out, p->out_len, m->skip_compute, p->out_dims, err,
                          errlen);
-    else
-        rc = run_ops(m, p, err, errlen);
+    } else {
+        rc = run_ops(m, p, in, err, errlen);
+    }
+    if (in && in != p->in)
+        unstage_aipp(info, p, in);
     /* the device-time model: the execution occupies its stream at least this long, so it takes
      * max(modelled time, real compute time) */
     if (rc == ACL_SUCCESS && info->executor == SIM_EXEC_ONNX && info->dyn_kind == SIM_DYN_RANGE)

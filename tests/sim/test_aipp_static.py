@@ -210,6 +210,7 @@ def test_an_image_buffer_one_byte_short_is_refused(lib):
         ((1, 3, 8, 13), "NCHW", "float32", NV12_CROP_PAD,
          "the AIPP output is 12 x 8 (W x H: the crop 9 x 5 plus padding left 2 right 1 top 1 bottom 2), "
          "the model input is 13 x 8: they must be equal"),
+        ((1, 3, 9, 12), "NCHW", "float32", NV12_CROP_PAD, "the model input is 12 x 9: they must be equal"),
         ((1, 4, 8, 12), "NCHW", "float32", NV12_CROP_PAD,
          "YUV420SP_U8 through AIPP gives 3 channels, the model input NCHW (1, 4, 8, 12) has C = 4"),
         ((1, 3, 4, 4), "NCHW", "float32", static(input_format="YUV400_U8"),
@@ -291,4 +292,28 @@ def test_a_model_without_aipp_keeps_its_version_and_descriptor(lib):
     try:
         assert model.inputs[0]["size"] == 4 * 48 and _describe(lib, model, 0)[0] == ACL_DATA_WITHOUT_AIPP
     finally:
+        model.close()
+
+
+def test_aipp_adds_no_device_time(sim, lib, stream):
+    """Two executions queued back to back: the second starts when the first ends,
+    so the events around it read exactly the model's modelled time."""
+    g = identity((1, 3, 8, 12))
+    model = mdl.load_bytes(lib, g.to_bytes(aipp={"image": NV12_CROP_PAD}, latency_us=20000))
+    bufs = mdl.Buffers(model)
+    start, end = sim.event(), sim.event()
+    try:
+        bufs.feed({"image": nv12(np.random.default_rng(9), 16, 10)})
+        bufs.execute(stream)
+        sim.ok(lib.aclrtRecordEvent(start, stream))
+        bufs.execute(stream)
+        sim.ok(lib.aclrtRecordEvent(end, stream))
+        sim.ok(lib.aclrtSynchronizeStream(stream))
+        ms = ctypes.c_float()
+        sim.ok(lib.aclrtEventElapsedTime(ctypes.byref(ms), start, end))
+        assert ms.value == pytest.approx(20.0, abs=0.01)
+    finally:
+        for e in (start, end):
+            sim.ok(lib.aclrtDestroyEvent(e))
+        bufs.close()
         model.close()

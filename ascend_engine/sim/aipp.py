@@ -36,6 +36,7 @@ _MATRIX = [f"matrix_r{r}c{c}" for r in range(3) for c in range(3)]
 FIELDS = {
     "aipp_mode": (_TEXT, None),
     "related_input_rank": (_INT, (0, 4095)),
+    "max_src_image_size": (_INT, (1, (1 << 31) - 1)),
     "input_format": (_TEXT, None),
     "src_image_size_w": (_INT, (0, MAX_IMAGE_SIDE)),
     "src_image_size_h": (_INT, (0, MAX_IMAGE_SIDE)),
@@ -125,12 +126,11 @@ def resolve(settings, name, shape, fmt, dtype):
     if mode is None:
         raise AippError(f"input {name!r}: aipp_mode is required (static)")
     if mode == "dynamic":
-        raise AippError(
-            f"input {name!r}: aipp_mode dynamic is not modelled by the simulator: only static AIPP is "
-            "(docs/simulator.md, Static AIPP)"
-        )
+        return _resolve_dynamic(s, name, shape, fmt, dtype)
     if mode != "static":
         raise AippError(f"input {name!r}: aipp_mode {mode!r}: expected static or dynamic")
+    if "max_src_image_size" in s:
+        raise AippError(f"input {name!r}: max_src_image_size belongs to dynamic AIPP (aipp_mode: dynamic)")
     fmt_name = s.get("input_format")
     if fmt_name is None:
         raise AippError(f"input {name!r}: input_format is required in static AIPP")
@@ -195,6 +195,23 @@ def resolve(settings, name, shape, fmt, dtype):
     return out
 
 
+def _resolve_dynamic(s, name, shape, fmt, dtype):
+    """Dynamic AIPP: the image's largest size here, every other setting from
+    aclmdlSetInputAIPP at run time (ATC takes no other field in this mode)."""
+    extra = sorted(k for k in s if k not in ("aipp_mode", "related_input_rank", "max_src_image_size"))
+    if extra:
+        raise AippError(
+            f"input {name!r}: {extra[0]} is a static AIPP field; with aipp_mode dynamic the settings come "
+            "from aclmdlSetInputAIPP at run time"
+        )
+    if "max_src_image_size" not in s:
+        raise AippError(f"input {name!r}: dynamic AIPP needs max_src_image_size (the largest image's bytes)")
+    _check_model_input(name, None, shape, fmt, dtype)
+    c = shape[1] if fmt == "NCHW" else shape[3]
+    return {"aipp_mode": "dynamic", "max_src_image_size": s["max_src_image_size"], "batch": shape[0],
+            "channels": c}
+
+
 def _check_model_input(name, fmt_name, shape, fmt, dtype):
     if fmt not in ("NCHW", "NHWC") or len(shape) != 4:
         raise AippError(
@@ -208,6 +225,11 @@ def _check_model_input(name, fmt_name, shape, fmt, dtype):
     if dtype not in ("float32", "float16"):
         raise AippError(f"input {name!r}: AIPP produces a float32 or float16 model input, not {dtype}")
     c = shape[1] if fmt == "NCHW" else shape[3]
+    if fmt_name is None:  # dynamic: the format comes at run time, one or three channels
+        if c not in (1, 3):
+            raise AippError(f"input {name!r}: AIPP gives 1 or 3 channels, the model input {fmt} "
+                            f"{tuple(shape)} has C = {c}")
+        return
     want = 1 if fmt_name == "YUV400_U8" else 3
     if c != want:
         raise AippError(
@@ -218,6 +240,8 @@ def _check_model_input(name, fmt_name, shape, fmt, dtype):
 
 def record(input_index, s):
     """The model file's AIPP record for input ``input_index`` with resolved settings ``s``."""
+    if s["aipp_mode"] == "dynamic":
+        return struct.pack("<IIiI", input_index, 2, 0, s["max_src_image_size"]) + bytes(RECORD_SIZE - 16)
     return _RECORD.pack(
         input_index,
         1,  # static

@@ -230,6 +230,9 @@ def to_bytes(graph, batch_sizes=None, latency_us=0, latency_per_item_us=0, hw_si
         raise GraphError(f"save: graph {graph.name!r} has no outputs")
     kind, syms, gear_rows, ranges = _dynamic(graph, batch_sizes, hw_sizes, dims, shape_ranges)
     aipp = _aipp(graph, aipp)
+    if kind != DYN_NONE and any(s["aipp_mode"] == "dynamic" for s in aipp.values()):
+        raise GraphError("save: dynamic AIPP in a model with a dynamic batch, image size, dims or shape "
+                         "range is not modelled by the simulator")
     version = VERSION_AIPP if aipp else 1 if kind in (DYN_NONE, DYN_BATCH) else 2
     header_size = {1: HEADER_SIZE, 2: HEADER_SIZE_V2, VERSION_AIPP: HEADER_SIZE_V4}[version]
     code = {sym: -1 - i for i, sym in enumerate(syms)}

@@ -155,6 +155,7 @@ AE_ACL_FN(0, aclError, aclmdlSetAIPPPixelVarReci, (aclmdlAIPP *aippParmsSet, flo
 AE_ACL_FN(0, aclError, aclmdlSetInputAIPP, (uint32_t modelId, aclmdlDataset *dataset, size_t index, const aclmdlAIPP *aippParmsSet))
 AE_ACL_FN(0, aclError, aclmdlGetAippType, (uint32_t modelId, size_t index, aclmdlInputAippType *type, size_t *dynamicAttachedDataIndex))
 AE_ACL_FN(0, aclError, aclmdlGetFirstAippInfo, (uint32_t modelId, size_t index, aclAippInfo *aippInfo))
+AE_ACL_FN(0, aclError, aclmdlGetAippDataSize, (uint64_t batchSize, size_t *size))
 
 /* device exceptions and saturation mode */
 AE_ACL_FN(0, aclError, aclrtSetExceptionInfoCallback, (aclrtExceptionInfoCallback callback))

@@ -108,7 +108,8 @@ def test_malformed_files_are_refused_with_the_line(text, message):
         (("crop_size_w: 16", "crop_size_w: 15"), "the AIPP output is 15 x 16"),
         (("load_start_pos_h: 0", "load_start_pos_h: 6"),
          "the crop window at (2, 6) of 16 x 14 must lie inside the 20 x 18 source image"),
-        (("aipp_mode: static", "aipp_mode: dynamic"), "aipp_mode dynamic is not modelled by the simulator"),
+        (("aipp_mode: static", "aipp_mode: dynamic"),
+         "bottom_padding_size is a static AIPP field; with aipp_mode dynamic the settings come from"),
         (("related_input_rank: 0", "related_input_rank: 1"), "related_input_rank 1: the model has 1 inputs"),
         (("mean_chn_0: 124", "mean_chn_0: 300"), "mean_chn_0: 300 is outside [0, 255]"),
         (("csc_switch : true", "csc_switch : on"), "csc_switch: expected true or false, got 'on'"),
@@ -169,3 +170,20 @@ def test_atc_main_writes_the_model_and_mode_1_shows_the_aipp(nets, tmp_path):
     doc = json.loads((tmp_path / "m.json").read_text())
     assert doc["inputs"][0]["aipp"] == {"input_format": "RGB888_U8", "src_image_size_w": 16,
                                         "src_image_size_h": 16}
+
+
+def test_dynamic_aipp_converts_and_adds_the_parameter_input(nets, tmp_path, sim_lib):
+    cfg = "aipp_op {\n aipp_mode: dynamic\n related_input_rank: 0\n max_src_image_size: 752640\n}\n"
+    path = convert(nets, tmp_path, cfg)
+    blob = open(path, "rb").read()
+    aipp = om_file.describe(blob)["inputs"][0]["aipp"]
+    assert aipp == {"aipp_mode": "dynamic", "max_src_image_size": 752640}
+    model = mdl.load_bytes(sim_lib, blob)
+    try:
+        assert [(io["name"], io["size"]) for io in model.inputs] == [
+            ("x", 752640), ("ascend_dynamic_aipp_data", 64 + 96)]
+    finally:
+        model.close()
+    with pytest.raises(AtcError, match="AIPP on an input with dynamic dimensions"):
+        onnx_nets.convert(nets["resnet"], tmp_path / "r2", "--input_shape=x:-1,3,16,16",
+                          "--dynamic_batch_size=1,2", f"--insert_op_conf={write(tmp_path, cfg, 'd.cfg')}")

@@ -305,6 +305,10 @@ def _with_shapes(model, specs, row):
     return m
 
 
+_DYNAMIC_FLAG = {"batch": "dynamic_batch_size", "hw": "dynamic_image_size", "dims": "dynamic_dims",
+                 "range": "input_shape"}
+
+
 def convert(opts, command=""):
     """The ConvertedModel for ``opts`` (flags.AtcOptions); AtcError on any problem."""
     _onnx, ort = _imports()
@@ -313,6 +317,11 @@ def convert(opts, command=""):
     inputs = _graph_inputs(model)
     specs, n_syms, sym_ranges = _input_specs(opts, inputs)
     aipp = aipp_config.apply(opts.insert_op_conf, specs) if opts.insert_op_conf else {}
+    if opts.dynamic != "static" and any(s["aipp_mode"] == "dynamic" for s in aipp.values()):
+        raise AtcError(
+            f"E10001: Value [{opts.insert_op_conf}] for parameter [--insert_op_conf] is invalid. Reason: "
+            f"dynamic AIPP with --{_DYNAMIC_FLAG[opts.dynamic]} is not modelled by the simulator"
+        )
     _select_outputs(model, opts)
     _cast_outputs(model, opts)
     _fix_inputs(model, specs)

@@ -247,9 +247,13 @@ def describe(blob: bytes) -> dict:
         formats = {v: k for k, v in aipp_settings.INPUT_FORMATS.items()}
         for k in range(n_aipp):
             at = aipp_off + k * aipp_settings.RECORD_SIZE
-            index, _mode, fmt, w, h = struct.unpack_from("<IIiii", blob, at)
-            ios[index]["aipp"] = {"input_format": formats.get(fmt, str(fmt)), "src_image_size_w": w,
-                                  "src_image_size_h": h}
+            index, mode, fmt, w, h = struct.unpack_from("<IIiIi", blob, at)
+            ios[index]["aipp"] = (
+                {"aipp_mode": "dynamic", "max_src_image_size": w}
+                if mode == 2
+                else {"input_format": formats.get(fmt, str(fmt)), "src_image_size_w": w,
+                      "src_image_size_h": h}
+            )
     return {
         "name": text(name_off, name_len),
         "dynamic": _KIND_NAMES.get(kind, str(kind)),

@@ -11,7 +11,9 @@
  * with padding_value.  format_aipp.c has checked every size, so the loops
  * stay inside the image and the tensor.
  */
+#include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "format.h"
@@ -96,4 +98,77 @@ void sim_aipp_apply(const sim_aipp *a, aclDataType dtype, const unsigned char *i
                 }
             }
     }
+}
+
+static int32_t rd_i32(const unsigned char *p)
+{
+    return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+}
+
+static int16_t rd_i16(const unsigned char *p)
+{
+    return (int16_t)((uint16_t)p[0] | (uint16_t)p[1] << 8);
+}
+
+aclError sim_aipp_from_block(const sim_aipp *model, const unsigned char *block, size_t len, uint64_t b,
+                             sim_aipp *out, char *err, size_t n)
+{
+    if (len < SIM_AIPP_BLOCK_HEAD + SIM_AIPP_BLOCK_BATCH * (uint64_t)model->n) {
+        snprintf(err, n, "the %s buffer holds %zu bytes, the parameters of %" PRId64 " images need %" PRIu64,
+                 ACL_DYNAMIC_AIPP_NAME, len, model->n, SIM_AIPP_BLOCK_HEAD + SIM_AIPP_BLOCK_BATCH * (uint64_t)model->n);
+        return ACL_ERROR_GE_PARAM_INVALID;
+    }
+    if (block[0] == 0) {
+        snprintf(err, n, "the dynamic AIPP parameters of input %u were never set: call aclmdlSetInputAIPP on the "
+                 "input dataset before executing", model->input);
+        return ACL_ERROR_GE_AIPP_BATCH_EMPTY;
+    }
+    *out = *model;
+    out->dynamic = 0;
+    out->n = 1;
+    out->format = (aclAippInputFormat)block[0];
+    out->csc = (int8_t)block[1];
+    out->rbuv_swap = (int8_t)block[2];
+    out->ax_swap = (int8_t)block[3];
+    out->src_w = rd_i32(block + 8);
+    out->src_h = rd_i32(block + 12);
+    for (int i = 0; i < 9; i++)
+        out->matrix[i] = rd_i16(block + 16 + 2 * i);
+    for (int i = 0; i < 3; i++) {
+        out->out_bias[i] = block[40 + i];
+        out->in_bias[i] = block[43 + i];
+    }
+    const unsigned char *e = block + SIM_AIPP_BLOCK_HEAD + SIM_AIPP_BLOCK_BATCH * b;
+    out->crop = (int8_t)e[0];
+    out->padding = (int8_t)e[2];
+    out->crop_x = out->crop ? rd_i32(e + 8) : 0;
+    out->crop_y = out->crop ? rd_i32(e + 12) : 0;
+    out->crop_w = out->crop ? rd_i32(e + 16) : out->src_w;
+    out->crop_h = out->crop ? rd_i32(e + 20) : out->src_h;
+    out->pad_top = out->padding ? rd_i32(e + 40) : 0;
+    out->pad_bottom = out->padding ? rd_i32(e + 44) : 0;
+    out->pad_left = out->padding ? rd_i32(e + 48) : 0;
+    out->pad_right = out->padding ? rd_i32(e + 52) : 0;
+    for (int i = 0; i < 4; i++) {
+        out->mean[i] = rd_i16(e + 56 + 2 * i);
+        out->min[i] = sim_half_to_float((uint16_t)rd_i16(e + 64 + 2 * i));
+        out->var_reci[i] = sim_half_to_float((uint16_t)rd_i16(e + 72 + 2 * i));
+    }
+    out->pad_value = 0.0f;
+    char rule[256];
+    if (block[4] != model->n) {
+        snprintf(err, n, "the dynamic AIPP parameters are for %u images, input %u holds %" PRId64, block[4],
+                 model->input, model->n);
+        return ACL_ERROR_GE_PARAM_INVALID;
+    }
+    if (!sim_aipp_check(out, rule, sizeof rule)) {
+        snprintf(err, n, "input %u, batch image %" PRIu64 ": %s", model->input, b, rule);
+        return ACL_ERROR_GE_PARAM_INVALID;
+    }
+    if (out->image_bytes * (uint64_t)model->n > model->max_src_bytes) {
+        snprintf(err, n, "input %u: %" PRId64 " images of %" PRIu64 " bytes exceed its max_src_image_size of %" PRIu64,
+                 model->input, model->n, out->image_bytes, model->max_src_bytes);
+        return ACL_ERROR_GE_PARAM_INVALID;
+    }
+    return ACL_SUCCESS;
 }

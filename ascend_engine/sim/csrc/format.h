@@ -22,6 +22,14 @@
 #define SIM_HEADER_SIZE_V3 192u   /* version 3: + the ONNX executor fields */
 #define SIM_HEADER_SIZE_V4 208u   /* version 4: + the static AIPP table */
 #define SIM_AIPP_RECORD 176u
+/* The dynamic AIPP parameter block in the ascend_dynamic_aipp_data input:
+ * a 64-byte head (format, switches, source size, matrix, biases) and one
+ * 96-byte entry per batch image (crop, padding, mean, min, var_reci), the
+ * layout of the AIPP op's parameters (docs/sim-model-format.md, "Version 4:
+ * AIPP"); written by aclmdlSetInputAIPP (aipp.c), read at execution
+ * (aipp_apply.c). */
+#define SIM_AIPP_BLOCK_HEAD 64u
+#define SIM_AIPP_BLOCK_BATCH 96u
 #define SIM_TENSOR_RECORD 104u
 #define SIM_OP_RECORD 192u
 #define SIM_IO_RECORD 16u
@@ -107,6 +115,9 @@ typedef struct sim_aipp {
     int nhwc;                     /* the model tensor's layout */
     int64_t n, c, h, w;           /* the model tensor's dims */
     uint64_t image_bytes;         /* one source image */
+    int dynamic;                  /* mode 2: the settings come from the parameter block at run time */
+    uint64_t max_src_bytes;       /* dynamic: the input's bytes (max_src_image_size) */
+    uint32_t data_input;          /* dynamic: the index of the ascend_dynamic_aipp_data input */
 } sim_aipp;
 
 typedef struct sim_io {
@@ -197,6 +208,17 @@ int sim_format_read_aipp(sim_model_info *m, const unsigned char *b, size_t size,
 /* The model-side view of input `io`: the tensor an AIPP input feeds (for
  * ONNX Runtime); a copy of *io for any other input. */
 void sim_aipp_model_io(const sim_model_info *m, const sim_io *io, sim_io *out);
+/* The settings of a (or of one batch image of a dynamic) AIPP against its
+ * tensor (a->n, c, h, w set): ranges, the crop inside the source, the even
+ * YUV420SP rules, the channels and the output size; sets image_bytes.  On
+ * failure: the rule in `why`, 0 returned. */
+int sim_aipp_check(sim_aipp *a, char *why, size_t n);
+/* aipp_apply.c: batch image `b`'s settings from a dynamic parameter block of
+ * `len` bytes, checked against the tensor of `model` (sim_aipp_check).
+ * ACL_ERROR_GE_AIPP_BATCH_EMPTY when aclmdlSetInputAIPP never wrote it,
+ * ACL_ERROR_GE_PARAM_INVALID for another problem (in err). */
+aclError sim_aipp_from_block(const sim_aipp *model, const unsigned char *block, size_t len, uint64_t b,
+                             sim_aipp *out, char *err, size_t n);
 /* aclmdlGetInputDims' dims of an AIPP input: the image's n, h, w, channels. */
 void sim_aipp_image_dims(const sim_aipp *a, int64_t dims[4]);
 /* aipp_apply.c: the model tensor (a->n x c x h x w, float32 or float16 in

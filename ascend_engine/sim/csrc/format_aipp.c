@@ -95,13 +95,24 @@ static int read_record(const unsigned char *r, sim_aipp *a, char *why, size_t n)
     }
     a->pad_value = rdf32(r + 168);
 
-    if (mode != 1) {
-        snprintf(why, n, "aipp_mode %u: only 1 (static) is modelled", mode);
-        return 0;
+    if (mode == 2) {
+        /* dynamic: the input's largest size, the rest of the record 0 */
+        a->dynamic = 1;
+        a->max_src_bytes = rd32(r + 12);
+        for (size_t i = 8; i < SIM_AIPP_RECORD; i++)
+            if ((i < 12 || i >= 16) && r[i]) {
+                snprintf(why, n, "a dynamic AIPP record (mode 2) has only its input and max_src_image_size: "
+                         "byte %zu is %u", i, r[i]);
+                return 0;
+            }
+        if (a->max_src_bytes < 1 || a->max_src_bytes > INT32_MAX) {
+            snprintf(why, n, "max_src_image_size %" PRIu64 " is outside 1..%d", a->max_src_bytes, INT32_MAX);
+            return 0;
+        }
+        return 1;
     }
-    if (!format_name(a->format)) {
-        snprintf(why, n, "input_format %d: expected 1 (YUV420SP_U8), 2 (XRGB8888_U8), 3 (RGB888_U8) or 4 "
-                 "(YUV400_U8)", (int)a->format);
+    if (mode != 1) {
+        snprintf(why, n, "aipp_mode %u: expected 1 (static) or 2 (dynamic)", mode);
         return 0;
     }
     for (int i = 0; i < 8; i++)
@@ -109,6 +120,23 @@ static int read_record(const unsigned char *r, sim_aipp *a, char *why, size_t n)
             snprintf(why, n, "byte %d is %u: the switches (20..24) are 0 or 1, bytes 25..27 are 0", 20 + i, sw[i]);
             return 0;
         }
+    return 1;
+}
+
+/* The rules every static setting follows, whatever the tensor. */
+static int check_settings(const sim_aipp *a, char *why, size_t n)
+{
+    if (!format_name(a->format)) {
+        snprintf(why, n, "input_format %d: expected 1 (YUV420SP_U8), 2 (XRGB8888_U8), 3 (RGB888_U8) or 4 "
+                 "(YUV400_U8)", (int)a->format);
+        return 0;
+    }
+    if (a->crop > 1 || a->padding > 1 || a->csc > 1 || a->rbuv_swap > 1 || a->ax_swap > 1 || a->crop < 0 ||
+        a->padding < 0 || a->csc < 0 || a->rbuv_swap < 0 || a->ax_swap < 0) {
+        snprintf(why, n, "switches are 0 or 1: crop %d padding %d csc %d rbuv_swap %d ax_swap %d", a->crop,
+                 a->padding, a->csc, a->rbuv_swap, a->ax_swap);
+        return 0;
+    }
     if (a->src_w < 1 || a->src_w > MAX_SIDE || a->src_h < 1 || a->src_h > MAX_SIDE) {
         snprintf(why, n, "source image %d x %d: width and height must be in 1..%d", a->src_w, a->src_h, MAX_SIDE);
         return 0;
@@ -193,24 +221,44 @@ static int fit_tensor(const sim_model_info *m, sim_aipp *a, char *why, size_t n)
     a->c = a->nhwc ? t->dims[3] : t->dims[1];
     a->h = a->nhwc ? t->dims[1] : t->dims[2];
     a->w = a->nhwc ? t->dims[2] : t->dims[3];
+    if (a->dynamic) {
+        if (a->c != 1 && a->c != 3) {
+            snprintf(why, n, "input %u '%s': AIPP gives 1 or 3 channels, the tensor has C = %" PRId64, a->input,
+                     io->name, a->c);
+            return 0;
+        }
+        return 1;
+    }
+    char rule[160];
+    if (!sim_aipp_check(a, rule, sizeof rule)) {
+        snprintf(why, n, "input %u '%s': %s", a->input, io->name, rule);
+        return 0;
+    }
+    if ((uint64_t)a->n > SIM_MAX_TENSOR_BYTES / a->image_bytes) {
+        snprintf(why, n, "input %u '%s': %" PRId64 " source images are too large", a->input, io->name, a->n);
+        return 0;
+    }
+    return 1;
+}
+
+int sim_aipp_check(sim_aipp *a, char *why, size_t n)
+{
+    if (!check_settings(a, why, n))
+        return 0;
     int64_t want_c = a->format == ACL_YUV400_U8 ? 1 : 3;
     if (a->c != want_c) {
-        snprintf(why, n, "input %u '%s': %s gives %" PRId64 " channel(s), the tensor has C = %" PRId64, a->input,
-                 io->name, format_name(a->format), want_c, a->c);
+        snprintf(why, n, "%s gives %" PRId64 " channel(s), the tensor has C = %" PRId64, format_name(a->format),
+                 want_c, a->c);
         return 0;
     }
     int64_t out_w = (int64_t)a->crop_w + a->pad_left + a->pad_right;
     int64_t out_h = (int64_t)a->crop_h + a->pad_top + a->pad_bottom;
     if (out_w != a->w || out_h != a->h) {
-        snprintf(why, n, "input %u '%s': the AIPP output is %" PRId64 " x %" PRId64 " (crop + padding, W x H), "
-                 "the tensor's W x H is %" PRId64 " x %" PRId64, a->input, io->name, out_w, out_h, a->w, a->h);
+        snprintf(why, n, "the AIPP output is %" PRId64 " x %" PRId64 " (crop + padding, W x H), the tensor's W x H "
+                 "is %" PRId64 " x %" PRId64, out_w, out_h, a->w, a->h);
         return 0;
     }
     a->image_bytes = image_bytes(a->format, (uint64_t)a->src_w, (uint64_t)a->src_h);
-    if ((uint64_t)a->n > SIM_MAX_TENSOR_BYTES / a->image_bytes) {
-        snprintf(why, n, "input %u '%s': %" PRId64 " source images are too large", a->input, io->name, a->n);
-        return 0;
-    }
     return 1;
 }
 
@@ -229,6 +277,15 @@ void sim_aipp_image_dims(const sim_aipp *a, int64_t dims[4])
 static void describe_image(sim_io *io, const sim_aipp *a)
 {
     io->aipp = a;
+    if (a->dynamic) {   /* the format and size come at run time: max_src_image_size bytes */
+        io->dtype = ACL_UINT8;
+        io->format = ACL_FORMAT_ND;
+        io->rank = 1;
+        memset(io->dims, 0, sizeof io->dims);
+        io->dims[0] = (int64_t)a->max_src_bytes;
+        io->max_bytes = io->size = a->max_src_bytes;
+        return;
+    }
     io->dtype = ACL_UINT8;
     io->format = ACL_FORMAT_NHWC;
     io->rank = 4;
@@ -239,6 +296,44 @@ static void describe_image(sim_io *io, const sim_aipp *a)
     io->dims[3] = a->format == ACL_XRGB8888_U8 ? 4 : a->format == ACL_RGB888_U8 ? 3 : 1;
     io->max_bytes = (uint64_t)a->n * a->image_bytes;
     io->size = io->max_bytes;
+}
+
+/* A model with dynamic AIPP gets the ascend_dynamic_aipp_data input, last,
+ * holding the parameter block for the model's batch (aclmdlGetAippDataSize).
+ * One dynamic AIPP input per model, and no gears (their input would be last
+ * too): both are not modelled. */
+static int add_data_input(sim_model_info *m, char *why, size_t n)
+{
+    sim_aipp *dyn = NULL;
+    for (uint32_t k = 0; k < m->n_aipp; k++)
+        if (m->aipp[k].dynamic) {
+            if (dyn) {
+                snprintf(why, n, "two inputs with dynamic AIPP: one is modelled");
+                return 0;
+            }
+            dyn = &m->aipp[k];
+        }
+    for (uint32_t i = 0; i < m->n_file_inputs; i++)
+        if (strcmp(m->inputs[i].name, ACL_DYNAMIC_AIPP_NAME) == 0) {
+            snprintf(why, n, "input %u: the name %s is reserved", i, ACL_DYNAMIC_AIPP_NAME);
+            return 0;
+        }
+    if (!dyn)
+        return 1;
+    if (m->n_gears > 0 || m->dyn_kind == SIM_DYN_RANGE) {
+        snprintf(why, n, "dynamic AIPP in a model with a dynamic %s is not modelled", sim_dyn_kind_name(m->dyn_kind));
+        return 0;
+    }
+    dyn->data_input = m->n_inputs;
+    sim_io *d = &m->inputs[m->n_inputs++];   /* the slot the gear models' input would take */
+    d->tensor = UINT32_MAX;
+    snprintf(d->name, sizeof d->name, "%s", ACL_DYNAMIC_AIPP_NAME);
+    d->format = ACL_FORMAT_ND;
+    d->dtype = ACL_UINT8;
+    d->rank = 1;
+    d->dims[0] = (int64_t)(SIM_AIPP_BLOCK_HEAD + SIM_AIPP_BLOCK_BATCH * (uint64_t)dyn->n);
+    d->max_bytes = d->size = (uint64_t)d->dims[0];
+    return 1;
 }
 
 int sim_format_read_aipp(sim_model_info *m, const unsigned char *b, size_t size, char *why, size_t n)
@@ -266,7 +361,7 @@ int sim_format_read_aipp(sim_model_info *m, const unsigned char *b, size_t size,
     m->n_aipp = count;
     for (uint32_t k = 0; k < count; k++) {
         sim_aipp *a = &m->aipp[k];
-        char rule[320];
+        char rule[384];
         int ok = read_record(b + off + (uint64_t)k * SIM_AIPP_RECORD, a, rule, sizeof rule);
         if (ok && a->input >= m->n_file_inputs) {
             snprintf(rule, sizeof rule, "input %u does not exist (%u inputs)", a->input, m->n_file_inputs);
@@ -283,7 +378,7 @@ int sim_format_read_aipp(sim_model_info *m, const unsigned char *b, size_t size,
         }
         describe_image(&m->inputs[a->input], a);
     }
-    return 1;
+    return add_data_input(m, why, n);
 }
 
 void sim_aipp_model_io(const sim_model_info *m, const sim_io *io, sim_io *out)

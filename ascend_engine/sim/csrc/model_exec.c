@@ -220,30 +220,63 @@ static uint64_t range_layout(const sim_model_info *info, const uint64_t *sym, ui
     return work + scratch;
 }
 
+/* Fill `tensor` from AIPP input a's source images: with its static settings,
+ * or, for dynamic AIPP, each batch image with its entry of the parameter
+ * block in the ascend_dynamic_aipp_data input (checked now: the program
+ * writes that buffer). */
+static aclError apply_aipp(const sim_model_info *info, const exec_plan *p, const sim_aipp *a, void *tensor,
+                           char *err, size_t errlen)
+{
+    const sim_tensor *t = &info->tensors[a->tensor];
+    if (!a->dynamic) {
+        sim_aipp_apply(a, t->dtype, p->in[a->input], tensor);
+        return ACL_SUCCESS;
+    }
+    size_t per_image = (size_t)(a->c * a->h * a->w) * t->elem_size;
+    const unsigned char *image = p->in[a->input];
+    for (int64_t b = 0; b < a->n; b++) {
+        sim_aipp one;
+        aclError rc = sim_aipp_from_block(a, p->in[a->data_input], p->in_len[a->data_input], (uint64_t)b, &one,
+                                          err, errlen);
+        if (rc != ACL_SUCCESS)
+            return rc;
+        sim_aipp_apply(&one, t->dtype, image + (uint64_t)b * one.image_bytes, (unsigned char *)tensor + per_image * b);
+    }
+    return ACL_SUCCESS;
+}
+
 /* The inputs the model computes from: the plan's buffers, except that each
- * static-AIPP input's source images become the model tensor they feed
+ * AIPP input's source images become the model tensor they feed
  * (aipp_apply.c), in host memory freed by unstage_aipp.  Entries n_in.. of
- * the returned array hold those allocations.  NULL when out of memory. */
-static void **stage_aipp(const sim_model_info *info, const exec_plan *p)
+ * the array (*out) hold those allocations. */
+static aclError stage_aipp(const sim_model_info *info, const exec_plan *p, void ***out, char *err, size_t errlen)
 {
     void **in = calloc((size_t)p->n_in + info->n_aipp, sizeof *in);
-    if (!in)
-        return NULL;
-    memcpy(in, p->in, sizeof *in * p->n_in);
-    for (uint32_t k = 0; k < info->n_aipp; k++) {
-        const sim_aipp *a = &info->aipp[k];
-        const sim_tensor *t = &info->tensors[a->tensor];
-        void *tensor = malloc(t->max_bytes);
-        if (!tensor) {
-            for (uint32_t j = 0; j < k; j++)
-                free(in[p->n_in + j]);
-            free(in);
-            return NULL;
-        }
-        sim_aipp_apply(a, t->dtype, p->in[a->input], tensor);
-        in[a->input] = in[p->n_in + k] = tensor;
+    aclError rc = ACL_SUCCESS;
+    if (!in) {
+        snprintf(err, errlen, "out of host memory applying the AIPP of model '%s'", info->name);
+        return ACL_ERROR_RT_MODEL_EXECUTE;
     }
-    return in;
+    memcpy(in, p->in, sizeof *in * p->n_in);
+    for (uint32_t k = 0; k < info->n_aipp && rc == ACL_SUCCESS; k++) {
+        const sim_aipp *a = &info->aipp[k];
+        void *tensor = malloc(info->tensors[a->tensor].max_bytes);
+        if (!tensor) {
+            snprintf(err, errlen, "out of host memory applying the AIPP of model '%s'", info->name);
+            rc = ACL_ERROR_RT_MODEL_EXECUTE;
+            break;
+        }
+        in[a->input] = in[p->n_in + k] = tensor;
+        rc = apply_aipp(info, p, a, tensor, err, errlen);
+    }
+    if (rc != ACL_SUCCESS) {
+        for (uint32_t k = 0; k < info->n_aipp; k++)
+            free(in[p->n_in + k]);
+        free(in);
+        return rc;
+    }
+    *out = in;
+    return ACL_SUCCESS;
 }
 
 static void unstage_aipp(const sim_model_info *info, const exec_plan *p, void **in)
@@ -344,10 +377,11 @@ static aclError run_plan(sim_stream *s, sim_model *m, const exec_plan *p, char *
     uint64_t start = sim_now_ns();
     const uint64_t *sym = p->dynamic ? p->sym : NULL;
     /* static AIPP runs first and adds no modelled device time of its own (docs/simulator.md, "Static AIPP") */
-    void **in = info->n_aipp ? stage_aipp(info, p) : p->in;
-    if (!in) {
-        snprintf(err, errlen, "out of host memory applying the AIPP of model %u", m->id);
-        rc = ACL_ERROR_RT_MODEL_EXECUTE;
+    void **in = p->in;
+    if (info->n_aipp)
+        rc = stage_aipp(info, p, &in, err, errlen);
+    if (rc != ACL_SUCCESS) {
+        in = NULL;
     } else if (info->executor == SIM_EXEC_ONNX) {
         rc = sim_ort_run(m->ort_session, info, sym, in, p->out, p->out_len, m->skip_compute, p->out_dims, err,
                          errlen);

@@ -32,6 +32,8 @@ cdef extern from "ascend_engine/acl.h" nogil:
         pass
     ctypedef struct aclmdlAIPP:
         pass
+    ctypedef struct aclAippInfo:
+        pass
     ctypedef struct aclrtExceptionInfo:
         pass
     ctypedef void (*aclrtExceptionInfoCallback)(aclrtExceptionInfo *exceptionInfo) noexcept

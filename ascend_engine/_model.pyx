@@ -13,6 +13,7 @@ on device buffers (at a batch, a gear or input shapes).
 """
 
 from collections import namedtuple
+import math
 import os
 import threading
 

@@ -57,6 +57,14 @@ cdef object _spec(aclmdlDesc *desc, size_t i, bint is_input):
         raise _errors.ModelError("aclmdlGetInputDataType" if is_input else "aclmdlGetOutputDataType",
                                  100026,   # ACL_ERROR_UNSUPPORTED_DATA_TYPE
                                  f"tensor {text!r} has AscendCL data type {<int>dt}, which has no numpy dtype")
+    if (is_input and t.aclmdlGetInputDimsV2 is not NULL and all(d >= 0 for d in shape)
+            and math.prod(shape) * dtype.itemsize != nbytes):
+        # a static-AIPP input: aclmdlGetInputDims gives the source image's n, h, w, c, and
+        # aclmdlGetInputDimsV2 the dims of its bytes (YUV420SP: n, h * 1.5, w, 1), whose
+        # product is the input size (docs/simulator.md, "Static AIPP")
+        memset(&dims, 0, sizeof(dims))
+        if t.aclmdlGetInputDimsV2(desc, i, &dims) == 0:
+            shape = tuple(int(dims.dims[k]) for k in range(min(<size_t>dims.dimCount, <size_t>ACL_MAX_DIM_CNT)))
     return TensorSpec(text, dtype, shape, int(nbytes), _FORMATS.get(fmt, str(fmt)))
 
 

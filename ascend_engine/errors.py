@@ -43,6 +43,7 @@ __all__ = [
     "ReplicaError",
     "SpecError",
     "ToolkitError",
+    "AippError",
     "AtcError",
     "ERROR_CODES",
     "TROUBLESHOOTING",
@@ -498,6 +499,10 @@ class ToolkitError(RuntimeError):
 
 class AtcError(ValueError):
     """``sim atc`` refused a command line or a model; the message is ATC-style and says why."""
+
+
+class AippError(ValueError):
+    """Static AIPP settings that break one of ATC's rules; the message names the field and the rule."""
 
 
 class EngineBusy(EngineError):

@@ -571,13 +571,13 @@ class Graph:
         return out
 
     def to_bytes(self, batch_sizes=None, latency_us=0, latency_per_item_us=0, hw_sizes=None, dims=None,
-                 shape_ranges=None):
+                 shape_ranges=None, aipp=None):
         """The model file as bytes (see :meth:`save`)."""
         return graph_file.to_bytes(self, batch_sizes, latency_us, latency_per_item_us, hw_sizes, dims,
-                                   shape_ranges)
+                                   shape_ranges, aipp)
 
     def save(self, path, batch_sizes=None, latency_us=0, latency_per_item_us=0, hw_sizes=None, dims=None,
-             shape_ranges=None):
+             shape_ranges=None, aipp=None):
         """Write the model file read by ``aclmdlLoadFromFile``.
 
         One dynamic mechanism at most, as ATC builds models:
@@ -592,9 +592,15 @@ class Graph:
         * ``shape_ranges={name: (min, max)}``: a shape-range model (ATC's
           --input_shape_range); max None is unbounded, "batch" names the -1.
 
+        ``aipp={input name: {aipp_op fields}}`` gives inputs static AIPP, with
+        the fields and rules of ATC's ``--insert_op_conf`` file
+        (``ascend_engine/sim/aipp.py``): the input then takes a uint8 image
+        that the simulator crops, converts, normalizes and pads into the
+        graph's float input before the ops run.
+
         ``latency_us + latency_per_item_us * items`` is the least device time
         an execution occupies its stream (items: dimension 0 of the first
         input when it is dynamic -- the batch --, else 1).  Returns ``path``.
         """
         return graph_file.save(self, path, batch_sizes, latency_us, latency_per_item_us, hw_sizes, dims,
-                               shape_ranges)
+                               shape_ranges, aipp)

@@ -11,6 +11,9 @@ import math
 import os
 import struct
 
+from ascend_engine.errors import AippError
+
+from . import aipp as aipp_settings
 from .graph_common import (
     _DTYPES,
     _FORMATS,
@@ -30,6 +33,8 @@ VERSION = 2  # the newest version written; static and dynamic-batch models are s
 
 HEADER_SIZE = 136
 HEADER_SIZE_V2 = 160
+VERSION_AIPP = 4  # any model with static AIPP inputs (docs/sim-model-format.md, "Version 4: AIPP")
+HEADER_SIZE_V4 = 208
 MAX_SYMS = 32
 # dynamic mechanisms (docs/sim-model-format.md, "Dynamic section")
 DYN_NONE, DYN_BATCH, DYN_HW, DYN_DIMS, DYN_RANGE = 0, 1, 2, 3, 4
@@ -192,14 +197,44 @@ def _ranges(graph, shape_ranges, syms):
     return out
 
 
+def _aipp(graph, aipp):
+    """{input index: resolved settings} of ``aipp`` ({input name or index: aipp_op fields})."""
+    if aipp is None:
+        return {}
+    if not isinstance(aipp, dict):
+        raise GraphError(f"save: aipp must be a dict {{input name: aipp_op fields}}, got {aipp!r}")
+    names = [t.name for t in graph.inputs]
+    out = {}
+    for key, fields in aipp.items():
+        index = key if isinstance(key, int) and not isinstance(key, bool) else (
+            names.index(key) if key in names else None)
+        if index is None or not 0 <= index < len(names):
+            raise GraphError(f"save: aipp names input {key!r}; the graph's inputs are {names}")
+        if index in out:
+            raise GraphError(f"save: aipp gives input {names[index]!r} twice")
+        t = graph.inputs[index]
+        if isinstance(fields, dict) and fields.get("related_input_rank", index) != index:
+            raise GraphError(f"save: aipp for input {t.name!r} (index {index}) has related_input_rank "
+                             f"{fields['related_input_rank']}")
+        try:
+            out[index] = aipp_settings.resolve(fields, t.name, t.shape, t.format, t.dtype)
+        except AippError as exc:
+            raise GraphError(f"save: aipp: {exc}") from None
+    return out
+
+
 def to_bytes(graph, batch_sizes=None, latency_us=0, latency_per_item_us=0, hw_sizes=None, dims=None,
-             shape_ranges=None):
+             shape_ranges=None, aipp=None):
     """``graph``'s model file as bytes (see :meth:`Graph.save`)."""
     if not graph.outputs:
         raise GraphError(f"save: graph {graph.name!r} has no outputs")
     kind, syms, gear_rows, ranges = _dynamic(graph, batch_sizes, hw_sizes, dims, shape_ranges)
-    version = 1 if kind in (DYN_NONE, DYN_BATCH) else 2
-    header_size = HEADER_SIZE if version == 1 else HEADER_SIZE_V2
+    aipp = _aipp(graph, aipp)
+    if kind != DYN_NONE and any(s["aipp_mode"] == "dynamic" for s in aipp.values()):
+        raise GraphError("save: dynamic AIPP in a model with a dynamic batch, image size, dims or shape "
+                         "range is not modelled by the simulator")
+    version = VERSION_AIPP if aipp else 1 if kind in (DYN_NONE, DYN_BATCH) else 2
+    header_size = {1: HEADER_SIZE, 2: HEADER_SIZE_V2, VERSION_AIPP: HEADER_SIZE_V4}[version]
     code = {sym: -1 - i for i, sym in enumerate(syms)}
     latency_us, latency_per_item_us = float(latency_us), float(latency_per_item_us)
     for label, v in (("latency_us", latency_us), ("latency_per_item_us", latency_per_item_us)):
@@ -227,7 +262,8 @@ def to_bytes(graph, batch_sizes=None, latency_us=0, latency_per_item_us=0, hw_si
     io_off = op_off + n_o * OP_RECORD
     gear_off = io_off + (n_in + n_out) * IO_RECORD
     range_off = gear_off + 8 * len(syms) * len(gear_rows)
-    str_off = range_off + (16 * len(ranges) if ranges else 0)
+    aipp_off = range_off + (16 * len(ranges) if ranges else 0)
+    str_off = aipp_off + aipp_settings.RECORD_SIZE * len(aipp)
     data_off = (str_off + len(strings) + DATA_ALIGN - 1) // DATA_ALIGN * DATA_ALIGN
 
     data = bytearray()
@@ -266,8 +302,12 @@ def to_bytes(graph, batch_sizes=None, latency_us=0, latency_per_item_us=0, hw_si
         latency_us,
         latency_per_item_us,
     )
-    if version == 2:
+    if version >= 2:
         out += struct.pack("<IIQQ", kind, len(syms), range_off if ranges else 0, 0)
+    if version == VERSION_AIPP:
+        # executor 0 (the simulator's ops), no ONNX tables, no command; then the AIPP table
+        out += struct.pack("<IIQQII", 0, 0, 0, 0, 0, 0)
+        out += struct.pack("<QII", aipp_off, len(aipp), 0)
     assert len(out) == header_size
     for t, (noff, nlen) in zip(graph.tensors, tensor_names, strict=True):
         dims = [code[d] if _is_sym(d) else d for d in t.shape] + [0] * (MAX_RANK - t.ndim)
@@ -309,6 +349,8 @@ def to_bytes(graph, batch_sizes=None, latency_us=0, latency_per_item_us=0, hw_si
         out += struct.pack(f"<{len(row)}Q", *row)
     for lo, hi in ranges or ():
         out += struct.pack("<qq", lo, hi)
+    for index in sorted(aipp):
+        out += aipp_settings.record(index, aipp[index])
     out += strings
     out += b"\0" * (data_off - len(out))
     out += data
@@ -317,10 +359,10 @@ def to_bytes(graph, batch_sizes=None, latency_us=0, latency_per_item_us=0, hw_si
 
 
 def save(graph, path, batch_sizes=None, latency_us=0, latency_per_item_us=0, hw_sizes=None, dims=None,
-         shape_ranges=None):
+         shape_ranges=None, aipp=None):
     """Write ``graph``'s model file to ``path`` (see :meth:`Graph.save`); returns ``path``."""
     blob = to_bytes(graph, batch_sizes, latency_us, latency_per_item_us, hw_sizes=hw_sizes, dims=dims,
-                         shape_ranges=shape_ranges)
+                    shape_ranges=shape_ranges, aipp=aipp)
     tmp = f"{path}.tmp{os.getpid()}"
     with open(tmp, "wb") as f:
         f.write(blob)

@@ -117,7 +117,9 @@ typedef void (*aclrtExceptionInfoCallback)(aclrtExceptionInfo *exceptionInfo);
 #define ACL_ERROR_GE_EXEC_MODEL_ID_INVALID 145003
 #define ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID 145012
 #define ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID 145013
+#define ACL_ERROR_GE_AIPP_BATCH_EMPTY 145014
 #define ACL_ERROR_GE_AIPP_NOT_EXIST 145015
+#define ACL_ERROR_NOT_STATIC_AIPP 100038
 #define ACL_ERROR_GE_SHAPE_INVALID 145021
 #define ACL_ERROR_GE_DATATYPE_INVALID 145022
 #define ACL_ERROR_GE_MEMORY_ALLOCATION 245000
@@ -288,6 +290,72 @@ typedef struct aclmdlIODimsRange {
     size_t rangeCount;
     int64_t range[ACL_MAX_DIM_CNT][ACL_DIM_ENDPOINTS];
 } aclmdlIODimsRange;
+
+/* aclmdlGetFirstAippInfo: one input's AIPP (acl_mdl.h) */
+typedef struct aclAippExtendInfo aclAippExtendInfo;
+
+typedef struct aclAippDims {
+    aclmdlIODims srcDims;        /* the model input before AIPP was inserted */
+    size_t srcSize;
+    aclmdlIODims aippOutdims;    /* what AIPP produces */
+    size_t aippOutSize;
+} aclAippDims;
+
+typedef struct aclAippInfo {
+    aclAippInputFormat inputFormat;
+    int32_t srcImageSizeW;
+    int32_t srcImageSizeH;
+    int8_t cropSwitch;
+    int32_t loadStartPosW;
+    int32_t loadStartPosH;
+    int32_t cropSizeW;
+    int32_t cropSizeH;
+    int8_t resizeSwitch;
+    int32_t resizeOutputW;
+    int32_t resizeOutputH;
+    int8_t paddingSwitch;
+    int32_t leftPaddingSize;
+    int32_t rightPaddingSize;
+    int32_t topPaddingSize;
+    int32_t bottomPaddingSize;
+    int8_t cscSwitch;
+    int8_t rbuvSwapSwitch;
+    int8_t axSwapSwitch;
+    int8_t singleLineMode;
+    int32_t matrixR0C0;
+    int32_t matrixR0C1;
+    int32_t matrixR0C2;
+    int32_t matrixR1C0;
+    int32_t matrixR1C1;
+    int32_t matrixR1C2;
+    int32_t matrixR2C0;
+    int32_t matrixR2C1;
+    int32_t matrixR2C2;
+    int32_t outputBias0;
+    int32_t outputBias1;
+    int32_t outputBias2;
+    int32_t inputBias0;
+    int32_t inputBias1;
+    int32_t inputBias2;
+    int32_t meanChn0;
+    int32_t meanChn1;
+    int32_t meanChn2;
+    int32_t meanChn3;
+    float minChn0;
+    float minChn1;
+    float minChn2;
+    float minChn3;
+    float varReciChn0;
+    float varReciChn1;
+    float varReciChn2;
+    float varReciChn3;
+    aclFormat srcFormat;         /* the original model input's format, dtype and rank */
+    aclDataType srcDatatype;
+    size_t srcDimNum;
+    size_t shapeCount;           /* entries of outDims: 1 for a static model */
+    aclAippDims outDims[ACL_MAX_SHAPE_COUNT];
+    aclAippExtendInfo *aippExtend;   /* reserved, NULL */
+} aclAippInfo;
 
 typedef struct aclmdlBatch {
     size_t batchCount;

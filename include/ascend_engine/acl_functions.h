@@ -154,6 +154,8 @@ AE_ACL_FN(0, aclError, aclmdlSetAIPPDtcPixelMin, (aclmdlAIPP *aippParmsSet, floa
 AE_ACL_FN(0, aclError, aclmdlSetAIPPPixelVarReci, (aclmdlAIPP *aippParmsSet, float dtcPixelVarReciChn0, float dtcPixelVarReciChn1, float dtcPixelVarReciChn2, float dtcPixelVarReciChn3, uint64_t batchIndex))
 AE_ACL_FN(0, aclError, aclmdlSetInputAIPP, (uint32_t modelId, aclmdlDataset *dataset, size_t index, const aclmdlAIPP *aippParmsSet))
 AE_ACL_FN(0, aclError, aclmdlGetAippType, (uint32_t modelId, size_t index, aclmdlInputAippType *type, size_t *dynamicAttachedDataIndex))
+AE_ACL_FN(0, aclError, aclmdlGetFirstAippInfo, (uint32_t modelId, size_t index, aclAippInfo *aippInfo))
+AE_ACL_FN(0, aclError, aclmdlGetAippDataSize, (uint64_t batchSize, size_t *size))
 
 /* device exceptions and saturation mode */
 AE_ACL_FN(0, aclError, aclrtSetExceptionInfoCallback, (aclrtExceptionInfoCallback callback))

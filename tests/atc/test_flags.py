@@ -128,7 +128,9 @@ def test_one_dynamic_mechanism_and_every_minus_one_covered():
 
 
 def test_unsupported_features_are_refused_clearly():
-    refused(BASE + ["--insert_op_conf=aipp.cfg"], "AIPP is not supported by the simulator yet")
+    # the file is read with the model (tests/atc/test_aipp.py)
+    assert flags.parse(BASE + ["--insert_op_conf=aipp.cfg"]).insert_op_conf == "aipp.cfg"
+    refused(BASE + ["--insert_op_conf="], "expected the path of an AIPP configuration file")
     refused(BASE + ["--mode=3"], "the simulator supports 0 (convert) and 1 (model to JSON)")
 
 

@@ -397,10 +397,13 @@ def test_versions(lib, rng):
     assert static.to_bytes()[8:12] == (1).to_bytes(4, "little")  # version 1 where it suffices
     blob = bytearray(hw_graph(rng).to_bytes(hw_sizes=HW_GEARS))
     assert blob[8:12] == (2).to_bytes(4, "little") and blob[12:16] == (160).to_bytes(4, "little")
-    blob[8:12] = (4).to_bytes(4, "little")
+    blob[8:12] = (5).to_bytes(4, "little")
     mid = ctypes.c_uint32()
     assert lib.aclmdlLoadFromMem(bytes(blob), len(blob), ctypes.byref(mid)) == acl.ACL_ERROR_PARSE_MODEL
-    assert "simulator model version 4 is not supported (this simulator reads versions 1 to 3" in err(lib)
+    assert "simulator model version 5 is not supported (this simulator reads versions 1 to 4" in err(lib)
+    blob[8:12] = (4).to_bytes(4, "little")  # version 4 (static AIPP) has a 208-byte header
+    assert lib.aclmdlLoadFromMem(bytes(blob), len(blob), ctypes.byref(mid)) == acl.ACL_ERROR_PARSE_MODEL
+    assert "header size 160 at byte 12, expected 208 for version 4" in err(lib)
     blob[8:12] = (3).to_bytes(4, "little")  # version 3 (ONNX models) has a 192-byte header
     assert lib.aclmdlLoadFromMem(bytes(blob), len(blob), ctypes.byref(mid)) == acl.ACL_ERROR_PARSE_MODEL
     assert "header size 160 at byte 12, expected 192 for version 3" in err(lib)

@@ -28,6 +28,7 @@ PROGRAMS = (
     "client_gears",
     "client_async_free",
     "jpeg_resize",
+    "aipp_static",
 )
 
 

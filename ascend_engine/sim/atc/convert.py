@@ -24,7 +24,7 @@ import numpy as np
 
 from ascend_engine.errors import AtcError
 
-from . import cost
+from . import aipp_config, cost
 from .om_file import ConvertedModel, IoSpec
 
 __all__ = ["convert", "load_onnx"]
@@ -305,6 +305,10 @@ def _with_shapes(model, specs, row):
     return m
 
 
+_DYNAMIC_FLAG = {"batch": "dynamic_batch_size", "hw": "dynamic_image_size", "dims": "dynamic_dims",
+                 "range": "input_shape"}
+
+
 def convert(opts, command=""):
     """The ConvertedModel for ``opts`` (flags.AtcOptions); AtcError on any problem."""
     _onnx, ort = _imports()
@@ -312,6 +316,12 @@ def convert(opts, command=""):
     model = load_onnx(opts.model)
     inputs = _graph_inputs(model)
     specs, n_syms, sym_ranges = _input_specs(opts, inputs)
+    aipp = aipp_config.apply(opts.insert_op_conf, specs) if opts.insert_op_conf else {}
+    if opts.dynamic != "static" and any(s["aipp_mode"] == "dynamic" for s in aipp.values()):
+        raise AtcError(
+            f"E10001: Value [{opts.insert_op_conf}] for parameter [--insert_op_conf] is invalid. Reason: "
+            f"dynamic AIPP with --{_DYNAMIC_FLAG[opts.dynamic]} is not modelled by the simulator"
+        )
     _select_outputs(model, opts)
     _cast_outputs(model, opts)
     _fix_inputs(model, specs)
@@ -330,7 +340,9 @@ def convert(opts, command=""):
         ) from None
     out_names = [o.name for o in sess.get_outputs()]
     if opts.dynamic == "range":
-        return _convert_range(opts, model, blob, sess, specs, n_syms, sym_ranges, soc, command)
+        converted = _convert_range(opts, model, blob, sess, specs, n_syms, sym_ranges, soc, command)
+        converted.aipp = aipp
+        return converted
     rows = _profile_rows(opts, sym_ranges)
     shapes, dtypes, times = [], None, []
     for row in rows:
@@ -375,6 +387,7 @@ def convert(opts, command=""):
         gear_latency_us=times if gears else [],
         latency_us=times[0] if not gears else 0.0,
         command=command,
+        aipp=aipp,
     )
 
 

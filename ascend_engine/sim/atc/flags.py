@@ -50,7 +50,7 @@ FLAGS = {
     "input_shape_range": "deprecated form of shape ranges: name:[lo~hi,d,-1];name2:[...]",
     "output_type": "FP32, FP16 or UINT8 for every output, or node:index:type;...",
     "out_nodes": "the outputs to keep: node:index;node2:index",
-    "insert_op_conf": "AIPP configuration (not supported by the simulator yet: refused)",
+    "insert_op_conf": "static AIPP configuration file (aipp_op blocks; dynamic AIPP is refused)",
     "precision_mode": "accepted; the simulator computes in the ONNX graph's dtypes (see docs/simulator.md)",
     "log": "debug, info, warning, error or null",
     "mode": "0: convert (default); 1: dump a converted model's description as JSON",
@@ -83,6 +83,7 @@ class AtcOptions:
     ranges: dict = field(default_factory=dict)  # range models: (name, dim) -> (lo, hi); hi -1: unbounded
     output_type: object = None  # None, a dtype, or {(node, index): dtype}
     out_nodes: list = field(default_factory=list)  # [(node, index)]
+    insert_op_conf: str | None = None  # the AIPP configuration file
     log: str = "error"
     latency_us: list = field(default_factory=list)
     om: str | None = None
@@ -301,11 +302,9 @@ def parse(argv) -> AtcOptions:
         )
     o.model, o.output, o.soc_version = r["model"], r["output"], r["soc_version"]
     if "insert_op_conf" in r:
-        raise invalid(
-            "insert_op_conf",
-            r["insert_op_conf"],
-            "AIPP is not supported by the simulator yet; convert without --insert_op_conf",
-        )
+        if not r["insert_op_conf"]:
+            raise invalid("insert_op_conf", "", "expected the path of an AIPP configuration file")
+        o.insert_op_conf = r["insert_op_conf"]  # read and checked with the model (atc/aipp_config.py)
     if "input_format" in r:
         if r["input_format"] not in INPUT_FORMATS:
             raise invalid("input_format", r["input_format"], f"expected one of {', '.join(INPUT_FORMATS)}")

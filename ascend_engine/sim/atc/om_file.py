@@ -13,11 +13,14 @@ import os
 import struct
 from dataclasses import dataclass, field
 
+from .. import aipp as aipp_settings
 from ..graph_common import _DTYPES, _FORMATS, MAX_NAME, MAX_RANK
 
 MAGIC = b"AESIMMDL"
 VERSION = 3
+VERSION_AIPP = 4  # version 3 plus the AIPP table (docs/sim-model-format.md, "Version 4: AIPP")
 HEADER_SIZE = 192
+HEADER_SIZE_AIPP = 208
 TENSOR_RECORD = 104
 IO_RECORD = 16
 DATA_ALIGN = 64
@@ -62,6 +65,7 @@ class ConvertedModel:
     latency_us: float = 0.0
     latency_per_item_us: float = 0.0
     command: str = ""
+    aipp: dict = field(default_factory=dict)  # input index -> resolved static AIPP settings (sim/aipp.py)
 
 
 def _check_name(what, name):
@@ -92,14 +96,16 @@ def to_bytes(m: ConvertedModel) -> bytes:
     tensors = [(io, KIND_INPUT) for io in m.inputs] + [(io, KIND_GRAPH) for io in m.outputs]
     t_names = [string(io.name) for io, _ in tensors]
     n_gears = len(m.gears)
-    tensor_off = HEADER_SIZE
+    n_out_dims = sum(len(io.dims) for io in m.outputs)
+    header_size = HEADER_SIZE_AIPP if m.aipp else HEADER_SIZE
+    tensor_off = header_size
     io_off = tensor_off + len(tensors) * TENSOR_RECORD
     gear_off = io_off + len(tensors) * IO_RECORD
     shape_off = gear_off + 8 * m.n_syms * n_gears
-    n_out_dims = sum(len(io.dims) for io in m.outputs)
     latency_off = shape_off + 8 * n_out_dims * n_gears
     range_off = latency_off + (8 * n_gears if m.gear_latency_us else 0)
-    str_off = range_off + 16 * len(m.sym_ranges)
+    aipp_off = range_off + 16 * len(m.sym_ranges)
+    str_off = aipp_off + aipp_settings.RECORD_SIZE * len(m.aipp)
     data_off = (str_off + len(strings) + DATA_ALIGN - 1) // DATA_ALIGN * DATA_ALIGN
     file_size = data_off + len(m.onnx)
 
@@ -107,8 +113,8 @@ def to_bytes(m: ConvertedModel) -> bytes:
     out += struct.pack(
         "<8sIIQIIIIIIII QQQQQQQQ dd",
         MAGIC,
-        VERSION,
-        HEADER_SIZE,
+        VERSION_AIPP if m.aipp else VERSION,
+        header_size,
         file_size,
         len(tensors),
         0,
@@ -139,7 +145,9 @@ def to_bytes(m: ConvertedModel) -> bytes:
         cmd_ref[0],
         cmd_ref[1],
     )
-    assert len(out) == HEADER_SIZE
+    if m.aipp:
+        out += struct.pack("<QII", aipp_off, len(m.aipp), 0)
+    assert len(out) == header_size
     for (io, kind), (noff, nlen) in zip(tensors, t_names, strict=True):
         dims = list(io.dims) + [0] * (MAX_RANK - len(io.dims))
         out += struct.pack(
@@ -157,6 +165,8 @@ def to_bytes(m: ConvertedModel) -> bytes:
             out += struct.pack("<d", float(us))
     for lo, hi in m.sym_ranges:
         out += struct.pack("<qq", lo, hi)
+    for index in sorted(m.aipp):
+        out += aipp_settings.record(index, m.aipp[index])
     out += strings
     out += b"\0" * (data_off - len(out))
     out += m.onnx
@@ -181,9 +191,10 @@ def describe(blob: bytes) -> dict:
     if len(blob) < HEADER_SIZE or blob[:8] != MAGIC:
         raise ValueError("not a model converted by sim atc (no simulator model magic)")
     version, header_size, file_size = struct.unpack_from("<IIQ", blob, 8)
-    if version != VERSION or header_size != HEADER_SIZE or file_size != len(blob):
+    want_header = {VERSION: HEADER_SIZE, VERSION_AIPP: HEADER_SIZE_AIPP}.get(version)
+    if header_size != want_header or file_size != len(blob) or len(blob) < header_size:
         raise ValueError(
-            f"not a version-3 simulator model of {len(blob)} bytes (version {version}, "
+            f"not a version-3 or -4 simulator model of {len(blob)} bytes (version {version}, "
             f"header {header_size}, size field {file_size}): only sim atc output can be dumped"
         )
     n_t, _n_ops, n_in, n_out, n_gears, name_off, name_len = struct.unpack_from("<IIIIIII", blob, 24)
@@ -231,6 +242,18 @@ def describe(blob: bytes) -> dict:
         for io in ios[:n_in]:  # an input's range dims as ATC writes them: lo~hi (hi -1: unbounded)
             rec_dims = _input_symbols(blob, tensor_off, io_off, ios.index(io))
             io["ranges"] = [None if d >= 0 else ranges[-1 - d] for d in rec_dims]
+    if version == VERSION_AIPP:
+        aipp_off, n_aipp = struct.unpack_from("<QI", blob, 192)
+        formats = {v: k for k, v in aipp_settings.INPUT_FORMATS.items()}
+        for k in range(n_aipp):
+            at = aipp_off + k * aipp_settings.RECORD_SIZE
+            index, mode, fmt, w, h = struct.unpack_from("<IIiIi", blob, at)
+            ios[index]["aipp"] = (
+                {"aipp_mode": "dynamic", "max_src_image_size": w}
+                if mode == 2
+                else {"input_format": formats.get(fmt, str(fmt)), "src_image_size_w": w,
+                      "src_image_size_h": h}
+            )
     return {
         "name": text(name_off, name_len),
         "dynamic": _KIND_NAMES.get(kind, str(kind)),

@@ -6,13 +6,18 @@
  * (switches are 0/1, per-batch setters need batchIndex < the set's batch
  * size, sizes are positive) and stores them.  aclmdlSetInputAIPP checks the
  * stored set for consistency (input format and source size set, every crop
- * window inside the source image) before looking at the model.  Simulator
- * models never have a dynamic AIPP input (ACL_DYNAMIC_AIPP_NAME), so applying
- * a valid set then fails with ACL_ERROR_GE_AIPP_NOT_EXIST, and
- * aclmdlGetAippType reports ACL_DATA_WITHOUT_AIPP for every input: what the
- * NPU says for a model converted without AIPP.
+ * window inside the source image) before looking at the model.  A model
+ * converted with dynamic AIPP has the ACL_DYNAMIC_AIPP_NAME input: the set,
+ * checked per batch image against the model input, is written there as the
+ * parameter block the execution reads (aipp_apply.c); on a model without one
+ * a valid set fails with ACL_ERROR_GE_AIPP_NOT_EXIST.
+ *
+ * Static AIPP (format_aipp.c, aipp_apply.c) is fixed at conversion.
+ * aclmdlGetAippType tells the kinds apart (static, dynamic, the parameter
+ * input itself, none), and aclmdlGetFirstAippInfo gives an input's settings.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -281,6 +286,100 @@ static aclError check_complete(const char *fn, const aclmdlAIPP *a)
     return ACL_SUCCESS;
 }
 
+/* The model's dynamic AIPP input, or NULL. */
+static const sim_aipp *dynamic_aipp(const sim_model_info *info)
+{
+    for (uint32_t k = 0; k < info->n_aipp; k++)
+        if (info->aipp[k].dynamic)
+            return &info->aipp[k];
+    return NULL;
+}
+
+static void wr_i32(unsigned char *p, int32_t v)
+{
+    uint32_t u = (uint32_t)v;
+    p[0] = (unsigned char)u;
+    p[1] = (unsigned char)(u >> 8);
+    p[2] = (unsigned char)(u >> 16);
+    p[3] = (unsigned char)(u >> 24);
+}
+
+static void wr_i16(unsigned char *p, int16_t v)
+{
+    p[0] = (unsigned char)((uint16_t)v & 0xff);
+    p[1] = (unsigned char)((uint16_t)v >> 8);
+}
+
+/* The parameter block of set a (layout: format.h, SIM_AIPP_BLOCK_*), as the
+ * device reads it from the ascend_dynamic_aipp_data input. */
+static void write_block(const aclmdlAIPP *a, unsigned char *block)
+{
+    memset(block, 0, SIM_AIPP_BLOCK_HEAD + SIM_AIPP_BLOCK_BATCH * a->batch_size);
+    block[0] = (unsigned char)a->input_format;
+    block[1] = (unsigned char)a->csc_switch;
+    block[2] = (unsigned char)a->rbuv_swap;
+    block[3] = (unsigned char)a->ax_swap;
+    block[4] = (unsigned char)a->batch_size;
+    wr_i32(block + 8, a->src_w);
+    wr_i32(block + 12, a->src_h);
+    for (int i = 0; i < 9; i++)
+        wr_i16(block + 16 + 2 * i, a->csc_matrix[i]);
+    memcpy(block + 40, a->csc_out_bias, 3);
+    memcpy(block + 43, a->csc_in_bias, 3);
+    for (uint64_t k = 0; k < a->batch_size; k++) {
+        const aipp_batch *b = &a->batches[k];
+        unsigned char *e = block + SIM_AIPP_BLOCK_HEAD + SIM_AIPP_BLOCK_BATCH * k;
+        e[0] = (unsigned char)b->crop_switch;
+        e[2] = (unsigned char)b->pad_switch;
+        wr_i32(e + 8, b->crop_x);
+        wr_i32(e + 12, b->crop_y);
+        wr_i32(e + 16, b->crop_w);
+        wr_i32(e + 20, b->crop_h);
+        wr_i32(e + 40, b->pad_top);
+        wr_i32(e + 44, b->pad_bottom);
+        wr_i32(e + 48, b->pad_left);
+        wr_i32(e + 52, b->pad_right);
+        for (int c = 0; c < 4; c++) {
+            wr_i16(e + 56 + 2 * c, b->mean[c]);
+            wr_i16(e + 64 + 2 * c, (int16_t)sim_float_to_half(b->min[c]));
+            wr_i16(e + 72 + 2 * c, (int16_t)sim_float_to_half(b->var_reci[c]));
+        }
+    }
+}
+
+/* Set a into the dataset's ascend_dynamic_aipp_data buffer of model info,
+ * after checking every batch image's settings against the model input. */
+static aclError set_dynamic(const char *fn, const sim_model_info *info, const sim_aipp *dyn, aclmdlDataset *ds,
+                            size_t index, const aclmdlAIPP *a)
+{
+    if (index != dyn->data_input)
+        return sim_error(ACL_ERROR_INVALID_PARAM, fn, "index %zu is not the %s input of model '%s' (it is input %u)",
+                         index, ACL_DYNAMIC_AIPP_NAME, info->name, dyn->data_input);
+    if (a->batch_size != (uint64_t)dyn->n)
+        return sim_error(ACL_ERROR_INVALID_PARAM, fn, "the AIPP set was created for %" PRIu64 " images, input %u "
+                         "('%s') takes %" PRId64, a->batch_size, dyn->input, info->inputs[dyn->input].name, dyn->n);
+    uint64_t need = SIM_AIPP_BLOCK_HEAD + SIM_AIPP_BLOCK_BATCH * a->batch_size;
+    if (index >= ds->count || !sim_databuf_ok(ds->buffers[index]) || ds->buffers[index]->size < need)
+        return sim_error(ACL_ERROR_INVALID_PARAM, fn, "the dataset needs a buffer of %" PRIu64 " bytes at index %zu "
+                         "(%s, aclmdlGetAippDataSize) before the parameters can be set", need, index,
+                         ACL_DYNAMIC_AIPP_NAME);
+    unsigned char *block = malloc(need);
+    if (!block)
+        return sim_error(ACL_ERROR_BAD_ALLOC, fn, "out of host memory");
+    write_block(a, block);
+    char why[512];
+    aclError rc = ACL_SUCCESS;
+    for (uint64_t k = 0; k < a->batch_size && rc == ACL_SUCCESS; k++) {
+        sim_aipp one;
+        if (sim_aipp_from_block(dyn, block, need, k, &one, why, sizeof why) != ACL_SUCCESS)
+            rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "%s", why);
+    }
+    if (rc == ACL_SUCCESS)
+        memcpy(ds->buffers[index]->data, block, need);
+    free(block);
+    return rc;
+}
+
 SIM_EXPORT aclError aclmdlSetInputAIPP(uint32_t modelId, aclmdlDataset *dataset, size_t index,
                                        const aclmdlAIPP *aippParmsSet)
 {
@@ -299,9 +398,12 @@ SIM_EXPORT aclError aclmdlSetInputAIPP(uint32_t modelId, aclmdlDataset *dataset,
                        m->meta->info->n_inputs);
     if (rc == ACL_SUCCESS)
         rc = check_complete(fn, aippParmsSet);
-    if (rc == ACL_SUCCESS)
+    const sim_aipp *dyn = rc == ACL_SUCCESS ? dynamic_aipp(m->meta->info) : NULL;
+    if (rc == ACL_SUCCESS && dyn)
+        rc = set_dynamic(fn, m->meta->info, dyn, dataset, index, aippParmsSet);
+    else if (rc == ACL_SUCCESS)
         rc = sim_error(ACL_ERROR_GE_AIPP_NOT_EXIST, fn, "model %u ('%s') has no dynamic AIPP input (%s): input %zu "
-                       "is plain data (aclmdlGetAippType says ACL_DATA_WITHOUT_AIPP)", modelId, m->meta->info->name,
+                       "is not one (aclmdlGetAippType says so)", modelId, m->meta->info->name,
                        ACL_DYNAMIC_AIPP_NAME, index);
     sim_model_unref(m);
     SIM_RETURN(aclmdlSetInputAIPP, rc, "id %u index %zu", modelId, index);
@@ -322,9 +424,114 @@ SIM_EXPORT aclError aclmdlGetAippType(uint32_t modelId, size_t index, aclmdlInpu
         rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "index %zu out of range: model %u has %u inputs", index, modelId,
                        m->meta->info->n_inputs);
     if (rc == ACL_SUCCESS) {
-        *type = ACL_DATA_WITHOUT_AIPP;
-        *dynamicAttachedDataIndex = (size_t)ACL_INVALID_NODE_INDEX;
+        const sim_model_info *info = m->meta->info;
+        const sim_aipp *a = info->inputs[index].aipp, *dyn = dynamic_aipp(info);
+        *type = !a ? ACL_DATA_WITHOUT_AIPP : a->dynamic ? ACL_DATA_WITH_DYNAMIC_AIPP : ACL_DATA_WITH_STATIC_AIPP;
+        *dynamicAttachedDataIndex = a && a->dynamic ? (size_t)a->data_input : (size_t)ACL_INVALID_NODE_INDEX;
+        if (dyn && index == dyn->data_input)
+            *type = ACL_DYNAMIC_AIPP_NODE;
     }
     sim_model_unref(m);
     SIM_RETURN(aclmdlGetAippType, rc, "id %u index %zu", modelId, index);
+}
+
+/* One aclmdlIODims: the name and rank-4 dims. */
+static void io_dims(aclmdlIODims *d, const char *name, const int64_t *dims, uint32_t rank)
+{
+    snprintf(d->name, sizeof d->name, "%s", name);
+    d->dimCount = rank;
+    memcpy(d->dims, dims, sizeof(int64_t) * rank);
+}
+
+/* aclAippInfo of a static-AIPP input: the settings as converted; the
+ * original model input (its format, dtype and dims) as the source and AIPP
+ * output of the one shape a static model has. */
+static void fill_info(const sim_model_info *info, const sim_io *io, aclAippInfo *out)
+{
+    const sim_aipp *a = io->aipp;
+    const sim_tensor *t = &info->tensors[a->tensor];
+    memset(out, 0, sizeof *out);
+    out->srcFormat = t->format;
+    out->srcDatatype = t->dtype;
+    out->srcDimNum = t->rank;
+    out->shapeCount = 1;
+    io_dims(&out->outDims[0].srcDims, io->name, t->dims, t->rank);
+    out->outDims[0].srcSize = (size_t)t->max_bytes;
+    io_dims(&out->outDims[0].aippOutdims, io->name, t->dims, t->rank);
+    out->outDims[0].aippOutSize = (size_t)t->max_bytes;
+    out->aippExtend = NULL;
+    if (a->dynamic)   /* dynamic AIPP: only the original input is described [FirstAipp] */
+        return;
+    out->inputFormat = a->format;
+    out->srcImageSizeW = a->src_w;
+    out->srcImageSizeH = a->src_h;
+    out->cropSwitch = a->crop;
+    out->loadStartPosW = a->crop_x;
+    out->loadStartPosH = a->crop_y;
+    out->cropSizeW = a->crop_w;
+    out->cropSizeH = a->crop_h;
+    out->paddingSwitch = a->padding;
+    out->leftPaddingSize = a->pad_left;
+    out->rightPaddingSize = a->pad_right;
+    out->topPaddingSize = a->pad_top;
+    out->bottomPaddingSize = a->pad_bottom;
+    out->cscSwitch = a->csc;
+    out->rbuvSwapSwitch = a->rbuv_swap;
+    out->axSwapSwitch = a->ax_swap;
+    int32_t *matrix[9] = {&out->matrixR0C0, &out->matrixR0C1, &out->matrixR0C2, &out->matrixR1C0, &out->matrixR1C1,
+                          &out->matrixR1C2, &out->matrixR2C0, &out->matrixR2C1, &out->matrixR2C2};
+    for (int i = 0; i < 9; i++)
+        *matrix[i] = a->matrix[i];
+    out->outputBias0 = a->out_bias[0];
+    out->outputBias1 = a->out_bias[1];
+    out->outputBias2 = a->out_bias[2];
+    out->inputBias0 = a->in_bias[0];
+    out->inputBias1 = a->in_bias[1];
+    out->inputBias2 = a->in_bias[2];
+    int32_t *mean[4] = {&out->meanChn0, &out->meanChn1, &out->meanChn2, &out->meanChn3};
+    float *min[4] = {&out->minChn0, &out->minChn1, &out->minChn2, &out->minChn3};
+    float *var[4] = {&out->varReciChn0, &out->varReciChn1, &out->varReciChn2, &out->varReciChn3};
+    for (int i = 0; i < 4; i++) {
+        *mean[i] = a->mean[i];
+        *min[i] = a->min[i];
+        *var[i] = a->var_reci[i];
+    }
+}
+
+SIM_EXPORT aclError aclmdlGetFirstAippInfo(uint32_t modelId, size_t index, aclAippInfo *aippInfo)
+{
+    SIM_ENTER(aclmdlGetFirstAippInfo);
+    const char *fn = "aclmdlGetFirstAippInfo";
+    sim_model *m = NULL;
+    aclError rc = sim_check_init(fn);
+    if (rc == ACL_SUCCESS && !aippInfo)
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "aippInfo is NULL");
+    if (rc == ACL_SUCCESS && !(m = sim_model_get(modelId)))
+        rc = sim_error(ACL_ERROR_INVALID_MODEL_ID, fn, "modelId %u is not a loaded model", modelId);
+    if (rc == ACL_SUCCESS && index >= m->meta->info->n_inputs)
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "index %zu out of range: model %u has %u inputs", index, modelId,
+                       m->meta->info->n_inputs);
+    if (rc == ACL_SUCCESS && !m->meta->info->inputs[index].aipp)
+        rc = sim_error(ACL_ERROR_NOT_STATIC_AIPP, fn, "input %zu ('%s') of model %u has no AIPP "
+                       "(aclmdlGetAippType says ACL_DATA_WITHOUT_AIPP)", index, m->meta->info->inputs[index].name,
+                       modelId);
+    if (rc == ACL_SUCCESS)
+        fill_info(m->meta->info, &m->meta->info->inputs[index], aippInfo);
+    sim_model_unref(m);
+    SIM_RETURN(aclmdlGetFirstAippInfo, rc, "id %u index %zu", modelId, index);
+}
+
+SIM_EXPORT aclError aclmdlGetAippDataSize(uint64_t batchSize, size_t *size)
+{
+    SIM_ENTER(aclmdlGetAippDataSize);
+    const char *fn = "aclmdlGetAippDataSize";
+    aclError rc = ACL_SUCCESS;
+    if (!size)
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "size is NULL");
+    else if (batchSize == 0 || batchSize > ACL_MAX_BATCH_NUM)
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "batchSize %" PRIu64 " out of range 1..%d", batchSize,
+                       ACL_MAX_BATCH_NUM);
+    else
+        *size = SIM_AIPP_BLOCK_HEAD + SIM_AIPP_BLOCK_BATCH * (size_t)batchSize;
+    SIM_RETURN(aclmdlGetAippDataSize, rc, "batch %" PRIu64, batchSize);
 }

@@ -125,6 +125,7 @@ void sim_model_info_free(sim_model_info *info)
     free(info->gear_vals);
     free(info->out_gear_dims);
     free(info->gear_latency_us);
+    free(info->aipp);
     free(info);
 }
 
@@ -158,7 +159,10 @@ aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_mod
         return sim_error(ACL_ERROR_PARSE_MODEL, fn,
                          "simulator model version %u is not supported (this simulator reads versions 1 to %u; "
                          "rebuild the model with this ascend_engine)", version, SIM_MODEL_VERSION);
-    uint32_t want_header = version == 1 ? SIM_HEADER_SIZE : version == 2 ? SIM_HEADER_SIZE_V2 : SIM_HEADER_SIZE_V3;
+    uint32_t want_header = version == 1   ? SIM_HEADER_SIZE
+                           : version == 2 ? SIM_HEADER_SIZE_V2
+                           : version == 3 ? SIM_HEADER_SIZE_V3
+                                          : SIM_HEADER_SIZE_V4;
     if (header_size != want_header)
         return sim_error(ACL_ERROR_PARSE_MODEL, fn,
                          "invalid simulator model: header size %u at byte 12, expected %u for version %u",
@@ -217,18 +221,22 @@ aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_mod
         PARSE_FAIL("model name (string %u+%u, header byte 44) is empty, too long, outside the string table or "
                    "is not UTF-8 text without control characters", name_off, name_len);
 
-    char dwhy[256];
+    char dwhy[512];
     if (!sim_format_read_dynamic(m, b, size, version, gear_off, dwhy, sizeof dwhy))
         PARSE_FAIL("%s", dwhy);
     if (version >= 3) {
-        /* version 3: the data section is an ONNX graph that ONNX Runtime runs (format_onnx.c) */
+        /* version 3: the data section is an ONNX graph that ONNX Runtime runs (format_onnx.c);
+         * version 4 (static AIPP) holds either kind of model */
         m->executor = rd32(b + 160);
-        if (m->executor != SIM_EXEC_ONNX)
-            PARSE_FAIL("executor %u at byte 160 is not 1 (ONNX graph)", m->executor);
-        if (m->n_ops != 0)
+        if (m->executor != SIM_EXEC_ONNX && !(version == 4 && m->executor == SIM_EXEC_OPS))
+            PARSE_FAIL("executor %u at byte 160 is not %s", m->executor,
+                       version == 3 ? "1 (ONNX graph)" : "0 (simulator ops) or 1 (ONNX graph)");
+        if (m->executor == SIM_EXEC_ONNX && m->n_ops != 0)
             PARSE_FAIL("an ONNX model has no simulator ops, the header (byte 28) says %u", m->n_ops);
-        if (m->data_size == 0)
+        if (m->executor == SIM_EXEC_ONNX && m->data_size == 0)
             PARSE_FAIL("the data section of an ONNX model (bytes 104/112) is empty: it holds the ONNX graph");
+        if (m->executor == SIM_EXEC_OPS && (rd32(b + 164) || rd64(b + 168) || rd64(b + 176)))
+            PARSE_FAIL("a model of simulator ops has no ONNX tables: header bytes 164..183 must be 0");
         if (!in_range(rd32(b + 184), rd32(b + 188), str_size))
             PARSE_FAIL("the conversion command (string %u+%u, header byte 184) lies outside the string table",
                        rd32(b + 184), rd32(b + 188));
@@ -342,6 +350,8 @@ aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_mod
     if (!sim_format_check_inputs(m, dwhy, sizeof dwhy))
         PARSE_FAIL("%s", dwhy);
     if (m->executor == SIM_EXEC_ONNX && !sim_format_read_onnx(m, b, size, dwhy, sizeof dwhy))
+        PARSE_FAIL("%s", dwhy);
+    if (version >= 4 && !sim_format_read_aipp(m, b, size, dwhy, sizeof dwhy))
         PARSE_FAIL("%s", dwhy);
 
     /* ops, in order: every input must be available, every result produced once */

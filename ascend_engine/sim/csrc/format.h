@@ -15,11 +15,21 @@
 
 #define SIM_MODEL_MAGIC "AESIMMDL"
 #define SIM_MODEL_MAGIC_LEN 8
-#define SIM_MODEL_VERSION 3u      /* the newest version read; versions 1 and 2 are read too */
+#define SIM_MODEL_VERSION 4u      /* the newest version read; versions 1 to 3 are read too */
 
 #define SIM_HEADER_SIZE 136u      /* version 1 */
 #define SIM_HEADER_SIZE_V2 160u   /* version 2: + the dynamic section fields */
 #define SIM_HEADER_SIZE_V3 192u   /* version 3: + the ONNX executor fields */
+#define SIM_HEADER_SIZE_V4 208u   /* version 4: + the static AIPP table */
+#define SIM_AIPP_RECORD 176u
+/* The dynamic AIPP parameter block in the ascend_dynamic_aipp_data input:
+ * a 64-byte head (format, switches, source size, matrix, biases) and one
+ * 96-byte entry per batch image (crop, padding, mean, min, var_reci), the
+ * layout of the AIPP op's parameters (docs/sim-model-format.md, "Version 4:
+ * AIPP"); written by aclmdlSetInputAIPP (aipp.c), read at execution
+ * (aipp_apply.c). */
+#define SIM_AIPP_BLOCK_HEAD 64u
+#define SIM_AIPP_BLOCK_BATCH 96u
 #define SIM_TENSOR_RECORD 104u
 #define SIM_OP_RECORD 192u
 #define SIM_IO_RECORD 16u
@@ -89,6 +99,27 @@ typedef struct sim_op {
     uint64_t scratch_bytes;       /* float32 scratch this op needs at the largest gear */
 } sim_op;
 
+/* One input's static AIPP (docs/sim-model-format.md, "Version 4: AIPP"): the
+ * uint8 source image the input takes, and how the AIPP unit turns it into
+ * the model tensor it feeds (aipp_apply.c). */
+typedef struct sim_aipp {
+    uint32_t input;               /* the file input it belongs to */
+    uint32_t tensor;              /* the model tensor the AIPP output fills */
+    aclAippInputFormat format;    /* ACL_YUV420SP_U8, ACL_XRGB8888_U8, ACL_RGB888_U8 or ACL_YUV400_U8 */
+    int32_t src_w, src_h;
+    int8_t crop, padding, csc, rbuv_swap, ax_swap;
+    int32_t crop_x, crop_y, crop_w, crop_h;
+    int32_t pad_left, pad_right, pad_top, pad_bottom;
+    int32_t matrix[9], in_bias[3], out_bias[3], mean[4];
+    float min[4], var_reci[4], pad_value;
+    int nhwc;                     /* the model tensor's layout */
+    int64_t n, c, h, w;           /* the model tensor's dims */
+    uint64_t image_bytes;         /* one source image */
+    int dynamic;                  /* mode 2: the settings come from the parameter block at run time */
+    uint64_t max_src_bytes;       /* dynamic: the input's bytes (max_src_image_size) */
+    uint32_t data_input;          /* dynamic: the index of the ascend_dynamic_aipp_data input */
+} sim_aipp;
+
 typedef struct sim_io {
     uint32_t tensor;              /* UINT32_MAX for the synthesized ascend_mbatch_shape_data input */
     char name[SIM_MAX_NAME + 1];
@@ -102,6 +133,8 @@ typedef struct sim_io {
                                   /* output shape at each gear), else NULL */
     int shape_after_run;          /* ONNX shape-range models' outputs with -1 dims: the shape is */
                                   /* known only once ONNX Runtime has run (ort_exec.c) */
+    const sim_aipp *aipp;         /* inputs with static AIPP: dtype, dims and size are the source */
+                                  /* image's (aclmdlGetInputDimsV2's NHWC dims), else NULL */
 } sim_io;
 
 typedef struct sim_model_info {
@@ -126,6 +159,8 @@ typedef struct sim_model_info {
     uint32_t executor;            /* SIM_EXEC_*: ONNX models keep the ONNX graph in the data section */
     int64_t *out_gear_dims;       /* ONNX gear models: the output shapes per gear (sim_io.gear_dims) */
     double *gear_latency_us;      /* n_gears device times, one per gear, or NULL */
+    sim_aipp *aipp;               /* version 4: n_aipp static AIPP inputs, else NULL */
+    uint32_t n_aipp;
 } sim_model_info;
 
 /* Parse and validate a model image.  On failure returns 100012 (not a
@@ -164,6 +199,31 @@ uint32_t sim_gear_index(const sim_model_info *m, const uint64_t *sym);
  * table outputs (the largest gear's when sym is no gear); sym NULL: the
  * record's dims, symbolic ones negative. */
 void sim_io_dims(const sim_model_info *m, const sim_io *io, const uint64_t *sym, int64_t *out);
+
+/* format_aipp.c: the static AIPP table of a version-4 header (after the
+ * inputs are read): checks every record against ATC's rules and the model
+ * tensor it feeds, then describes each AIPP input as its source image.  On
+ * failure: the problem in `why`, 0 returned. */
+int sim_format_read_aipp(sim_model_info *m, const unsigned char *b, size_t size, char *why, size_t n);
+/* The model-side view of input `io`: the tensor an AIPP input feeds (for
+ * ONNX Runtime); a copy of *io for any other input. */
+void sim_aipp_model_io(const sim_model_info *m, const sim_io *io, sim_io *out);
+/* The settings of a (or of one batch image of a dynamic) AIPP against its
+ * tensor (a->n, c, h, w set): ranges, the crop inside the source, the even
+ * YUV420SP rules, the channels and the output size; sets image_bytes.  On
+ * failure: the rule in `why`, 0 returned. */
+int sim_aipp_check(sim_aipp *a, char *why, size_t n);
+/* aipp_apply.c: batch image `b`'s settings from a dynamic parameter block of
+ * `len` bytes, checked against the tensor of `model` (sim_aipp_check).
+ * ACL_ERROR_GE_AIPP_BATCH_EMPTY when aclmdlSetInputAIPP never wrote it,
+ * ACL_ERROR_GE_PARAM_INVALID for another problem (in err). */
+aclError sim_aipp_from_block(const sim_aipp *model, const unsigned char *block, size_t len, uint64_t b,
+                             sim_aipp *out, char *err, size_t n);
+/* aclmdlGetInputDims' dims of an AIPP input: the image's n, h, w, channels. */
+void sim_aipp_image_dims(const sim_aipp *a, int64_t dims[4]);
+/* aipp_apply.c: the model tensor (a->n x c x h x w, float32 or float16 in
+ * the tensor's layout) from the source images at `image`. */
+void sim_aipp_apply(const sim_aipp *a, aclDataType dtype, const unsigned char *image, void *out);
 
 /* The dtypes model tensors may have (float32, float16, int32, uint8, int64). */
 int sim_model_dtype_ok(int32_t dtype);

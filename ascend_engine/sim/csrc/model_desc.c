@@ -175,7 +175,11 @@ aclError sim_fill_dims(const char *fn, const aclmdlDesc *d, size_t index, int is
 SIM_EXPORT aclError aclmdlGetInputDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims)
 {
     SIM_ENTER(aclmdlGetInputDims);
-    SIM_RETURN(aclmdlGetInputDims, sim_fill_dims("aclmdlGetInputDims", modelDesc, index, 1, dims, 0), "index %zu", index);
+    aclError rc = sim_fill_dims("aclmdlGetInputDims", modelDesc, index, 1, dims, 0);
+    const sim_aipp *aipp = rc == ACL_SUCCESS ? modelDesc->meta->info->inputs[index].aipp : NULL;
+    if (aipp)   /* the source image's n, h, w, c; aclmdlGetInputDimsV2 gives the dims of its bytes */
+        sim_aipp_image_dims(aipp, dims->dims);
+    SIM_RETURN(aclmdlGetInputDims, rc, "index %zu", index);
 }
 
 SIM_EXPORT aclError aclmdlGetOutputDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims)

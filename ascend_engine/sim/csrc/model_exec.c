@@ -220,9 +220,75 @@ static uint64_t range_layout(const sim_model_info *info, const uint64_t *sym, ui
     return work + scratch;
 }
 
-/* Run every op of the model for the plan's gear or shapes, from the plan's
- * input buffers into its output buffers. */
-static aclError run_ops(sim_model *m, const exec_plan *p, char *err, size_t errlen)
+/* Fill `tensor` from AIPP input a's source images: with its static settings,
+ * or, for dynamic AIPP, each batch image with its entry of the parameter
+ * block in the ascend_dynamic_aipp_data input (checked now: the program
+ * writes that buffer). */
+static aclError apply_aipp(const sim_model_info *info, const exec_plan *p, const sim_aipp *a, void *tensor,
+                           char *err, size_t errlen)
+{
+    const sim_tensor *t = &info->tensors[a->tensor];
+    if (!a->dynamic) {
+        sim_aipp_apply(a, t->dtype, p->in[a->input], tensor);
+        return ACL_SUCCESS;
+    }
+    size_t per_image = (size_t)(a->c * a->h * a->w) * t->elem_size;
+    const unsigned char *image = p->in[a->input];
+    for (int64_t b = 0; b < a->n; b++) {
+        sim_aipp one;
+        aclError rc = sim_aipp_from_block(a, p->in[a->data_input], p->in_len[a->data_input], (uint64_t)b, &one,
+                                          err, errlen);
+        if (rc != ACL_SUCCESS)
+            return rc;
+        sim_aipp_apply(&one, t->dtype, image + (uint64_t)b * one.image_bytes, (unsigned char *)tensor + per_image * b);
+    }
+    return ACL_SUCCESS;
+}
+
+/* The inputs the model computes from: the plan's buffers, except that each
+ * AIPP input's source images become the model tensor they feed
+ * (aipp_apply.c), in host memory freed by unstage_aipp.  Entries n_in.. of
+ * the array (*out) hold those allocations. */
+static aclError stage_aipp(const sim_model_info *info, const exec_plan *p, void ***out, char *err, size_t errlen)
+{
+    void **in = calloc((size_t)p->n_in + info->n_aipp, sizeof *in);
+    aclError rc = ACL_SUCCESS;
+    if (!in) {
+        snprintf(err, errlen, "out of host memory applying the AIPP of model '%s'", info->name);
+        return ACL_ERROR_RT_MODEL_EXECUTE;
+    }
+    memcpy(in, p->in, sizeof *in * p->n_in);
+    for (uint32_t k = 0; k < info->n_aipp && rc == ACL_SUCCESS; k++) {
+        const sim_aipp *a = &info->aipp[k];
+        void *tensor = malloc(info->tensors[a->tensor].max_bytes);
+        if (!tensor) {
+            snprintf(err, errlen, "out of host memory applying the AIPP of model '%s'", info->name);
+            rc = ACL_ERROR_RT_MODEL_EXECUTE;
+            break;
+        }
+        in[a->input] = in[p->n_in + k] = tensor;
+        rc = apply_aipp(info, p, a, tensor, err, errlen);
+    }
+    if (rc != ACL_SUCCESS) {
+        for (uint32_t k = 0; k < info->n_aipp; k++)
+            free(in[p->n_in + k]);
+        free(in);
+        return rc;
+    }
+    *out = in;
+    return ACL_SUCCESS;
+}
+
+static void unstage_aipp(const sim_model_info *info, const exec_plan *p, void **in)
+{
+    for (uint32_t k = 0; k < info->n_aipp; k++)
+        free(in[p->n_in + k]);
+    free(in);
+}
+
+/* Run every op of the model for the plan's gear or shapes, from the input
+ * buffers `in` into the plan's output buffers. */
+static aclError run_ops(sim_model *m, const exec_plan *p, void *const *in_bufs, char *err, size_t errlen)
 {
     const sim_model_info *info = m->meta->info;
     const uint64_t *sym = p->dynamic ? p->sym : NULL;
@@ -248,7 +314,7 @@ static aclError run_ops(sim_model *m, const exec_plan *p, char *err, size_t errl
     }
     for (uint32_t i = 0; i < p->n_in; i++)
         if (info->inputs[i].tensor != UINT32_MAX)
-            ptr[info->inputs[i].tensor] = p->in[i];
+            ptr[info->inputs[i].tensor] = in_bufs[i];
     for (uint32_t k = 0; k < info->n_ops; k++) {
         const sim_op *op = &info->ops[k];
         sim_view in[SIM_MAX_OP_INPUTS], out;
@@ -310,11 +376,20 @@ static aclError run_plan(sim_stream *s, sim_model *m, const exec_plan *p, char *
     }
     uint64_t start = sim_now_ns();
     const uint64_t *sym = p->dynamic ? p->sym : NULL;
-    if (info->executor == SIM_EXEC_ONNX)
-        rc = sim_ort_run(m->ort_session, info, sym, p->in, p->out, p->out_len, m->skip_compute, p->out_dims, err,
+    /* static AIPP runs first and adds no modelled device time of its own (docs/simulator.md, "Static AIPP") */
+    void **in = p->in;
+    if (info->n_aipp)
+        rc = stage_aipp(info, p, &in, err, errlen);
+    if (rc != ACL_SUCCESS) {
+        in = NULL;
+    } else if (info->executor == SIM_EXEC_ONNX) {
+        rc = sim_ort_run(m->ort_session, info, sym, in, p->out, p->out_len, m->skip_compute, p->out_dims, err,
                          errlen);
-    else
-        rc = run_ops(m, p, err, errlen);
+    } else {
+        rc = run_ops(m, p, in, err, errlen);
+    }
+    if (in && in != p->in)
+        unstage_aipp(info, p, in);
     /* the device-time model: the execution occupies its stream at least this long, so it takes
      * max(modelled time, real compute time) */
     if (rc == ACL_SUCCESS && info->executor == SIM_EXEC_ONNX && info->dyn_kind == SIM_DYN_RANGE)

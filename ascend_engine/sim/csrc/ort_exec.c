@@ -325,7 +325,12 @@ aclError sim_ort_run(void *session, const sim_model_info *info, const uint64_t *
     OrtStatus *st = NULL;
     for (uint32_t i = 0; i < n_in + n_out && !st; i++) {
         const sim_io *io = i < n_in ? &info->inputs[i] : &info->outputs[i - n_in];
+        sim_io model_side;   /* a static-AIPP input reaches the graph as the tensor AIPP made */
         names[i] = io->name;
+        if (i < n_in && io->aipp) {
+            sim_aipp_model_io(info, io, &model_side);
+            io = &model_side;
+        }
         if (!io->shape_after_run)   /* else vals[i] stays NULL: ONNX Runtime allocates the output */
             st = wrap(info, io, sym, i < n_in ? in[i] : out[i - n_in], &vals[i]);
     }

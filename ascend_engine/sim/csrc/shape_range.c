@@ -129,7 +129,8 @@ aclError sim_range_describe_outputs(const char *fn, const sim_model *m, aclmdlDa
 SIM_EXPORT aclError aclmdlGetInputDimsV2(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims)
 {
     SIM_ENTER(aclmdlGetInputDimsV2);
-    /* V2 differs from aclmdlGetInputDims only for static-AIPP inputs, which simulator models do not have */
+    /* V2 differs from aclmdlGetInputDims only for static-AIPP inputs: their dims are those of the
+     * image's bytes (YUV420SP: n, h x 1.5, w, 1), which sim_fill_dims reports (format_aipp.c) */
     SIM_RETURN(aclmdlGetInputDimsV2, sim_fill_dims("aclmdlGetInputDimsV2", modelDesc, index, 1, dims, 0),
                "index %zu", index);
 }

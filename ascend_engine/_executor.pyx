@@ -379,6 +379,8 @@ cdef class Engine(Resource):
         cdef ae_request_shape req
         cdef const ae_request_shape *req_ptr = NULL
         cdef cnp.ndarray row_bytes, gear_dims, gear_at, gear_count
+        cdef cnp.ndarray times_held
+        cdef int64_t *times_at = NULL
         shape = record.shape
         if shape is not None:
             # the executor copies these into the slot before submit returns
@@ -392,14 +394,18 @@ cdef class Engine(Resource):
         if record.out_rows is not None:
             rows_array = record.out_rows
             out_rows = <uint64_t *>cnp.PyArray_DATA(rows_array)
+        if record.times is not None:
+            # the record owns the array until the executor is done with it
+            times_held = record.times
+            times_at = <int64_t *>cnp.PyArray_DATA(times_held)
         while True:
             self._ensure_open()
             self._arm_poll()
             ticket = ae_engine_submitted(self._engine)
             self._requests.track(ticket, record)   # its host steps may run before submit returns
             with nogil:
-                rc = ae_engine_submit_shaped(self._engine, ins.ptrs, n_rows, <void *const *>outp.ptrs, out_rows,
-                                             req_ptr, &err)
+                rc = ae_engine_submit_timed(self._engine, ins.ptrs, n_rows, <void *const *>outp.ptrs, out_rows,
+                                            req_ptr, times_at, &err)
             if rc != 0:
                 self._requests.forget(ticket)
             failure = self._settle(rc, &err)
@@ -481,6 +487,11 @@ cdef class Engine(Resource):
         and what passing it does is ``compile(timeout_action=)``'s.
         """
         self._refuse_reentry("submit()", False)
+        return self._admit(feeds, timeout, block, priority).future
+
+    def _admit(self, feeds, timeout, block, priority, timed=False):
+        """submit()'s work: the admitted Call.  ``timed``: its device
+        requests record when they went in and came out (Call.times)."""
         level = self._server.level_of(priority)
         inputs, outputs, rows, shape = self._requests.request(feeds)
         submitted = time.monotonic()
@@ -488,8 +499,10 @@ cdef class Engine(Resource):
         self._ensure_open()
         call = Call(ServingFuture(self._server), inputs, outputs, rows, deadline, self._requests.names, shape,
                     level, submitted)
+        if timed:
+            call.times = [None, None]
         self._server.admit(call, bool(block))
-        return call.future
+        return call
 
     async def run_async(self, feeds, *, timeout=None, priority=None, wait_for_room=True):
         """``await engine.run_async(feeds)``: run one request without blocking
@@ -573,7 +586,7 @@ cdef class Engine(Resource):
                 raise failure
         return self._requests.result(outs)
 
-    def run_many(self, feeds_iterable):
+    def run_many(self, feeds_iterable, *, times=None):
         """Yield the outputs of each feeds dict in order, keeping up to ``depth``
         requests in flight.  Each feeds dict is one request (split if above
         ``max_batch``).
@@ -581,29 +594,46 @@ cdef class Engine(Resource):
         The generator may be abandoned at any point (break, an exception in
         the loop or in the iterable, close()): requests already on the device
         complete in the background and their results are dropped.
+
+        ``times``: a list that gets, before each result is yielded, that
+        request's ``(enqueued, done)`` on the ``time.monotonic_ns()`` clock,
+        as ``run_batch(times=)`` records them: when the executor took its
+        first execution (after any wait for a free slot) and when its last
+        execution's outputs were in the result arrays.  Left None, no clock
+        is read per request.
         """
         self._refuse_reentry("run_many()")
+        if times is not None and not isinstance(times, list):
+            raise TypeError(f"run_many(times=) takes a list to append to, got {type(times).__name__}")
         if self._requests.direct:
-            return self._run_many_direct(feeds_iterable)
-        return self._run_submitted(feeds_iterable)
+            return self._run_many_direct(feeds_iterable, times)
+        return self._run_submitted(feeds_iterable, times)
 
-    def _run_submitted(self, feeds_iterable):
+    def _run_submitted(self, feeds_iterable, times=None):
         """run_many through submit(): each feeds dict one request, ``depth``
         in flight.  An abandoned generator cancels what has not started; what
         has runs to the end into arrays its request owns."""
         pending = collections.deque()
+        timed = times is not None
         try:
             for feeds in feeds_iterable:
                 if len(pending) >= self.plan.depth:
-                    yield pending.popleft().result()
-                pending.append(self.submit(feeds))
+                    yield self._call_result(pending.popleft(), times)
+                pending.append(self._admit(feeds, None, True, None, timed))
             while pending:
-                yield pending.popleft().result()
+                yield self._call_result(pending.popleft(), times)
         finally:
-            for future in pending:
-                future.cancel()
+            for call in pending:
+                call.future.cancel()
 
-    def _run_many_direct(self, feeds_iterable):
+    @staticmethod
+    def _call_result(call, times):
+        result = call.future.result()
+        if times is not None:
+            times.append(tuple(call.times))
+        return result
+
+    def _run_many_direct(self, feeds_iterable, times=None):
         """run_many of a plain plan: each request's record goes to the
         executor from this thread, and this thread completes it (no server
         hand-over: the least host CPU per request)."""
@@ -615,26 +645,34 @@ cdef class Engine(Resource):
             if rows > self.plan.max_batch:
                 # rare: deliver ours, then run this one split
                 while mine:
-                    yield self._collect(mine.popleft())
-                yield self.run_batch(feeds, batch_size=rows)
+                    yield self._collect(mine.popleft(), times)
+                split_times = None if times is None else np.zeros((1, 2), np.int64)
+                result = self.run_batch(feeds, batch_size=rows, times=split_times)
+                if times is not None:
+                    times.append((int(split_times[0, 0]), int(split_times[0, 1])))
+                yield result
                 continue
             requests.check_fixed(rows, rows)
             record = DeviceRequest(requests.outputs_for(rows))
+            if times is not None:
+                record.times = np.zeros(2, np.int64)
             ins = _Arrays(arrays)
             if len(mine) >= self.plan.depth:
-                yield self._collect(mine.popleft())
+                yield self._collect(mine.popleft(), times)
             with self._lock:
                 self._submit(record, ins, rows)
             mine.append(record)
         while mine:
-            yield self._collect(mine.popleft())
+            yield self._collect(mine.popleft(), times)
 
-    def _collect(self, record):
+    def _collect(self, record, times=None):
         if not record.done:
             with self._lock:
                 self._wait_for(record)
         elif record.error is not None:
             raise record.error
+        if times is not None:
+            times.append((int(record.times[0]), int(record.times[1])))
         return self._requests.result(record.outputs)
 
     # ---- the serving protocol (ascend_engine.serving; engine lock held unless said) ----
@@ -681,12 +719,13 @@ cdef class Engine(Resource):
         if rc < 0 and err.request == AE_NO_REQUEST:
             _log.warning("ascend_engine: completing requests failed: %s", failure)
 
-    def _enqueue_device(self, list inputs, list outputs, uint64_t rows, on_done, shape=None):
+    def _enqueue_device(self, list inputs, list outputs, uint64_t rows, on_done, shape=None, timed=False):
         """Put one device request on the device (a free slot is known to exist).
         Where a host step sets an output's rows, ``outputs`` holds None (see
         Requests.device_request).  ``shape``: the request's RequestShape in a
-        plan with dynamic shapes."""
-        record = self._requests.device_request(inputs, outputs, rows, on_done, shape)
+        plan with dynamic shapes.  ``timed``: the executor records its times
+        (DeviceRequest.times)."""
+        record = self._requests.device_request(inputs, outputs, rows, on_done, shape, timed)
         cdef _Arrays ins = _Arrays(inputs)
         self._submit(record, ins, rows)
         self._server.cv.notify()     # the completer

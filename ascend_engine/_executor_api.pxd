@@ -166,6 +166,9 @@ cdef extern from "ascend_engine/executor.h" nogil:
     int ae_engine_submit_shaped(ae_engine *engine, const void *const *inputs, uint64_t rows,
                                 void *const *outputs, uint64_t *out_rows, const ae_request_shape *shape,
                                 ae_error *err)
+    int ae_engine_submit_timed(ae_engine *engine, const void *const *inputs, uint64_t rows,
+                               void *const *outputs, uint64_t *out_rows, const ae_request_shape *shape,
+                               int64_t *times, ae_error *err)
     int ae_engine_complete_one(ae_engine *engine, ae_error *err)
     int ae_engine_flush(ae_engine *engine, ae_error *err)
     int ae_engine_run_batch(ae_engine *engine, const void *const *inputs, uint64_t total_rows,

@@ -387,6 +387,53 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_options(group, options):
+    """Add ``options`` to ``group``: (flag, keyword arguments of add_argument) each."""
+    for flag, kwargs in options:
+        group.add_argument(flag, **kwargs)
+
+
+# perf_analyzer's options besides the two ranges, as perf_analyzer spells them (bench/perf.py)
+_PERF_ANALYZER_OPTIONS = (
+    ("--request-distribution", dict(choices=("constant", "poisson"),
+                                    help="the gaps between arrivals of an open loop "
+                                         "(perf_analyzer's default: constant)")),
+    ("--measurement-interval", dict(type=positive_float_arg, metavar="MS",
+                                    help="measure each point in windows of MS ms until stable")),
+    ("--stability-percentage", dict(type=positive_float_arg, metavar="PERCENT",
+                                    help="stable: the last 3 windows' throughput and latency within PERCENT "
+                                         "(default 10)")),
+    ("--max-trials", dict(type=positive_int_arg, metavar="N", help="at most N windows (default 10)")),
+    ("--percentile", dict(type=percentile_arg, metavar="N",
+                          help="judge stability on the pN latency instead of the average")),
+    ("-f", dict(dest="perf_csv", metavar="FILE",
+                help="write perf_analyzer's CSV (one row per point, microseconds)")),
+)
+
+# ais_bench's options, as ais_bench spells them (ascend_engine/bench/ais.py)
+_AIS_BENCH_OPTIONS = (
+    ("--model", dict(metavar="MODEL_OR_SPEC",
+                     help="run as ais_bench does: its summary, its output files, one engine per --device")),
+    ("--loop", dict(type=positive_int_arg, help="timed requests (default 1)")),
+    ("--warmup_count", dict(type=non_negative_int_arg, help="untimed requests first (default 1)")),
+    ("--dymBatch", dict(type=positive_int_arg, metavar="N", help="the batch of a dynamic-batch model")),
+    ("--dymHW", dict(type=hw_arg, metavar="H,W", help="the image size of a dynamic image-size model")),
+    ("--dymDims", dict(metavar="NAME:D,D,...[;...]", help="the gear of a dynamic-dims model")),
+    ("--dymShape", dict(metavar="NAME:D,D,...[;...]", help="the shapes of a shape-range model")),
+    ("--dymShape_range", dict(metavar="NAME:D,LOW~HIGH,A-B,...[;...]",
+                              help="run every shape of these ranges in turn, a summary each")),
+    ("--outfmt", dict(choices=("NPY", "BIN", "TXT"), help="file format of the --output files (default BIN)")),
+    ("--output_dirname", dict(metavar="NAME",
+                              help="with --output: write into OUTPUT/NAME instead of a date-time folder")),
+    ("--pure_data_type", dict(choices=("zero", "random"),
+                              help="the inputs without --input: zeros (the default) or random data")),
+    ("--batchsize", dict(type=positive_int_arg, metavar="N",
+                         help="the batch size the throughput counts (default: the rows of a request)")),
+    ("--display_all_summary", dict(type=switch_arg, metavar="1|0",
+                                   help="accepted for ais_bench's scripts; H2D and D2H are always shown")),
+)
+
+
 def _perf_analyzer_options(p):
     """perf_analyzer's load options and CSV, spelled as perf_analyzer spells them (bench/perf.py)."""
     g = p.add_argument_group("perf_analyzer's options (docs/cli.md, \"The perf_analyzer options\")")
@@ -395,44 +442,13 @@ def _perf_analyzer_options(p):
                         help="closed loop at START, START+STEP, ... END callers")
     ranges.add_argument("--request-rate-range", metavar="START:END:STEP",
                         help="open loop at START ... END requests/s")
-    g.add_argument("--request-distribution", choices=("constant", "poisson"),
-                   help="the gaps between arrivals of an open loop (perf_analyzer's default: constant)")
-    g.add_argument("--measurement-interval", type=positive_float_arg, metavar="MS",
-                   help="measure each point in windows of MS ms until stable")
-    g.add_argument("--stability-percentage", type=positive_float_arg, metavar="PERCENT",
-                   help="stable: the last 3 windows' throughput and latency within PERCENT (default 10)")
-    g.add_argument("--max-trials", type=positive_int_arg, metavar="N", help="at most N windows (default 10)")
-    g.add_argument("--percentile", type=percentile_arg, metavar="N",
-                   help="judge stability on the pN latency instead of the average")
-    g.add_argument("-f", dest="perf_csv", metavar="FILE",
-                   help="write perf_analyzer's CSV (one row per point, microseconds)")
+    _add_options(g, _PERF_ANALYZER_OPTIONS)
 
 
 def _ais_bench_options(p):
     """ais_bench's options, spelled as ais_bench spells them (ascend_engine/bench/ais.py)."""
     g = p.add_argument_group("ais_bench's options (docs/cli.md, \"The ais_bench options\")")
-    g.add_argument("--model", metavar="MODEL_OR_SPEC",
-                   help="run as ais_bench does: its summary, its output files, one engine per --device")
-    g.add_argument("--loop", type=positive_int_arg, help="timed requests (default 1)")
-    g.add_argument("--warmup_count", type=non_negative_int_arg, help="untimed requests first (default 1)")
-    g.add_argument("--dymBatch", type=positive_int_arg, metavar="N",
-                   help="the batch of a dynamic-batch model")
-    g.add_argument("--dymHW", type=hw_arg, metavar="H,W",
-                   help="the image size of a dynamic image-size model")
-    g.add_argument("--dymDims", metavar="NAME:D,D,...[;...]", help="the gear of a dynamic-dims model")
-    g.add_argument("--dymShape", metavar="NAME:D,D,...[;...]", help="the shapes of a shape-range model")
-    g.add_argument("--dymShape_range", metavar="NAME:D,LOW~HIGH,A-B,...[;...]",
-                   help="run every shape of these ranges in turn, a summary each")
-    g.add_argument("--outfmt", choices=("NPY", "BIN", "TXT"),
-                   help="file format of the --output files (default BIN)")
-    g.add_argument("--output_dirname", metavar="NAME",
-                   help="with --output: write into OUTPUT/NAME instead of a date-time folder")
-    g.add_argument("--pure_data_type", choices=("zero", "random"),
-                   help="the inputs without --input: zeros (the default) or random data")
-    g.add_argument("--batchsize", type=positive_int_arg, metavar="N",
-                   help="the batch size the throughput counts (default: the rows of a request)")
-    g.add_argument("--display_all_summary", type=switch_arg, metavar="1|0",
-                   help="accepted for ais_bench's scripts; H2D and D2H are always shown")
+    _add_options(g, _AIS_BENCH_OPTIONS)
 
 
 def _version() -> str:

@@ -33,7 +33,7 @@ class DeviceRequest:
     caller that gives up on them), and its outcome once the executor is done
     with it."""
 
-    __slots__ = ("ticket", "outputs", "done", "error", "on_done", "out_rows", "walk", "shape")
+    __slots__ = ("ticket", "outputs", "done", "error", "on_done", "out_rows", "walk", "shape", "times")
 
     def __init__(self, outputs, on_done=None, variable=False):
         self.ticket = None
@@ -47,6 +47,9 @@ class DeviceRequest:
         self.walk = None
         # its RequestShape in a plan with dynamic shapes (the executor copies it into the slot)
         self.shape = None
+        # a timed request: int64 [enqueued, done] on time.monotonic_ns()'s clock, which the executor
+        # writes (docs/executor.md, "Timing run_many's requests"); None: untimed
+        self.times = None
 
 
 def for_plan(plan) -> Requests:
@@ -88,12 +91,16 @@ class Requests:
             return np.empty(rows * self.plan.tensors[t].row_bytes // np.dtype(dtype).itemsize, dtype=dtype)
         return np.empty((rows,) + trailing, dtype=dtype)
 
-    def device_request(self, inputs, outputs, rows, on_done, shape=None) -> DeviceRequest:
+    def device_request(self, inputs, outputs, rows, on_done, shape=None, timed=False) -> DeviceRequest:
         """The record of one device request of the server.  Where a host step
         sets an output's rows or shape, ``outputs`` holds None: the record
-        gets an array with room for them (cut to what it got on delivery)."""
+        gets an array with room for them (cut to what it got on delivery).
+        ``timed``: the executor records when it went in and came out."""
         outputs = [self.output_room(k, rows) if o is None else o for k, o in enumerate(outputs)]
-        return DeviceRequest(outputs, on_done, bool(self.variable))
+        record = DeviceRequest(outputs, on_done, bool(self.variable))
+        if timed:
+            record.times = np.zeros(2, np.int64)
+        return record
 
     # the requests whose shapes host steps read, by request number (DynamicShapes only)
 
@@ -249,12 +256,12 @@ class DynamicShapes(Requests):
                    for s, (_, dtype, _) in zip(shape.outputs, self.output_specs, strict=True)]
         return inputs, outputs, rows, shape
 
-    def device_request(self, inputs, outputs, rows, on_done, shape=None):
+    def device_request(self, inputs, outputs, rows, on_done, shape=None, timed=False):
         """As Requests.device_request; ``shape``: the request's RequestShape
         (else looked up from the padded inputs)."""
         if shape is None:
             shape = self.shapes.padded([a.shape for a in inputs])
-        record = super().device_request(inputs, outputs, rows, on_done)
+        record = super().device_request(inputs, outputs, rows, on_done, timed=timed)
         record.shape = shape
         record.walk = shape.walk.copy() if shape.walk is not None else None
         return record

@@ -138,7 +138,8 @@ class Call:
     done.  Such a call is never split or merged with others."""
 
     __slots__ = ("future", "inputs", "outputs", "rows", "deadline", "submitted", "dispatched",
-                 "pieces_left", "failed", "names", "parts", "shape", "pieces", "dropped", "level", "delayed")
+                 "pieces_left", "failed", "names", "parts", "shape", "pieces", "dropped", "level", "delayed",
+                 "times")
 
     def __init__(self, future, inputs, outputs, rows, deadline, names, shape=None, level=None,
                  submitted=None):
@@ -162,6 +163,9 @@ class Call:
         self.dropped = False    # left the queue without running (cancelled, expired, closed)
         self.level = level      # its priority's line in the queue (0: the highest); None: the default
         self.delayed = False    # its queue timeout passed under timeout_action="delay"
+        # a timed call (Engine.run_many(times=)): [enqueued, done] in time.monotonic_ns(), its first
+        # device request's enqueue and its last one's delivery, as the executor recorded them; else None
+        self.times = None
 
     def fail(self, exc):
         if not self.failed:
@@ -181,6 +185,14 @@ class Call:
         # one piece; None: an output known only once the request ran (its only part is final)
         return [self.parts[k][0][1] if o is None else o if cut is None else np.ascontiguousarray(o[cut])
                 for k, (o, cut) in enumerate(zip(self.outputs, self.shape.cuts, strict=True))]
+
+
+def _note_times(times, device):
+    """A timed call's [enqueued, done] given one more of its device requests'
+    executor times: the earliest enqueue, the latest delivery."""
+    enqueued, done = int(device[0]), int(device[1])
+    times[0] = enqueued if times[0] is None else min(times[0], enqueued)
+    times[1] = done if times[1] is None else max(times[1], done)
 
 
 class Piece:
@@ -608,6 +620,7 @@ class Server:
                       for k in range(len(pieces[0].call.inputs))]
             outputs = [np.empty((rows,) + a.shape[1:], a.dtype) for a in pieces[0].call.outputs]
         started = time.monotonic()
+        timed = any(p.call.times is not None for p in pieces)
 
         def done(record, pieces=pieces, outputs=outputs, started=started):
             now = time.monotonic()
@@ -627,6 +640,9 @@ class Server:
                         for k, o in enumerate(p.call.outputs):
                             if o is None:   # rows set by a host step (never merged with other calls)
                                 p.call.parts.setdefault(k, []).append((p.lo, record.outputs[k]))
+                        if p.call.times is not None:
+                            # before piece_done: its caller may read them as soon as the future is resolved
+                            _note_times(p.call.times, record.times)
                         p.call.piece_done()
                         if p.call.pieces_left == 0:
                             self.latency_ms.add((now - p.call.submitted) * 1000.0)
@@ -637,7 +653,7 @@ class Server:
                 release_signals()
 
         try:
-            engine._enqueue_device(inputs, outputs, rows, done, pieces[0].call.shape)
+            engine._enqueue_device(inputs, outputs, rows, done, pieces[0].call.shape, timed)
         except BaseException as exc:   # this device request could not be enqueued
             for p in pieces:
                 self._resolve(p.call.fail, exc)

@@ -12,13 +12,12 @@ Three passes, by what the plan allows:
   does; the host enqueue time is the growth of the engine's counter over the
   whole pass, shared out evenly.
 * the streamed pass (profiling off, one execution per request, any other
-  plan) follows ``run_many``'s window, which keeps ``depth`` requests in
-  flight and pulls the next feed before it waits for the oldest result: the
-  first call into the generator submits the first ``depth`` requests as it
-  pulls them, and every later call first submits the one feed pulled during
-  the call before.  Request ``k`` is therefore submitted no earlier than the
-  call ``k - depth + 1`` began and no earlier than its feed was pulled: a
-  clock read per request and nothing else.
+  plan) is ``Engine.run_many(times=)``: the executor records each request's
+  enqueue time and the time its result was in the output arrays, as
+  ``run_batch(times=)`` does (docs/executor.md, "Timing run_many's
+  requests").  ``run_many`` pulls a feed before it waits for the oldest
+  result and submits it only on the next call, so a feed's pull time is not
+  its submit time: on a full window it is a whole request too early.
 * the counted pass (``--profile``, or requests split over several
   executions) reads ``Engine.stats()`` after every result: it says how many
   requests have been submitted so far, so the requests submitted during one
@@ -164,29 +163,21 @@ def _lean_pass(engine, laid, pool_size, requests, duration, progress) -> dict:
 
 
 def _streamed_pass(engine, pool, requests, duration, progress, executions) -> dict:
-    """A pass that reads the clock once per result (see the module docstring).
-
-    The consumer asks for the next result as soon as it has one, so a call
-    into the generator begins when the result before it was handed back.
-    """
-    pulled, done = [], []
-    depth = engine.plan.depth
-    clock = time.perf_counter
+    """A pass of ``run_many(times=)`` (see the module docstring)."""
+    pulled, stamps = [], []
     enqueued_s = engine.stats()["enqueue_seconds"]
-    results = engine.run_many(_feeds(pool, requests, duration, pulled))
-    start = clock()
+    results = engine.run_many(_feeds(pool, requests, duration, pulled), times=stamps)
     try:
-        for _ in results:
-            done.append(clock())
+        for n, _ in enumerate(results, 1):
             if progress is not None:
-                progress.update(len(done))
+                progress.update(n)
     finally:
         results.close()
-    n = len(done)
-    calls = [start, *done[:-1]]
-    submit = [max(pulled[k], calls[max(0, k - depth + 1)]) for k in range(n)]
+    n = len(stamps)
+    # seconds on the monotonic clock, as time.perf_counter counts
+    seconds = np.asarray(stamps, np.float64).reshape(n, 2) / 1e9
     share = (engine.stats()["enqueue_seconds"] - enqueued_s) * 1e3 / n if n else 0.0
-    return {"submit": submit, "done": done, "enqueue_ms": [share] * n}
+    return {"submit": seconds[:, 0].tolist(), "done": seconds[:, 1].tolist(), "enqueue_ms": [share] * n}
 
 
 def _counted_pass(engine, pool, requests, duration, progress, executions) -> dict:

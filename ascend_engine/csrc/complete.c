@@ -274,6 +274,7 @@ static int finish_oldest(ae_engine *e, int rc, ae_error *err)
             *err = sl->step_error;
             err->request = request;
         }
+        sl->time_done = NULL;   /* a failed request has no result time */
         sl->busy = 0;
         e->in_flight--;
         e->stats.failures++;

@@ -173,12 +173,19 @@ static int check_rows(ae_engine *e, uint64_t rows, ae_error *err)
 int ae_engine_submit_shaped(ae_engine *e, const void *const *inputs, uint64_t rows, void *const *outputs,
                             uint64_t *out_rows, const ae_request_shape *shape, ae_error *err)
 {
+    return ae_engine_submit_timed(e, inputs, rows, outputs, out_rows, shape, NULL, err);
+}
+
+int ae_engine_submit_timed(ae_engine *e, const void *const *inputs, uint64_t rows, void *const *outputs,
+                           uint64_t *out_rows, const ae_request_shape *shape, int64_t *times, ae_error *err)
+{
     if (check_rows(e, rows, err) || check_shape(e, rows, shape, err))
         return -1;
     if (aex_make_current(e, err) || aex_recover(e, err))
         return -1;
     uint64_t t0 = aex_now_ns(), wait0 = e->stats.wait_ns;
-    int rc = submit_request(e, inputs, rows, outputs, out_rows, shape, untimed, err);
+    request_times at = times ? (request_times){times, times + 1} : untimed;
+    int rc = submit_request(e, inputs, rows, outputs, out_rows, shape, at, err);
     if (rc == 0)
         count_enqueue(e, t0, wait0);
     return rc;

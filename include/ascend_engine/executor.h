@@ -316,6 +316,14 @@ typedef struct ae_request_shape {
 int ae_engine_submit_shaped(ae_engine *engine, const void *const *inputs, uint64_t rows,
                             void *const *outputs, uint64_t *out_rows, const ae_request_shape *shape,
                             ae_error *err);
+/* As ae_engine_submit_shaped, recording the request's times (CLOCK_MONOTONIC
+ * ns) in times[0] (when it is enqueued, after any wait for a free slot) and
+ * times[1] (when its outputs are in the caller's arrays), as
+ * ae_engine_run_batch_timed does; times must stay valid until the request
+ * is delivered or cancelled.  NULL times: exactly ae_engine_submit_shaped. */
+int ae_engine_submit_timed(ae_engine *engine, const void *const *inputs, uint64_t rows,
+                           void *const *outputs, uint64_t *out_rows, const ae_request_shape *shape,
+                           int64_t *times, ae_error *err);
 /* Wait for the oldest request in flight and deliver its outputs. */
 int ae_engine_complete_one(ae_engine *engine, ae_error *err);
 /* Complete everything in flight. */

@@ -8,6 +8,7 @@ dataset's tensor descriptions afterwards (docs/simulator.md, "sim atc").
 The reference numbers are ONNX Runtime's Python session on the original file.
 """
 
+import contextlib
 import ctypes
 import json
 import subprocess
@@ -108,90 +109,84 @@ def test_mode_1_dumps_the_ranges(yolo_range, tmp_path):
 
 
 def test_descriptor_reports_minus_one_ranges_and_zero_sizes(lib, yolo_range):
-    with open(yolo_range, "rb") as f:
-        m = mdl.load_bytes(lib, f.read())
-    try:
+    with _loaded(lib, yolo_range) as m:
         assert m.gears == [] and len(m.inputs) == 1  # no ascend_mbatch_shape_data input
         assert m.inputs[0]["dims"] == (1, 3, -1, -1) and m.inputs[0]["size"] == 0
         assert [(o["dims"], o["size"]) for o in m.outputs] == [((1, 8, -1, -1), 0), ((1, 4, -1, -1), 0)]
         r = mdl.IODimsRange()
         mdl.check(lib, lib.aclmdlGetInputDimsRange(m.desc, 0, ctypes.byref(r)), "aclmdlGetInputDimsRange")
         assert [tuple(r.range[k]) for k in range(r.rangeCount)] == [(1, 1), (3, 3), (16, 64), (16, -1)]
+
+
+@contextlib.contextmanager
+def _loaded(lib, path):
+    """The model file at ``path`` loaded through aclmdlLoadFromMem, unloaded after."""
+    with open(path, "rb") as f:
+        m = mdl.load_bytes(lib, f.read())
+    try:
+        yield m
     finally:
         m.close()
 
 
-def _execute(lib, m, img, out_sizes):
+@contextlib.contextmanager
+def _buffers(lib, m, img, out_sizes):
+    """Datasets for one execution of ``m`` on ``img`` (its shape described), ``out_sizes`` output bytes."""
     bufs = mdl.Buffers(m, in_sizes=[img.nbytes], out_sizes=out_sizes)
-    bufs.describe_inputs({0: img.shape})
-    bufs.feed({"img": img})
-    return bufs
+    try:
+        bufs.describe_inputs({0: img.shape})
+        bufs.feed({"img": img})
+        yield bufs
+    finally:
+        bufs.close()
+
+
+def _check_yolo_run(lib, nets, m, img, execute):
+    """``execute(bufs)`` runs ``img`` through the yolo range model ``m``: the output descriptions
+    then hold the stride-2 and stride-4 shapes, and the outputs equal ONNX Runtime's."""
+    h, w = img.shape[2:]
+    with _buffers(lib, m, img, [8 * h * w * 4, 4 * h * w * 4]) as bufs:
+        execute(bufs)
+        shapes = {"feat": bufs.output_shape(0), "boxes": bufs.output_shape(1)}
+        assert shapes == {"feat": (1, 8, h // 2, w // 2), "boxes": (1, 4, h // 4, w // 4)}
+        got = bufs.fetch(shapes=shapes)
+    want = onnx_nets.ort_run(nets["yolo"], {"img": img})
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], **F32, err_msg=k)
 
 
 def test_aclmdl_execute_reports_the_output_shapes(lib, nets, yolo_range):
     rng = np.random.default_rng(5)
-    with open(yolo_range, "rb") as f:
-        m = mdl.load_bytes(lib, f.read())
-    try:
+    with _loaded(lib, yolo_range) as m:
         for h, w in ((16, 16), (40, 100)):
             img = rng.standard_normal((1, 3, h, w)).astype(np.float32)
-            bufs = _execute(lib, m, img, [8 * h * w * 4, 4 * h * w * 4])
-            try:
-                bufs.execute()
-                shapes = {"feat": bufs.output_shape(0), "boxes": bufs.output_shape(1)}
-                assert shapes == {"feat": (1, 8, h // 2, w // 2), "boxes": (1, 4, h // 4, w // 4)}
-                got = bufs.fetch(shapes=shapes)
-            finally:
-                bufs.close()
-            want = onnx_nets.ort_run(nets["yolo"], {"img": img})
-            for k in want:
-                np.testing.assert_allclose(got[k], want[k], **F32, err_msg=k)
-    finally:
-        m.close()
+            _check_yolo_run(lib, nets, m, img, lambda bufs: bufs.execute())
 
 
 def test_a_too_small_output_buffer_fails_clearly(lib, yolo_range):
     img = np.zeros((1, 3, 32, 32), np.float32)
-    with open(yolo_range, "rb") as f:
-        m = mdl.load_bytes(lib, f.read())
-    try:
+    with _loaded(lib, yolo_range) as m:
         need = 8 * 16 * 16 * 4
-        bufs = _execute(lib, m, img, [need - 4, 4 * 8 * 8 * 4])
-        try:
+        with _buffers(lib, m, img, [need - 4, 4 * 8 * 8 * 4]) as bufs:
             assert lib.aclmdlExecute(m.id, bufs.input, bufs.output) == acl.ACL_ERROR_MODEL_OUTPUT_NOT_MATCH
             assert (
                 f"output 0 ('feat'): the output buffer holds {need - 4} bytes, the execution produced "
                 f"(1,8,16,16) = {need} bytes" in simlib.recent_error(lib)
             )
-        finally:
-            bufs.close()
         # the model stays usable: the exact size works
-        bufs = _execute(lib, m, img, [need, 4 * 8 * 8 * 4])
-        try:
+        with _buffers(lib, m, img, [need, 4 * 8 * 8 * 4]) as bufs:
             bufs.execute()
             assert bufs.output_shape(0) == (1, 8, 16, 16)
-        finally:
-            bufs.close()
-    finally:
-        m.close()
 
 
 def test_a_shape_outside_the_range_is_refused_by_the_simulator(lib, yolo_range):
     img = np.zeros((1, 3, 72, 16), np.float32)
-    with open(yolo_range, "rb") as f:
-        m = mdl.load_bytes(lib, f.read())
-    try:
-        bufs = _execute(lib, m, img, [1 << 16, 1 << 16])
-        try:
-            assert lib.aclmdlExecute(m.id, bufs.input, bufs.output) == acl.ACL_ERROR_INVALID_PARAM
-            assert (
-                "input 0 ('img'): dimension 2 of the tensor description (1, 3, 72, 16) is 72, outside the "
-                "model's range 16~64" in simlib.recent_error(lib)
-            )
-        finally:
-            bufs.close()
-    finally:
-        m.close()
+    with _loaded(lib, yolo_range) as m, _buffers(lib, m, img, [1 << 16, 1 << 16]) as bufs:
+        assert lib.aclmdlExecute(m.id, bufs.input, bufs.output) == acl.ACL_ERROR_INVALID_PARAM
+        assert (
+            "input 0 ('img'): dimension 2 of the tensor description (1, 3, 72, 16) is 72, outside the "
+            "model's range 16~64" in simlib.recent_error(lib)
+        )
 
 
 def test_model_call_equals_onnx_runtime_within_the_range(nets, yolo_range):
@@ -267,26 +262,18 @@ def test_execute_async_reports_the_shapes_once_the_stream_is_synchronized(lib, n
     """The worker writes each output's shape into the output dataset's description when the run ends."""
     s = ctypes.c_void_p()
     mdl.check(lib, lib.aclrtCreateStream(ctypes.byref(s)), "aclrtCreateStream")
+
+    def execute_async(bufs):
+        bufs.execute(s.value)
+        mdl.check(lib, lib.aclrtSynchronizeStream(s.value), "aclrtSynchronizeStream")
+
     rng = np.random.default_rng(8)
-    with open(yolo_range, "rb") as f:
-        m = mdl.load_bytes(lib, f.read())
     try:
-        for h, w in ((24, 40), (64, 16)):
-            img = rng.standard_normal((1, 3, h, w)).astype(np.float32)
-            bufs = _execute(lib, m, img, [8 * h * w * 4, 4 * h * w * 4])
-            try:
-                bufs.execute(s.value)
-                mdl.check(lib, lib.aclrtSynchronizeStream(s.value), "aclrtSynchronizeStream")
-                shapes = {"feat": bufs.output_shape(0), "boxes": bufs.output_shape(1)}
-                assert shapes == {"feat": (1, 8, h // 2, w // 2), "boxes": (1, 4, h // 4, w // 4)}
-                got = bufs.fetch(shapes=shapes)
-            finally:
-                bufs.close()
-            want = onnx_nets.ort_run(nets["yolo"], {"img": img})
-            for k in want:
-                np.testing.assert_allclose(got[k], want[k], **F32, err_msg=k)
+        with _loaded(lib, yolo_range) as m:
+            for h, w in ((24, 40), (64, 16)):
+                img = rng.standard_normal((1, 3, h, w)).astype(np.float32)
+                _check_yolo_run(lib, nets, m, img, execute_async)
     finally:
-        m.close()
         lib.aclrtDestroyStream(s.value)
 
 

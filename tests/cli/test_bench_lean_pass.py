@@ -83,3 +83,21 @@ def test_a_duration_pass_runs_for_its_duration_in_chunks(slow):
     # one stream runs one 2 ms request at a time: no more than the duration (and a last chunk) holds
     assert fig["requests"] <= fig["wall_seconds"] * 1e3 / LATENCY_MS + 1
     assert fig["latency_ms"]["min"] >= LATENCY_MS
+
+
+def test_the_streamed_pass_times_a_host_step_plan_as_the_counted_pass_does(slow):
+    # depth 1: one request at a time, so a latency is one request's own time, and a feed pulled
+    # while the request before it runs is not submitted until that one is over
+    figs = {}
+    for profile in (False, True):
+        with compile_slow(slow, depth=1, step=lambda t: (t + 1.0,), profile=profile) as engine:
+            figs[profile] = measure.run_bench(engine, pool_of(4), 1, 0.0, requests=24, warmup=2)
+    streamed, counted = figs[False], figs[True]
+    samples = streamed["samples"]
+    for before, after in zip(samples[:-1], samples[1:], strict=True):
+        assert after["submit_ms"] >= before["done_ms"], (before, after)
+    assert streamed["latency_ms"]["min"] >= LATENCY_MS
+    # the engine's own times (streamed) against submit-to-handed-back (counted): the same request
+    # time, less a hand-over; counting from the pull would add a whole request (about 2x)
+    ratio = streamed["latency_ms"]["p50"] / counted["latency_ms"]["p50"]
+    assert 0.5 <= ratio <= 1.35, (streamed["latency_ms"], counted["latency_ms"])

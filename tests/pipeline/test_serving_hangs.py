@@ -327,7 +327,7 @@ class FakeExecutor:
     def _in_flight(self):
         return 0
 
-    def _enqueue_device(self, inputs, outputs, rows, on_done, shape=None):
+    def _enqueue_device(self, inputs, outputs, rows, on_done, shape=None, timed=False):
         record = FakeRecord(on_done)
         record.outputs = outputs
         self.records.append(record)

@@ -2,7 +2,6 @@
 
 import asyncio
 import json
-import os
 import signal
 import socket
 import time
@@ -17,18 +16,6 @@ httpclient = pytest.importorskip("tritonclient.http")
 from tritonclient.utils import InferenceServerException  # noqa: E402
 
 CLIENTS = 7          # one row each: fewer than max_batch (8), so the batcher holds them all
-
-
-@pytest.fixture
-def slow_repo(repo, tmp_path):
-    """The demo with a batcher that holds requests 300 ms: at a signal, they are admitted but queued."""
-    folder = tmp_path / "models"
-    folder.mkdir()
-    with open(os.path.join(repo, "demo", "1", "pipeline.yaml"), encoding="utf-8") as f:
-        text = f.read()
-    (folder / "slow.yaml").write_text(text.replace("streams: per-model",
-                                                   "streams: per-model\n  max_delay_ms: 300"))
-    return str(folder)
 
 
 def wait_queued(server, count, timeout=20.0):
@@ -53,46 +40,56 @@ async def late_request(reader, writer):
     return status, json.loads(await reader.readexactly(length))["error"]
 
 
+async def signal_mid_load(server, sig, first, late):
+    """Send ``sig`` once the ``first`` requests (coroutines) are all admitted and held by the
+    batcher, then make the ``late()`` request: (the first ones' results, the late one's)."""
+    pending = [asyncio.ensure_future(request) for request in first]
+    await asyncio.to_thread(wait_queued, server, CLIENTS)
+    server.signal(sig)
+    await asyncio.sleep(0.05)
+    late_result = await late()
+    return await asyncio.wait_for(asyncio.gather(*pending), 30), late_result
+
+
+def run_to_shutdown(server, main):
+    """``asyncio.run(main())``, then the server's end: (main's result, what ServerProcess.wait returned)."""
+    try:
+        got = asyncio.run(main())
+        return got, server.wait()
+    finally:
+        server.stop()
+
+
+def assert_every_admitted_answered(xs, results, reference, ended):
+    """Each of the requests admitted before the signal got its right answer, and the server
+    (``ended``: what ServerProcess.wait returned) shut down cleanly, saying so."""
+    rc, out, err = ended
+    for x, got in zip(xs, results, strict=True):
+        assert isinstance(got, np.ndarray), f"an admitted request failed: {got}"
+        np.testing.assert_allclose(got, reference(x), rtol=1e-6, atol=1e-7)
+    assert rc == 0, err
+    assert f"shutdown: every admitted request answered ({CLIENTS} answered in all)" in out
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_signal_mid_load_answers_every_admitted_request(slow_repo, reference, sig):
+def test_signal_mid_load_answers_every_admitted_request(slow_repo, reference, infer_or_error, sig):
     server = ServerProcess(slow_repo, grpc=False)
     xs = [np.full((1, 64), k / 10, np.float32) for k in range(CLIENTS)]
 
     async def main():
         client = aioclient.InferenceServerClient(server.http, conn_limit=CLIENTS + 4)
-
-        async def one(x):
-            tensor = aioclient.InferInput("x", [1, 64], "FP32")
-            tensor.set_data_from_numpy(x)
-            try:
-                return (await client.infer("slow", [tensor])).as_numpy("probs")
-            except InferenceServerException as exc:
-                return exc
-
         host, port = server.http.split(":")
         idle = await asyncio.open_connection(host, int(port))   # opened before the signal, used after
         try:
-            first = [asyncio.ensure_future(one(x)) for x in xs]
-            await asyncio.to_thread(wait_queued, server, CLIENTS)   # all admitted, held by the batcher
-            server.signal(sig)
-            await asyncio.sleep(0.05)
-            late = await late_request(*idle)
-            return await asyncio.wait_for(asyncio.gather(*first), 30), late
+            first = [infer_or_error(aioclient, client, "slow", x) for x in xs]
+            return await signal_mid_load(server, sig, first, lambda: late_request(*idle))
         finally:
             idle[1].close()
             await client.close()
 
-    try:
-        results, late = asyncio.run(main())
-        rc, out, err = server.wait()
-    finally:
-        server.stop()
-    for x, got in zip(xs, results, strict=True):
-        assert isinstance(got, np.ndarray), f"an admitted request failed: {got}"
-        np.testing.assert_allclose(got, reference(x), rtol=1e-6, atol=1e-7)
+    (results, late), ended = run_to_shutdown(server, main)
+    assert_every_admitted_answered(xs, results, reference, ended)
     assert late == (503, "the server is shutting down: it admits no new requests")
-    assert rc == 0, err
-    assert f"shutdown: every admitted request answered ({CLIENTS} answered in all)" in out
 
 
 def scrape(server):
@@ -143,7 +140,7 @@ def test_metrics_port_serves_only_metrics(server):
     assert info.value.code == 404
 
 
-def test_sigterm_mid_load_answers_every_admitted_grpc_request(slow_repo, reference):
+def test_sigterm_mid_load_answers_every_admitted_grpc_request(slow_repo, reference, infer_or_error):
     grpc_aio = pytest.importorskip("tritonclient.grpc.aio")
     server = ServerProcess(slow_repo)
     xs = [np.full((1, 64), k / 10, np.float32) for k in range(CLIENTS)]
@@ -151,36 +148,19 @@ def test_sigterm_mid_load_answers_every_admitted_grpc_request(slow_repo, referen
     async def main():
         client = grpc_aio.InferenceServerClient(server.grpc)
 
-        async def one(x):
-            tensor = grpc_aio.InferInput("x", [1, 64], "FP32")
-            tensor.set_data_from_numpy(x)
-            try:
-                return (await client.infer("slow", [tensor])).as_numpy("probs")
-            except InferenceServerException as exc:
-                return exc
+        def one(x):
+            return infer_or_error(grpc_aio, client, "slow", x)
 
         try:
-            first = [asyncio.ensure_future(one(x)) for x in xs]
-            await asyncio.to_thread(wait_queued, server, CLIENTS)
-            server.signal(signal.SIGTERM)
-            await asyncio.sleep(0.05)
-            late = await one(xs[0])             # the gRPC port is still open while draining
-            return await asyncio.wait_for(asyncio.gather(*first), 30), late
+            # the gRPC port is still open while draining: the late request reaches the server
+            return await signal_mid_load(server, signal.SIGTERM, [one(x) for x in xs], lambda: one(xs[0]))
         finally:
             await client.close()
 
-    try:
-        results, late = asyncio.run(main())
-        rc, out, err = server.wait()
-    finally:
-        server.stop()
-    for x, got in zip(xs, results, strict=True):
-        assert isinstance(got, np.ndarray), f"an admitted request failed: {got}"
-        np.testing.assert_allclose(got, reference(x), rtol=1e-6, atol=1e-7)
+    (results, late), ended = run_to_shutdown(server, main)
+    assert_every_admitted_answered(xs, results, reference, ended)
     assert isinstance(late, InferenceServerException)
     assert late.status() == "StatusCode.UNAVAILABLE" and "the server is shutting down" in late.message()
-    assert rc == 0, err
-    assert f"shutdown: every admitted request answered ({CLIENTS} answered in all)" in out
 
 
 def test_a_client_that_hangs_up_has_its_queued_request_cancelled(slow_repo):

@@ -6,41 +6,22 @@ import json
 
 import numpy as np
 import pytest
-from helpers.servers import ServerProcess, write_variant
 
 aioclient = pytest.importorskip("tritonclient.http.aio")
 grpcclient = pytest.importorskip("tritonclient.grpc")
-from tritonclient.utils import InferenceServerException  # noqa: E402
 
 FLOOD = 60
 
 
-@pytest.fixture(scope="module")
-def tight(repo, tmp_path_factory):
-    """``tight``: the demo at depth 2 with room for 4 waiting requests and 3 priority levels."""
-    folder = str(tmp_path_factory.mktemp("tight"))
-    write_variant(repo, folder, "tight", {"max_queue": 4, "priority_levels": 3})
-    text = open(f"{folder}/tight.yaml", encoding="utf-8").read().replace("depth: 8", "depth: 2")
-    open(f"{folder}/tight.yaml", "w", encoding="utf-8").write(text)
-    running = ServerProcess(folder)
-    yield running
-    running.stop()
-
-
-def test_a_flood_past_max_queue_size_is_rejected_and_nothing_admitted_is_lost(tight, reference):
+def test_a_flood_past_max_queue_size_is_rejected_and_nothing_admitted_is_lost(tight, reference,
+                                                                              infer_or_error):
     xs = [np.full((1, 64), k / 50, np.float32) for k in range(FLOOD)]
 
     async def main():
         client = aioclient.InferenceServerClient(tight.http, conn_limit=FLOOD)
         try:
-            async def one(x):
-                tensor = aioclient.InferInput("x", [1, 64], "FP32")
-                tensor.set_data_from_numpy(x)
-                try:
-                    return (await client.infer("tight", [tensor])).as_numpy("probs")
-                except InferenceServerException as exc:
-                    return exc
-            return await asyncio.wait_for(asyncio.gather(*(one(x) for x in xs)), 60)
+            return await asyncio.wait_for(
+                asyncio.gather(*(infer_or_error(aioclient, client, "tight", x) for x in xs)), 60)
         finally:
             await client.close()
 

@@ -5,6 +5,7 @@
  * submitted (vpc.c); the values with a fixed range (interpolation, border
  * type and value index, encode level) are checked here.
  */
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "dvpp_internal.h"
@@ -33,6 +34,50 @@ static aclError config_destroy(const char *fn, const char *arg, void *p, dvpp_ki
         dvpp_obj_remove_locked(p);
     dvpp_unlock();
     return rc;
+}
+
+/* A configuration created without arguments, and its destroy call. */
+#define CONFIG_LIFETIME(type, kind, create, destroy, arg)                          \
+    STANDIN_EXPORT type *create(void)                                              \
+    {                                                                              \
+        return config_new(#create, sizeof(type), kind);                            \
+    }                                                                              \
+    STANDIN_EXPORT aclError destroy(type *arg)                                     \
+    {                                                                              \
+        return config_destroy(#destroy, #arg, arg, kind);                          \
+    }
+
+/* A uint32_t value of a configuration that has a largest allowed value. */
+typedef struct bounded_field {
+    const char *arg;            /* the configuration argument's name */
+    dvpp_kind kind;
+    size_t offset;              /* of the value in the configuration */
+    const char *name;           /* the value's name */
+    uint32_t max;
+    const char *refusal;        /* what the error says after "<name> <value> " */
+} bounded_field;
+
+static aclError bounded_set(const char *fn, const bounded_field *f, void *config, uint32_t value)
+{
+    dvpp_lock();
+    aclError rc = dvpp_obj_check_locked(fn, f->arg, config, f->kind);
+    if (!rc && value > f->max)
+        rc = aeSimError(ACL_ERROR_INVALID_PARAM, fn, "%s %u %s", f->name, value, f->refusal);
+    if (!rc)
+        *(uint32_t *)((char *)config + f->offset) = value;
+    dvpp_unlock();
+    return rc;
+}
+
+/* The value, or 0 when config is not a live configuration of its kind. */
+static uint32_t bounded_get(const char *fn, const bounded_field *f, const void *config)
+{
+    uint32_t v = 0;
+    dvpp_lock();
+    if (!dvpp_obj_check_locked(fn, f->arg, config, f->kind))
+        v = *(const uint32_t *)((const char *)config + f->offset);
+    dvpp_unlock();
+    return v;
 }
 
 /* ---- ROI --------------------------------------------------------------------------------------- */
@@ -90,54 +135,28 @@ STANDIN_EXPORT aclError acldvppSetRoiConfig(acldvppRoiConfig *config, uint32_t l
 /* 0 (the default) and 1: bilinear; 2: nearest neighbour (docs/simulator.md, "DVPP"). */
 #define DVPP_INTERPOLATION_MAX 2u
 
-STANDIN_EXPORT acldvppResizeConfig *acldvppCreateResizeConfig(void)
-{
-    acldvppResizeConfig *r = config_new("acldvppCreateResizeConfig", sizeof *r, DVPP_OBJ_RESIZE);
-    return r;
-}
+CONFIG_LIFETIME(acldvppResizeConfig, DVPP_OBJ_RESIZE, acldvppCreateResizeConfig, acldvppDestroyResizeConfig,
+                resizeConfig)
 
-STANDIN_EXPORT aclError acldvppDestroyResizeConfig(acldvppResizeConfig *resizeConfig)
-{
-    return config_destroy("acldvppDestroyResizeConfig", "resizeConfig", resizeConfig, DVPP_OBJ_RESIZE);
-}
+static const bounded_field RESIZE_INTERPOLATION = {
+    "resizeConfig", DVPP_OBJ_RESIZE, offsetof(acldvppResizeConfig, interpolation), "interpolation",
+    DVPP_INTERPOLATION_MAX,
+    "is not supported: expected 0 (default, bilinear), 1 (bilinear) or 2 (nearest neighbour)"};
 
 STANDIN_EXPORT aclError acldvppSetResizeConfigInterpolation(acldvppResizeConfig *resizeConfig, uint32_t interpolation)
 {
-    const char *fn = "acldvppSetResizeConfigInterpolation";
-    dvpp_lock();
-    aclError rc = dvpp_obj_check_locked(fn, "resizeConfig", resizeConfig, DVPP_OBJ_RESIZE);
-    if (!rc && interpolation > DVPP_INTERPOLATION_MAX)
-        rc = aeSimError(ACL_ERROR_INVALID_PARAM, fn,
-                        "interpolation %u is not supported: expected 0 (default, bilinear), 1 (bilinear) or "
-                        "2 (nearest neighbour)", interpolation);
-    if (!rc)
-        resizeConfig->interpolation = interpolation;
-    dvpp_unlock();
-    return rc;
+    return bounded_set("acldvppSetResizeConfigInterpolation", &RESIZE_INTERPOLATION, resizeConfig, interpolation);
 }
 
 STANDIN_EXPORT uint32_t acldvppGetResizeConfigInterpolation(const acldvppResizeConfig *resizeConfig)
 {
-    uint32_t v = 0;
-    dvpp_lock();
-    if (!dvpp_obj_check_locked("acldvppGetResizeConfigInterpolation", "resizeConfig", resizeConfig, DVPP_OBJ_RESIZE))
-        v = resizeConfig->interpolation;
-    dvpp_unlock();
-    return v;
+    return bounded_get("acldvppGetResizeConfigInterpolation", &RESIZE_INTERPOLATION, resizeConfig);
 }
 
 /* ---- border ------------------------------------------------------------------------------------ */
 
-STANDIN_EXPORT acldvppBorderConfig *acldvppCreateBorderConfig(void)
-{
-    acldvppBorderConfig *b = config_new("acldvppCreateBorderConfig", sizeof *b, DVPP_OBJ_BORDER);
-    return b;
-}
-
-STANDIN_EXPORT aclError acldvppDestroyBorderConfig(acldvppBorderConfig *borderConfig)
-{
-    return config_destroy("acldvppDestroyBorderConfig", "borderConfig", borderConfig, DVPP_OBJ_BORDER);
-}
+CONFIG_LIFETIME(acldvppBorderConfig, DVPP_OBJ_BORDER, acldvppCreateBorderConfig, acldvppDestroyBorderConfig,
+                borderConfig)
 
 STANDIN_EXPORT aclError acldvppSetBorderConfigValue(acldvppBorderConfig *borderConfig, uint32_t index, double value)
 {
@@ -222,36 +241,19 @@ BORDER_GETTER(acldvppGetBorderConfigRight, uint32_t, right, 0)
 
 /* ---- JPEG encode ---------------------------------------------------------------------------- */
 
-STANDIN_EXPORT acldvppJpegeConfig *acldvppCreateJpegeConfig(void)
-{
-    acldvppJpegeConfig *j = config_new("acldvppCreateJpegeConfig", sizeof *j, DVPP_OBJ_JPEGE);
-    return j;
-}
+CONFIG_LIFETIME(acldvppJpegeConfig, DVPP_OBJ_JPEGE, acldvppCreateJpegeConfig, acldvppDestroyJpegeConfig,
+                jpegeConfig)
 
-STANDIN_EXPORT aclError acldvppDestroyJpegeConfig(acldvppJpegeConfig *jpegeConfig)
-{
-    return config_destroy("acldvppDestroyJpegeConfig", "jpegeConfig", jpegeConfig, DVPP_OBJ_JPEGE);
-}
+static const bounded_field JPEGE_LEVEL = {
+    "jpegeConfig", DVPP_OBJ_JPEGE, offsetof(acldvppJpegeConfig, level), "level", 100,
+    "is out of range: expected 0 .. 100"};
 
 STANDIN_EXPORT aclError acldvppSetJpegeConfigLevel(acldvppJpegeConfig *jpegeConfig, uint32_t level)
 {
-    const char *fn = "acldvppSetJpegeConfigLevel";
-    dvpp_lock();
-    aclError rc = dvpp_obj_check_locked(fn, "jpegeConfig", jpegeConfig, DVPP_OBJ_JPEGE);
-    if (!rc && level > 100)
-        rc = aeSimError(ACL_ERROR_INVALID_PARAM, fn, "level %u is out of range: expected 0 .. 100", level);
-    if (!rc)
-        jpegeConfig->level = level;
-    dvpp_unlock();
-    return rc;
+    return bounded_set("acldvppSetJpegeConfigLevel", &JPEGE_LEVEL, jpegeConfig, level);
 }
 
 STANDIN_EXPORT uint32_t acldvppGetJpegeConfigLevel(const acldvppJpegeConfig *jpegeConfig)
 {
-    uint32_t v = 0;
-    dvpp_lock();
-    if (!dvpp_obj_check_locked("acldvppGetJpegeConfigLevel", "jpegeConfig", jpegeConfig, DVPP_OBJ_JPEGE))
-        v = jpegeConfig->level;
-    dvpp_unlock();
-    return v;
+    return bounded_get("acldvppGetJpegeConfigLevel", &JPEGE_LEVEL, jpegeConfig);
 }

@@ -206,6 +206,25 @@ aclError dvpp_job_submit(dvpp_job *job, aclrtStream stream, const char *what);
 /* Releases everything (also for jobs never submitted). */
 void dvpp_job_free(dvpp_job *job);
 
+/* What a decode queues once its arguments are checked. */
+typedef struct dvpp_decode_task {
+    acldvppChannelDesc *channel;    /* the job's channel */
+    acldvppPicDesc *output;         /* kept alive until the task has run */
+    const void *data;               /* the encoded input, pinned */
+    void *out_data;                 /* the output picture's buffer, pinned */
+    const void *payload;            /* copied into the job (payload_size bytes) */
+    size_t payload_size;
+    dvpp_work_fn work;
+    uint64_t device_ns;             /* modelled device time */
+    const char *what;               /* the task's name on the stream */
+} dvpp_decode_task;
+
+/* Under the lock, released here: queue the decode `t` on stream, or return
+ * rc when a check before failed (rc nonzero: t is not read).  The job holds
+ * the channel and output description and pins both buffers; out of memory
+ * fails the call with nothing queued. */
+aclError dvpp_decode_submit_locked(const char *fn, aclError rc, const dvpp_decode_task *t, aclrtStream stream);
+
 /* Argument checks shared by the task-submitting calls: a live channel that
  * was created on the stream's device and whose mode allows `module`. */
 aclError dvpp_check_channel_locked(const char *fn, const acldvppChannelDesc *c, uint32_t module, int32_t device_id);

@@ -414,25 +414,13 @@ STANDIN_EXPORT aclError acldvppJpegDecodeAsync(acldvppChannelDesc *channelDesc, 
         out.height_stride = layout.height_stride;
         rc = dvpp_pic_check_buffer(fn, "outputDesc", &out, device);
     }
-    dvpp_job *job = NULL;
-    decode_payload *p = NULL;
+    decode_payload payload;
+    dvpp_decode_task task = {0};
     if (!rc) {
-        job = dvpp_job_new_locked(fn, channelDesc);
-        p = calloc(1, sizeof *p);
-        if (!job || !p || dvpp_job_ref_locked(job, &outputDesc->h))
-            rc = aeSimError(ACL_ERROR_BAD_ALLOC, fn, "out of host memory queueing the decode");
+        payload = (decode_payload){data, size, h.width, h.height, out.data, layout, outputDesc};
+        task = (dvpp_decode_task){channelDesc, outputDesc, data, out.data, &payload, sizeof payload, decode_work,
+                                  dvpp_jpegd_time_ns(dvpp_current_soc(), (uint64_t)h.width * h.height),
+                                  "dvpp jpeg decode"};
     }
-    dvpp_unlock();
-    if (!rc && (dvpp_job_pin(job, data, "data") || dvpp_job_pin(job, out.data, "outputDesc data")))
-        rc = aeSimError(ACL_ERROR_BAD_ALLOC, fn, "out of host memory queueing the decode");
-    if (rc) {
-        free(p);
-        dvpp_job_free(job);
-        return rc;
-    }
-    *p = (decode_payload){data, size, h.width, h.height, out.data, layout, outputDesc};
-    job->payload = p;
-    job->work = decode_work;
-    job->device_ns = dvpp_jpegd_time_ns(dvpp_current_soc(), (uint64_t)h.width * h.height);
-    return dvpp_job_submit(job, stream, "dvpp jpeg decode");
+    return dvpp_decode_submit_locked(fn, rc, &task, stream);
 }

@@ -235,8 +235,6 @@ STANDIN_EXPORT aclError acldvppPngDecodeAsync(acldvppChannelDesc *channelDesc, c
         rc = check_decodable(fn, &h);
     dvpp_pic out;
     png_layout layout;
-    dvpp_job *job = NULL;
-    png_payload *p = NULL;
     dvpp_lock();
     if (!rc)
         rc = dvpp_check_channel_locked(fn, channelDesc, 0, device);
@@ -253,25 +251,15 @@ STANDIN_EXPORT aclError acldvppPngDecodeAsync(acldvppChannelDesc *channelDesc, c
         out.height_stride = layout.height_stride;
         rc = dvpp_pic_check_buffer(fn, "outputDesc", &out, device);
     }
+    png_payload payload;
+    dvpp_decode_task task = {0};
     if (!rc) {
-        job = dvpp_job_new_locked(fn, channelDesc);
-        p = calloc(1, sizeof *p);
-        if (!job || !p || dvpp_job_ref_locked(job, &outputDesc->h))
-            rc = aeSimError(ACL_ERROR_BAD_ALLOC, fn, "out of host memory queueing the decode");
+        payload = (png_payload){data, size, h.width, h.height, out.data, layout, outputDesc};
+        task = (dvpp_decode_task){channelDesc, outputDesc, data, out.data, &payload, sizeof payload, png_work,
+                                  dvpp_jpegd_time_ns(dvpp_current_soc(), (uint64_t)h.width * h.height),
+                                  "dvpp png decode"};
     }
-    dvpp_unlock();
-    if (!rc && (dvpp_job_pin(job, data, "data") || dvpp_job_pin(job, out.data, "outputDesc data")))
-        rc = aeSimError(ACL_ERROR_BAD_ALLOC, fn, "out of host memory queueing the decode");
-    if (rc) {
-        free(p);
-        dvpp_job_free(job);
-        return rc;
-    }
-    *p = (png_payload){data, size, h.width, h.height, out.data, layout, outputDesc};
-    job->payload = p;
-    job->work = png_work;
-    job->device_ns = dvpp_jpegd_time_ns(dvpp_current_soc(), (uint64_t)h.width * h.height);
-    return dvpp_job_submit(job, stream, "dvpp png decode");
+    return dvpp_decode_submit_locked(fn, rc, &task, stream);
 }
 
 #endif /* AE_DVPP_HAVE_PNG */

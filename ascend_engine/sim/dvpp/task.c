@@ -11,6 +11,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "dvpp_internal.h"
 
@@ -81,6 +82,31 @@ void dvpp_job_free(dvpp_job *job)
     free(job->pin_names);
     free(job->payload);
     free(job);
+}
+
+aclError dvpp_decode_submit_locked(const char *fn, aclError rc, const dvpp_decode_task *t, aclrtStream stream)
+{
+    dvpp_job *job = NULL;
+    if (!rc) {
+        job = dvpp_job_new_locked(fn, t->channel);
+        void *payload = job ? malloc(t->payload_size) : NULL;
+        if (payload) {
+            memcpy(payload, t->payload, t->payload_size);
+            job->payload = payload;   /* freed with the job */
+        }
+        if (!payload || dvpp_job_ref_locked(job, &t->output->h))
+            rc = aeSimError(ACL_ERROR_BAD_ALLOC, fn, "out of host memory queueing the decode");
+    }
+    dvpp_unlock();
+    if (!rc && (dvpp_job_pin(job, t->data, "data") || dvpp_job_pin(job, t->out_data, "outputDesc data")))
+        rc = aeSimError(ACL_ERROR_BAD_ALLOC, fn, "out of host memory queueing the decode");
+    if (rc) {
+        dvpp_job_free(job);
+        return rc;
+    }
+    job->work = t->work;
+    job->device_ns = t->device_ns;
+    return dvpp_job_submit(job, stream, t->what);
 }
 
 /* Why the task cannot run, or ACL_SUCCESS. */

@@ -191,6 +191,25 @@ static int read_region(const dvpp_pic *s, dvpp_rect r, int native, planes *out)
 
 /* ---- resampling one plane ------------------------------------------------------------------------- */
 
+/* Bilinear taps along one axis: target index i at scale k (source / target
+ * size) reads source indices *i0 and *i1 (half-pixel centres, clamped to the
+ * edge of `size`), the second with weight *w. */
+static void bilinear_taps(uint32_t i, double k, uint32_t size, uint32_t *i0, uint32_t *i1, double *w)
+{
+    double f = (i + 0.5) * k - 0.5;
+    if (f < 0)
+        f = 0;
+    uint32_t lo = (uint32_t)f, hi = lo + 1 < size ? lo + 1 : size - 1;
+    double weight = f - lo;
+    if (lo >= size - 1) {
+        lo = hi = size - 1;
+        weight = 0;
+    }
+    *i0 = lo;
+    *i1 = hi;
+    *w = weight;
+}
+
 static void resample(const uint8_t *src, uint32_t sw, uint32_t sh, uint8_t *dst, uint32_t dw, uint32_t dh,
                      dvpp_resample how)
 {
@@ -205,25 +224,13 @@ static void resample(const uint8_t *src, uint32_t sw, uint32_t sh, uint8_t *dst,
             }
             continue;
         }
-        double fy = (y + 0.5) * ky - 0.5;
-        if (fy < 0)
-            fy = 0;
-        uint32_t y0 = (uint32_t)fy, y1 = y0 + 1 < sh ? y0 + 1 : sh - 1;
-        double wy = fy - y0;
-        if (y0 >= sh - 1) {
-            y0 = y1 = sh - 1;
-            wy = 0;
-        }
+        uint32_t y0, y1;
+        double wy;
+        bilinear_taps(y, ky, sh, &y0, &y1, &wy);
         for (uint32_t x = 0; x < dw; x++) {
-            double fx = (x + 0.5) * kx - 0.5;
-            if (fx < 0)
-                fx = 0;
-            uint32_t x0 = (uint32_t)fx, x1 = x0 + 1 < sw ? x0 + 1 : sw - 1;
-            double wx = fx - x0;
-            if (x0 >= sw - 1) {
-                x0 = x1 = sw - 1;
-                wx = 0;
-            }
+            uint32_t x0, x1;
+            double wx;
+            bilinear_taps(x, kx, sw, &x0, &x1, &wx);
             double top = src[(size_t)y0 * sw + x0] * (1 - wx) + src[(size_t)y0 * sw + x1] * wx;
             double bottom = src[(size_t)y1 * sw + x0] * (1 - wx) + src[(size_t)y1 * sw + x1] * wx;
             dst[(size_t)y * dw + x] = clamp_u8(top * (1 - wy) + bottom * wy);

@@ -768,7 +768,7 @@ cdef class Engine(Resource):
             report["host_pinned_bytes"] = ae_engine_host_bytes(self._engine)
         return report
 
-    # ---- timelines -----------------------------------------------------------------
+    # ---- timelines (their bodies: _executor_timeline.pxi) ----------------------------
 
     def trace(self, path, requests=16, feeds=None, batch_size=None):
         """Run ``requests`` requests and write their timeline to ``path`` as
@@ -783,34 +783,7 @@ cdef class Engine(Resource):
         (a list, cycled) or one dict for every request.  Returns a summary
         dict.
         """
-        self._refuse_reentry("trace()")
-        with self._lock:
-            self._ensure_open()
-        if not self.plan.profile:
-            raise EngineError("timelines need timing events: compile the pipeline with profile=True")
-        requests = positive_int(requests, "requests", 1 << 20)
-        batch = self.plan.max_batch if batch_size is None else positive_int(batch_size, "batch_size")
-        batch = min(batch, self.plan.max_batch)
-        if self.plan.fixed_batch:
-            batch = self.plan.fixed_batch
-        work, other = self._requests.trace_requests(feeds, int(requests), batch)
-        self._timeline_begin(requests)
-        try:
-            for _ in self._run_submitted(work):
-                pass
-        finally:
-            request_ids, table = self._timeline_end()
-        return _timeline.write_trace(path, _timeline.Layout.of(self.plan), table, request_ids,
-                                     {"engine": repr(self), **other})
-
-    cdef tuple _take_timeline(self):
-        """Stop recording timeline rows; returns (request numbers, rows) (lock held by the caller)."""
-        cdef const double *rows_ptr
-        cdef const uint64_t *ids_ptr
-        cdef size_t n_rows = ae_engine_trace_end(self._engine, &rows_ptr, &ids_ptr)
-        columns = AE_TRACE_COLUMNS(len(self.plan.nodes))
-        table = [[rows_ptr[r * columns + c] for c in range(columns)] for r in range(n_rows)]
-        return [int(ids_ptr[r]) for r in range(n_rows)], table
+        return _trace(self, path, requests, feeds, batch_size)
 
     def _timeline_begin(self, max_requests):
         """Keep one timeline row for each of the next ``max_requests`` completed
@@ -819,16 +792,7 @@ cdef class Engine(Resource):
         what is in flight first.  Returns the number the next submitted
         request will get.  Used by the ``bench`` command to time every step of
         the requests it measures."""
-        cdef ae_error err
-        cdef size_t cap = positive_int(max_requests, "max_requests", 1 << 24)
-        if not self.plan.profile:
-            raise EngineError("timelines need timing events: compile the pipeline with profile=True")
-        with self._lock:
-            self._ensure_open()
-            self._flush_others()
-            if ae_engine_trace_begin(self._engine, cap, &err) != 0:
-                _raise_error(&err)
-            return int(ae_engine_submitted(self._engine))
+        return _timeline_begin(self, max_requests)
 
     def _timeline_end(self):
         """Stop recording; returns ``(request numbers, rows)``: one row of
@@ -836,4 +800,8 @@ cdef class Engine(Resource):
         ``AE_TRACE_COLUMNS`` in executor.h (-1 where a time could not be read)."""
         with self._lock:
             self._ensure_open()
-            return self._take_timeline()
+            return _take_timeline(self)
+
+
+# Engine's timelines: trace() and the rows the bench command takes.
+include "_executor_timeline.pxi"

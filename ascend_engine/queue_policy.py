@@ -6,11 +6,14 @@ served first, and after the last level a line for the calls whose queue
 timeout passed under ``timeout_action="delay"``: they still run, after
 everything that did not time out (docs/executor.md, "Queue policy").  Within a
 line, pieces keep their arrival order; the batcher sees the lines one after
-the other, highest priority first, as one queue.
+the other, highest priority first, as one queue.  :func:`choose_batch` is
+the batcher's rule for how much of that queue forms the next device request
+(gears, a delay, Triton's preferred batch sizes).
 """
 
 from __future__ import annotations
 
+import bisect
 import collections
 import itertools
 
@@ -114,3 +117,46 @@ class PolicyFigures:
                                        "compute_ms": self.compute_ms[k].summary(),
                                        "rejected": self.rejected[k], "delayed": self.delayed[k]}
                                for k in range(len(self.queue_ms))}}
+
+
+def choose_batch(pieces, max_batch, gears, policy, waited_out, preferred=()):
+    """How many queued pieces (from the front) form the next device request.
+
+    ``pieces`` is the queue (iterable from the front, with a length); a
+    batch is the longest prefix whose rows fit in ``max_batch``.  A batch
+    that is not full is taken only once the oldest piece has waited
+    ``max_delay_ms`` (``waited_out``); otherwise 0.  Between two gears the
+    ``policy`` decides: "upper" runs every row at the next gear up, "lower"
+    runs the rows of the gear below now and keeps the rest for the next
+    batch, "nearest" takes whichever gear is closer (upper on a tie).
+    ``preferred`` (Triton's preferred batch sizes): a prefix of exactly one
+    of those rows is sent at once too, the largest such prefix, without
+    waiting.  Returns the number of pieces to take (at least 1 when waited out).
+    """
+    total, count, best = 0, 0, 0
+    for piece in pieces:
+        if total + piece.rows > max_batch:
+            break
+        total += piece.rows
+        count += 1
+        if total in preferred:
+            best = count
+    if count == 0:
+        return 0
+    full = total == max_batch or count < len(pieces)
+    if not full and not waited_out:
+        return best
+    at = bisect.bisect_left(gears, total)
+    if at >= len(gears) or gears[at] == total or at == 0:
+        return count                      # a gear exactly, or none below
+    lower, upper = gears[at - 1], gears[at]
+    if policy == "upper" or (policy == "nearest" and upper - total <= total - lower):
+        return count
+    # the lower gear now: whole pieces up to it (at least the first one)
+    rows, keep = 0, 0
+    for piece in itertools.islice(pieces, count):
+        if rows + piece.rows > lower:
+            break
+        rows += piece.rows
+        keep += 1
+    return max(keep, 1)

@@ -37,7 +37,6 @@ Three rules keep every admitted call ending exactly once, with no hang:
 
 from __future__ import annotations
 
-import bisect
 import collections
 import heapq
 import itertools
@@ -60,7 +59,7 @@ from ascend_engine._signals import (
 )
 from ascend_engine._signals import resolving_for as resolving_for
 from ascend_engine.errors import EngineBusy, EngineError
-from ascend_engine.queue_policy import LevelQueue, PolicyFigures, batch_ready, level_index
+from ascend_engine.queue_policy import LevelQueue, PolicyFigures, batch_ready, choose_batch, level_index
 
 SAMPLES = 100_000   # latency samples kept per figure (the most recent ones)
 _GONE = object()
@@ -206,49 +205,6 @@ class Piece:
     @property
     def rows(self):
         return self.hi - self.lo
-
-
-def choose_batch(pieces, max_batch, gears, policy, waited_out, preferred=()):
-    """How many queued pieces (from the front) form the next device request.
-
-    ``pieces`` is the queue (iterable from the front, with a length); a
-    batch is the longest prefix whose rows fit in ``max_batch``.  A batch
-    that is not full is taken only once the oldest piece has waited
-    ``max_delay_ms`` (``waited_out``); otherwise 0.  Between two gears the
-    ``policy`` decides: "upper" runs every row at the next gear up, "lower"
-    runs the rows of the gear below now and keeps the rest for the next
-    batch, "nearest" takes whichever gear is closer (upper on a tie).
-    ``preferred`` (Triton's preferred batch sizes): a prefix of exactly one
-    of those rows is sent at once too, the largest such prefix, without
-    waiting.  Returns the number of pieces to take (at least 1 when waited out).
-    """
-    total, count, best = 0, 0, 0
-    for piece in pieces:
-        if total + piece.rows > max_batch:
-            break
-        total += piece.rows
-        count += 1
-        if total in preferred:
-            best = count
-    if count == 0:
-        return 0
-    full = total == max_batch or count < len(pieces)
-    if not full and not waited_out:
-        return best
-    at = bisect.bisect_left(gears, total)
-    if at >= len(gears) or gears[at] == total or at == 0:
-        return count                      # a gear exactly, or none below
-    lower, upper = gears[at - 1], gears[at]
-    if policy == "upper" or (policy == "nearest" and upper - total <= total - lower):
-        return count
-    # the lower gear now: whole pieces up to it (at least the first one)
-    rows, keep = 0, 0
-    for piece in itertools.islice(pieces, count):
-        if rows + piece.rows > lower:
-            break
-        rows += piece.rows
-        keep += 1
-    return max(keep, 1)
 
 
 class Samples:

@@ -17,7 +17,7 @@ from helpers.pipelines import WIDTH, chain_reference, compile_chain, dense
 from helpers.scale import scaled
 
 import ascend_engine as ae
-from ascend_engine import serving
+from ascend_engine import queue_policy, serving
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +120,7 @@ def test_choose_batch_follows_the_gear_policy():
         return [P(C(), 0, r) for r in rows]
 
     gears = (1, 2, 4, 8)
-    choose = serving.choose_batch
+    choose = queue_policy.choose_batch
     assert choose(q(1, 1, 1), 8, gears, "upper", waited_out=False) == 0   # not full yet
     assert choose(q(4, 4), 8, gears, "upper", waited_out=False) == 2       # full
     assert choose(q(1, 1, 1), 8, gears, "upper", waited_out=True) == 3     # 3 rows at gear 4

@@ -73,7 +73,10 @@ def test_the_csv_has_perf_analyzers_columns_and_the_chains_times(chain, tmp_path
         assert r["p50 latency"] <= r["p90 latency"] <= r["p95 latency"] <= r["p99 latency"]
         assert r["p50 latency"] >= r["Server Compute Infer"] * 0.99
     one = next(r for r in rows if r["point"] == 1)
-    assert 1e6 / 6000 * 0.7 <= one["infer_per_s"] <= 1e6 / 6000 * 1.02          # one caller: 1 / 6 ms
+    # one caller: at most 1 / 6 ms; the host's time between a result and the next request comes off it
+    # (0.7 of the bound was missed at a load of 4 on 2 cores), a second request's worth would halve it
+    assert 1e6 / 6000 * 0.55 <= one["infer_per_s"] <= 1e6 / 6000 * 1.02
+    assert one["infer_per_s"] <= 1e6 / one["p50 latency"] * 1.05
     points = json.loads(js.read_text())["load"]["points"]
     for r in rows:
         pt = next(p for p in points if p["concurrency"] == r["point"])

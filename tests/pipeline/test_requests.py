@@ -137,9 +137,9 @@ def test_a_request_cancelled_long_ago_still_raises_instead_of_returning_garbage(
 def test_the_failing_request_gets_the_device_error_and_others_are_told_why(slow, sim_faults):
     with compile_chain([slow], depth=4) as engine:
         feeds = [{"x": rows(i)} for i in range(8)]
-        # the generator's request 1 fails, after holding its stream 300 ms
-        # (so that the next caller's request is in flight behind it)
-        sim_faults("stall:execute@2=300,task:execute@2=507011")
+        # the generator's request 1 fails, after holding its stream 1 s (so that the next
+        # caller's request is in flight behind it, even when a loaded host is slow to submit it)
+        sim_faults("stall:execute@2=1000,task:execute@2=507011")
         gen = engine.run_many(iter(feeds))
         np.testing.assert_allclose(next(gen)["y"], slow.ref(x=feeds[0]["x"]), rtol=1e-5, atol=1e-6)
         # another caller's request goes in behind the failing one: it is

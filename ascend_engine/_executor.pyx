@@ -736,39 +736,14 @@ cdef class Engine(Resource):
         """Counters: requests, failures, in flight (and high-water mark), host
         enqueue and wait seconds, and device milliseconds per node when the
         pipeline was compiled with ``profile=True``."""
-        cdef ae_stats s
-        cdef double ms[256]
-        self._refuse_reentry("stats()")
-        with self._lock:
-            self._ensure_open()
-            ae_engine_get_stats(self._engine, &s)
-            per_node = {}
-            if self.plan.profile and len(self.plan.nodes) <= 256:
-                ae_engine_node_device_ms(self._engine, ms)
-                per_node = {n.name: ms[i] for i, n in enumerate(self.plan.nodes)}
-        return {
-            "requests": s.requests,
-            "failures": s.failures,
-            "in_flight": s.in_flight,
-            "in_flight_high_water": s.in_flight_high_water,
-            "enqueue_seconds": s.enqueue_ns / 1e9,
-            "wait_seconds": s.wait_ns / 1e9,
-            "device_ms_per_node": per_node,
-            "serving": self._server.stats(),
-        }
+        return _stats(self)
 
     def memory(self):
         """Device and pinned host bytes: the arena, per slot, per node, the peak
         working set and the recommended pool size (peak + 15 %)."""
-        self._refuse_reentry("memory()")
-        report = self.plan.memory_report()
-        with self._lock:
-            self._ensure_open()
-            report["arena_bytes"] = ae_engine_arena_bytes(self._engine)
-            report["host_pinned_bytes"] = ae_engine_host_bytes(self._engine)
-        return report
+        return _memory(self)
 
-    # ---- timelines (their bodies: _executor_timeline.pxi) ----------------------------
+    # ---- timelines (their bodies: _executor_reports.pxi) -----------------------------
 
     def trace(self, path, requests=16, feeds=None, batch_size=None):
         """Run ``requests`` requests and write their timeline to ``path`` as
@@ -803,5 +778,5 @@ cdef class Engine(Resource):
             return _take_timeline(self)
 
 
-# Engine's timelines: trace() and the rows the bench command takes.
-include "_executor_timeline.pxi"
+# What the engine reports: its counters, its memory, its timelines.
+include "_executor_reports.pxi"

@@ -1,6 +1,42 @@
-# Included by _executor.pyx, after Engine: the bodies of its timeline methods -- trace(), and the
-# timeline rows the bench command takes around the requests it measures (ascend_engine/timeline.py
-# lays them out; executor.h's AE_TRACE_COLUMNS is a row).  The functions take the engine as self.
+# Included by _executor.pyx, after Engine: the bodies of what the engine reports -- stats()
+# (its counters), memory() (its arena and pinned bytes), trace() and the timeline rows the bench
+# command takes around the requests it measures (ascend_engine/timeline.py lays them out;
+# executor.h's AE_TRACE_COLUMNS is a row).  The functions take the engine as self.
+
+
+cdef dict _stats(Engine self):
+    """The body of Engine.stats (see there)."""
+    cdef ae_stats s
+    cdef double ms[256]
+    self._refuse_reentry("stats()")
+    with self._lock:
+        self._ensure_open()
+        ae_engine_get_stats(self._engine, &s)
+        per_node = {}
+        if self.plan.profile and len(self.plan.nodes) <= 256:
+            ae_engine_node_device_ms(self._engine, ms)
+            per_node = {n.name: ms[i] for i, n in enumerate(self.plan.nodes)}
+    return {
+        "requests": s.requests,
+        "failures": s.failures,
+        "in_flight": s.in_flight,
+        "in_flight_high_water": s.in_flight_high_water,
+        "enqueue_seconds": s.enqueue_ns / 1e9,
+        "wait_seconds": s.wait_ns / 1e9,
+        "device_ms_per_node": per_node,
+        "serving": self._server.stats(),
+    }
+
+
+cdef dict _memory(Engine self):
+    """The body of Engine.memory (see there)."""
+    self._refuse_reentry("memory()")
+    report = self.plan.memory_report()
+    with self._lock:
+        self._ensure_open()
+        report["arena_bytes"] = ae_engine_arena_bytes(self._engine)
+        report["host_pinned_bytes"] = ae_engine_host_bytes(self._engine)
+    return report
 
 
 cdef object _trace(Engine self, path, requests, feeds, batch_size):

@@ -59,7 +59,7 @@ from ascend_engine._checks import positive_int, timeout_ms, times_array
 from ascend_engine.errors import EngineBusy, EngineError, HostStepError
 from ascend_engine.planner.builder import NativeStep
 from ascend_engine.requests import DeviceRequest
-from ascend_engine.serving import THREAD as _THREAD, Call, Server, ServingFuture, resolving_for
+from ascend_engine.serving import CALLBACK_WHY, THREAD as _THREAD, Call, Server, ServingFuture, resolving_for
 from ascend_engine.shapes import pad_to
 
 _log = logging.getLogger("ascend_engine")
@@ -223,8 +223,9 @@ cdef class Engine(Resource):
         # intact): the orderly close runs -- the requests already admitted
         # complete and their futures resolve, then models and devices are
         # released.  The engine's lock may be held by the thread that dropped
-        # the last reference (its completer drops the engine under the lock):
-        # then the close runs on a thread of its own once the lock is free.
+        # the last reference (a done-callback run while that thread delivered
+        # requests under the lock): then the close runs on a thread of its own
+        # once the lock is free.
         if self._lock.acquire(blocking=False):
             self._lock.release()
             self._close_after_admitted()
@@ -288,10 +289,7 @@ cdef class Engine(Resource):
                 "timeout). Do the work inside the step, or call another engine")
         if waits and resolving_for(self._server):
             raise EngineError(f"{what} was called from a done-callback of one of this engine's futures: "
-                              "done-callbacks run on the thread that resolves the future (usually the "
-                              "engine's completer, holding the engine), so it would wait for itself for ever. "
-                              "From a callback, submit with block=False (or use run_async), or hand the "
-                              "work to another thread")
+                              f"{CALLBACK_WHY}")
         return 0
 
     cdef object _settle(self, int rc, ae_error *err):
@@ -640,30 +638,40 @@ cdef class Engine(Resource):
         mine = collections.deque()   # this generator's records, oldest first
         requests = self._requests
         cdef _Arrays ins
-        for feeds in feeds_iterable:
-            arrays, rows = requests.prepare(feeds)
-            if rows > self.plan.max_batch:
-                # rare: deliver ours, then run this one split
-                while mine:
-                    yield self._collect(mine.popleft(), times)
-                split_times = None if times is None else np.zeros((1, 2), np.int64)
-                result = self.run_batch(feeds, batch_size=rows, times=split_times)
+        try:
+            for feeds in feeds_iterable:
+                arrays, rows = requests.prepare(feeds)
+                if rows > self.plan.max_batch:
+                    # rare: deliver ours, then run this one split
+                    while mine:
+                        yield self._collect(mine.popleft(), times)
+                    split_times = None if times is None else np.zeros((1, 2), np.int64)
+                    result = self.run_batch(feeds, batch_size=rows, times=split_times)
+                    if times is not None:
+                        times.append((int(split_times[0, 0]), int(split_times[0, 1])))
+                    yield result
+                    continue
+                requests.check_fixed(rows, rows)
+                record = DeviceRequest(requests.outputs_for(rows))
                 if times is not None:
-                    times.append((int(split_times[0, 0]), int(split_times[0, 1])))
-                yield result
-                continue
-            requests.check_fixed(rows, rows)
-            record = DeviceRequest(requests.outputs_for(rows))
-            if times is not None:
-                record.times = np.zeros(2, np.int64)
-            ins = _Arrays(arrays)
-            if len(mine) >= self.plan.depth:
+                    record.times = np.zeros(2, np.int64)
+                ins = _Arrays(arrays)
+                if len(mine) >= self.plan.depth:
+                    yield self._collect(mine.popleft(), times)
+                with self._lock:
+                    self._submit(record, ins, rows)
+                mine.append(record)
+            while mine:
                 yield self._collect(mine.popleft(), times)
-            with self._lock:
-                self._submit(record, ins, rows)
-            mine.append(record)
-        while mine:
-            yield self._collect(mine.popleft(), times)
+        finally:
+            # abandoned with requests on the device: the completer delivers
+            # them in the background (unless another thread holds the engine,
+            # which then frees their slots as it needs them)
+            if mine and self._engine is not NULL and self._lock.acquire(blocking=False):
+                try:
+                    self._server.hand_over()
+                finally:
+                    self._lock.release()
 
     def _collect(self, record, times=None):
         if not record.done:
@@ -728,7 +736,7 @@ cdef class Engine(Resource):
         record = self._requests.device_request(inputs, outputs, rows, on_done, shape, timed)
         cdef _Arrays ins = _Arrays(inputs)
         self._submit(record, ins, rows)
-        self._server.cv.notify()     # the completer
+        self._server.hand_over()     # the completer
 
     # ---- reporting -----------------------------------------------------------------
 

@@ -28,9 +28,26 @@ class _ThreadState(threading.local):
     held = 0           # depth of the serving critical sections this thread is inside
     resolving = None   # the Server whose futures this thread is resolving (their callbacks run)
     step = None        # the Python host step running on this thread (ascend_engine/_host_steps.pxi)
+    # the completer's list of futures to resolve once it has let go of the engine (see settle())
+    deferred = None
 
 
 THREAD = _ThreadState()
+
+
+def settle(end, value):
+    """Resolve a future: ``end`` is its ``set_result`` or ``set_exception``.
+
+    On the completer (``THREAD.deferred`` set) the future is resolved only
+    once the completer has let go of the engine's lock and, when nothing
+    more is in flight, of the engine itself: a caller that wakes and drops
+    the engine then drops its last reference, and the engine is released
+    at once, on the caller's own thread (docs/executor.md, "Serving")."""
+    deferred = THREAD.deferred
+    if deferred is None:
+        end(value)
+    else:
+        deferred.append((end, value))
 
 
 def resolving_for(server):

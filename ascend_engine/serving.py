@@ -27,7 +27,7 @@ Three rules keep every admitted call ending exactly once, with no hang:
   :func:`release_signals`: SIGINT is noted meanwhile and raised again once
   the section is over, outside every lock;
 * **no waiting on oneself**: a future's done-callbacks run on the thread that
-  resolves it (the completer, usually, holding the engine), and a Python host
+  resolves it (the completer, usually), and a Python host
   step runs on an engine worker thread; a call from either that would wait
   for the engine is refused at once (:data:`THREAD` says where a thread is);
 * **queue work per call, not per queue**: cancelled and expired calls leave
@@ -43,7 +43,7 @@ import itertools
 import threading
 import time
 import weakref
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError
 
 import numpy as np
 
@@ -55,6 +55,7 @@ from ascend_engine._signals import (
     THREAD,
     hold_signals,
     release_signals,
+    settle,
     signal_arrived,
 )
 from ascend_engine._signals import resolving_for as resolving_for
@@ -103,7 +104,7 @@ class ServingFuture(Future):
     def _wait(self, what, timeout):
         if THREAD.resolving is self._server and not self.done():
             raise EngineError(f"Future.{what} of a request still running was called from a done-callback "
-                              f"of the same engine: {_CALLBACK_WHY}")
+                              f"of the same engine: {CALLBACK_WHY}")
         if threading.get_ident() != MAIN_THREAD:
             super().exception(timeout)
             return
@@ -123,9 +124,11 @@ class ServingFuture(Future):
                 release_signals()
 
 
-_CALLBACK_WHY = ("done-callbacks run on the thread that resolves the future (usually the engine's completer, "
-                 "holding the engine), so it would wait for itself for ever. From a callback, submit with "
-                 "block=False (or use run_async), or hand the work to another thread")
+# why a call from a done-callback that would wait is refused (ServingFuture and the Engine say it)
+CALLBACK_WHY = ("done-callbacks run on the thread that resolves the future (usually the engine's "
+                "completer, which completes the engine's requests), so it would wait for itself for ever. "
+                "From a callback, submit with block=False (or use run_async), or hand the work to another "
+                "thread")
 
 
 class Call:
@@ -170,12 +173,12 @@ class Call:
         if not self.failed:
             self.failed = True
             if not self.future.done():
-                self.future.set_exception(exc)
+                settle(self.future.set_exception, exc)
 
     def piece_done(self):
         self.pieces_left -= 1
         if self.pieces_left == 0 and not self.failed and not self.future.done():
-            self.future.set_result(dict(zip(self.names, self._finished_outputs(), strict=True)))
+            settle(self.future.set_result, dict(zip(self.names, self._finished_outputs(), strict=True)))
 
     def _finished_outputs(self):
         if self.shape is None:
@@ -232,7 +235,12 @@ class Server:
 
     def __init__(self, engine, lock):
         plan = engine.plan
-        self.engine_ref = weakref.ref(engine)
+        # a weak reference: the engine threads hold the engine only while it has work on the device
+        self.engine_ref = weakref.ref(engine, self._engine_gone)
+        self.gone = False                             # the engine was collected
+        self.handed = 0                               # device requests handed to the completer, ever
+        # the idle completer waits on a lock of its own: it holds neither the engine nor its lock
+        self.work = threading.Condition(threading.Lock())
         self.max_batch = plan.max_batch
         self.max_queue = plan.max_queue
         self.delay = plan.max_delay_ms / 1000.0
@@ -314,7 +322,7 @@ class Server:
                                      "waiting for a slot): retry later, or submit with block=True")
                 if THREAD.resolving is self:
                     raise EngineError("submit() would wait for room in the admission queue, from a "
-                                      f"done-callback of the same engine: {_CALLBACK_WHY}")
+                                      f"done-callback of the same engine: {CALLBACK_WHY}")
                 self.qcv.wait(SIGNAL_SLICE if waits else None)
                 if self.closing:
                     raise EngineError("the engine is closed")
@@ -626,42 +634,97 @@ class Server:
             self.threads.append(t)
             t.start()
 
+    def _engine_gone(self, ref):
+        # the weak reference's callback, on whatever thread dropped the engine: no lock may be taken
+        self.gone = True
+
+    def hand_over(self):
+        """Tell the completer that requests were put on the device (engine lock held)."""
+        with self.work:
+            self.handed += 1
+            self.work.notify()
+
+    def _await_work(self, seen):
+        """The idle completer: wait until requests are handed over (or the
+        engine closes or is gone) holding no reference to the engine and not
+        its lock, so a caller's drop is the engine's last and closes it at
+        once.  Returns the engine and the hand-over count, or None."""
+        with self.work:
+            while self.handed == seen and not self.closing and not self.gone:
+                self.work.wait(0.5)
+            seen = self.handed
+        if self.closing or self.gone:
+            return None, seen
+        return self.engine_ref(), seen
+
     def _complete_loop(self):
+        # The completer holds the engine only while the engine has work: it
+        # resolves the futures of what it delivered after letting go of the
+        # lock and, when nothing more is in flight or queued, of the engine.
+        # A caller that drops the engine once its result is in then drops the
+        # last reference, and the engine is released at once on its thread.
         engine = None
-        ticket = None
-        rc = 0
+        seen = 0            # self.handed when the completer last looked at the engine
+        here = THREAD
         while True:
+            if engine is None:
+                engine, seen = self._await_work(seen)
+                if engine is None:
+                    return
             with self.cv:
                 self.completer_turn = True
                 try:
-                    if ticket is not None:
-                        if engine.closed:
-                            return
-                        was_full = engine._free_slots() == 0
-                        engine._complete_waited(ticket, rc)
-                        if was_full:
-                            self.room_at = time.monotonic()
-                        self.dispatch_locked("completer")
-                        ticket = None
-                    while True:
-                        engine = self.engine_ref()
-                        if engine is None or engine.closed:
-                            return
-                        if engine._in_flight() > 0:
-                            break
-                        if self.closing:
-                            return
-                        engine = None
-                        self.completer_turn = False
-                        self.cv.wait(0.5)
-                        self.completer_turn = True
-                    ticket = engine._oldest()
+                    if engine.closed:
+                        return
+                    self.dispatch_locked("completer")    # queued work into the slots freed last turn
+                    ticket = engine._oldest() if engine._in_flight() > 0 else None
                 finally:
                     self.completer_turn = False
             # calls that became due while this thread held the engine (their
             # submitters could not take it): on the device before waiting
             self.dispatch_pending("completer")
+            if ticket is None:
+                engine = None
+                continue
             rc = engine._wait_request(ticket)      # the GIL is released while it waits
+            settled = []
+            with self.cv:
+                self.completer_turn = True
+                try:
+                    if engine.closed:
+                        return
+                    was_full = engine._free_slots() == 0
+                    here.deferred = settled
+                    try:
+                        engine._complete_waited(ticket, rc)
+                    finally:
+                        here.deferred = None
+                    if was_full:
+                        self.room_at = time.monotonic()
+                    busy = engine._in_flight() > 0 or bool(self.queue)
+                finally:
+                    self.completer_turn = False
+            if not busy:
+                engine = None      # let go before the callers hear
+            self._settle_deferred(settled)
+            if engine is None:
+                self.dispatch_pending("completer")
+
+    def _settle_deferred(self, settled):
+        """Resolve the futures the completer delivered (no lock held); their
+        done-callbacks run here, marked as this server's (no waiting on oneself)."""
+        here = THREAD
+        hold_signals()
+        outer, here.resolving = here.resolving, self
+        try:
+            for end, value in settled:
+                try:
+                    end(value)
+                except InvalidStateError:   # resolved meanwhile (close() failed it): that end stands
+                    pass
+        finally:
+            here.resolving = outer
+            release_signals()
 
     def dispatch_pending(self, who):
         """Put due work on the device if a submitter left it for the engine's holder."""
@@ -758,8 +821,8 @@ class Server:
                     self._resolve(call.fail, EngineError("the engine was closed before the request started"))
         finally:
             release_signals()
-        with self.cv:
-            self.cv.notify_all()
+        with self.work:
+            self.work.notify_all()   # the completer, if idle
         for t in self.threads:
             if t is not threading.current_thread():
                 t.join()

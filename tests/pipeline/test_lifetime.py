@@ -7,6 +7,8 @@ import re
 import subprocess
 import sys
 import textwrap
+import threading
+import weakref
 
 import numpy as np
 import pytest
@@ -34,6 +36,42 @@ def test_engines_dropped_without_close_return_all_device_memory(chain):
         gc.collect()
     assert free_bytes() == before
 
+
+
+def test_the_completer_lets_go_of_the_engine_before_its_callers_hear(build):
+    """A caller woken by its result holds the last reference to the engine:
+    the completer resolved the future only after letting go of it, so the
+    caller's ``del`` releases the engine at once, on the caller's thread."""
+    slow = build(dense(530), "letgo", latency_us=20000)
+    engine = compile_chain([slow], depth=2)
+    engine.run({"x": np.ones((1, WIDTH), np.float32)})   # the engine threads are up
+    ref = weakref.ref(engine)
+    base = sys.getrefcount(engine)          # the references of this test (and the argument)
+    seen = []
+
+    def when_done(future):
+        held = ref()
+        # this frame's `held` and the argument besides the test's own references
+        seen.append((threading.current_thread().name, sys.getrefcount(held) - 1))
+
+    future = engine.submit({"x": np.ones((1, WIDTH), np.float32)})
+    future.add_done_callback(when_done)
+    future.result(timeout=30)
+    assert seen == [("ascend-engine-completer", base)]
+    engine.close()
+
+
+def test_an_engine_dropped_right_after_its_result_is_released_before_del_returns(chain):
+    before = free_bytes()
+    for _ in range(20):
+        engine = compile_chain(chain, depth=2)
+        engine.submit({"x": np.ones((2, WIDTH), np.float32)}).result(timeout=30)
+        closed = []
+        weak = weakref.finalize(engine, closed.append, True)
+        del engine
+        gc.collect()
+        assert closed == [True] and not weak.alive
+    assert free_bytes() == before
 
 EXIT_SCRIPT = """
 import numpy as np

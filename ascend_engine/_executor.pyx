@@ -59,7 +59,8 @@ from ascend_engine._checks import positive_int, timeout_ms, times_array
 from ascend_engine.errors import EngineBusy, EngineError, HostStepError
 from ascend_engine.planner.builder import NativeStep
 from ascend_engine.requests import DeviceRequest
-from ascend_engine.serving import CALLBACK_WHY, THREAD as _THREAD, Call, Server, ServingFuture, resolving_for
+from ascend_engine.serving import THREAD as _THREAD, Server, resolving_for
+from ascend_engine.serving_calls import CALLBACK_WHY, Call, ServingFuture
 from ascend_engine.shapes import pad_to
 
 _log = logging.getLogger("ascend_engine")

@@ -103,7 +103,7 @@ def batch_ready(queue, queued_rows: int, max_batch: int, preferred) -> bool:
 
 class PolicyFigures:
     """What ``stats()["serving"]["priorities"]`` reports, per priority line: queue and compute time
-    per call (``samples()`` makes one figure, serving.Samples), rejections and delays."""
+    per call (``samples()`` makes one figure, serving_calls.Samples), rejections and delays."""
 
     def __init__(self, levels: int, samples):
         self.queue_ms = [samples() for _ in range(levels)]

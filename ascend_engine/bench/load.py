@@ -36,7 +36,7 @@ import time
 
 import numpy as np
 
-from ascend_engine.serving import SAMPLES
+from ascend_engine.serving_calls import SAMPLES
 
 from .breakdown import execution_steps, step_layout
 from .measure import MAX_TIMELINE_EXECUTIONS, executions_per_request

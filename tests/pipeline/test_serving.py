@@ -17,7 +17,7 @@ from helpers.pipelines import WIDTH, chain_reference, compile_chain, dense
 from helpers.scale import scaled
 
 import ascend_engine as ae
-from ascend_engine import queue_policy, serving
+from ascend_engine import queue_policy, serving_calls
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +111,7 @@ def test_submit_interleaves_with_run_batch_and_run_many(chain):
 # ---- the dynamic batcher ----------------------------------------------------------------------------
 
 def test_choose_batch_follows_the_gear_policy():
-    P = serving.Piece
+    P = serving_calls.Piece
 
     class C:
         pass

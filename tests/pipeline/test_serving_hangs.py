@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from helpers.pipelines import WIDTH, dense
 
-from ascend_engine import serving
+from ascend_engine import serving, serving_calls
 from ascend_engine.errors import EngineError
 
 PRELUDE = """
@@ -94,7 +94,7 @@ def test_a_cancelled_record_still_ends_its_call():
     """A device request cancelled by close (the executor could not deliver
     it) still ends its calls: the records' owners hear of every end."""
     server = FakeEngine(max_batch=8, max_queue=4).server
-    call = serving.Call(serving.ServingFuture(server), [np.ones((2, WIDTH), np.float32)],
+    call = serving_calls.Call(serving_calls.ServingFuture(server), [np.ones((2, WIDTH), np.float32)],
                         [np.empty((2, WIDTH), np.float32)], 2, None, ["y"])
     server.admit(call, True)
     record = server.fake.records[0]
@@ -363,7 +363,7 @@ def drained_work(n, deadlines, cancel_every):
     fake.slots = 0
     calls = []
     for _ in range(n):
-        call = serving.Call(serving.ServingFuture(server), [np.ones((1, 2), np.float32)],
+        call = serving_calls.Call(serving_calls.ServingFuture(server), [np.ones((1, 2), np.float32)],
                             [np.empty((1, 2), np.float32)], 1, 1e12 if deadlines else None, ["y"])
         server.admit(call, True)
         calls.append(call)
@@ -393,7 +393,7 @@ def test_expired_calls_leave_a_long_queue_at_linear_cost():
     fake.slots = 0
     calls = []
     for k in range(4000):
-        call = serving.Call(serving.ServingFuture(server), [np.ones((1, 2), np.float32)],
+        call = serving_calls.Call(serving_calls.ServingFuture(server), [np.ones((1, 2), np.float32)],
                             [np.empty((1, 2), np.float32)], 1, 0.0 if k % 2 else 1e12, ["y"])
         server.admit(call, True)
         calls.append(call)

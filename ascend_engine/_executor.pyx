@@ -59,6 +59,7 @@ from ascend_engine._checks import positive_int, timeout_ms, times_array
 from ascend_engine.errors import EngineBusy, EngineError, HostStepError
 from ascend_engine.planner.builder import NativeStep
 from ascend_engine.requests import DeviceRequest
+from ascend_engine.loop_bridge import wait_on_loop
 from ascend_engine.serving import THREAD as _THREAD, Server, resolving_for
 from ascend_engine.serving_calls import CALLBACK_WHY, Call, ServingFuture
 from ascend_engine.shapes import pad_to
@@ -521,7 +522,7 @@ cdef class Engine(Resource):
                 if not wait_for_room:
                     raise
                 await asyncio.wrap_future(self._server.space_future())
-        return await asyncio.wrap_future(future)
+        return await wait_on_loop(future)    # one wake-up of this loop per burst of results
 
     def run_batch(self, feeds, batch_size=None, *, times=None):
         """Split the feeds along their first axis into requests of ``batch_size``

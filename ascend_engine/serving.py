@@ -501,7 +501,8 @@ class Server:
         seen = 0            # self.handed when the completer last looked at the engine
         here = THREAD
         while True:
-            if engine is None:
+            looked = engine is None
+            if looked:
                 engine, seen = self._await_work(seen)
                 if engine is None:
                     return
@@ -510,7 +511,8 @@ class Server:
                 try:
                     if engine.closed:
                         return
-                    self.dispatch_locked("completer")    # queued work into the slots freed last turn
+                    if looked:
+                        self.dispatch_locked("completer")
                     ticket = engine._oldest() if engine._in_flight() > 0 else None
                 finally:
                     self.completer_turn = False
@@ -535,6 +537,9 @@ class Server:
                         here.deferred = None
                     if was_full:
                         self.room_at = time.monotonic()
+                    # queued work into the freed slots before any Python of the callers runs: the
+                    # device never waits for their futures' callbacks
+                    self.dispatch_locked("completer")
                     busy = engine._in_flight() > 0 or bool(self.queue)
                 finally:
                     self.completer_turn = False

@@ -189,7 +189,9 @@ def test_a_full_queue_blocks_or_says_busy(slow):
 
         def submit_when_room():
             f = engine.submit(feeds_for(4, 1))
-            blocked.append((f, running.done()))   # room was made only once the first had completed
+            # room was made only once the first had completed: the first queued call then left the
+            # queue for the freed slot (its future runs)
+            blocked.append((f, queued[0].running() or queued[0].done()))
 
         t = threading.Thread(target=submit_when_room)
         t.start()

@@ -152,7 +152,9 @@ def test_a_done_callback_blocking_on_a_full_queue_is_refused(slow):
         engine = one_model({path!r}, depth=1, max_queue=1)
         got = []
         def callback(f):
+            # the queued call is in the freed slot by now: fill the queue again, then wait for room
             try:
+                got.append(engine.submit(rows(1), block=False))
                 engine.submit(rows(1))          # the queue is full: this would wait for ever
                 got.append("submitted")
             except Exception as exc:
@@ -164,9 +166,10 @@ def test_a_done_callback_blocking_on_a_full_queue_is_refused(slow):
         running.result(timeout=10)
         queued.result(timeout=10)
         deadline = time.monotonic() + 10
-        while not got and time.monotonic() < deadline:
+        while len(got) < 2 and time.monotonic() < deadline:
             time.sleep(0.01)
-        print(got[0])
+        got[0].result(timeout=10)               # the call the callback queued runs
+        print(got[1])
         engine.close()
         print("closed")
     """, path=slow.path, timeout=60)

@@ -107,7 +107,9 @@ def test_a_cancelled_record_still_ends_its_call():
 # ---- 2. a done-callback calling into its own engine ---------------------------------------------------
 
 
-def test_a_done_callback_calling_run_is_refused_and_the_engine_goes_on(quick):
+def test_a_done_callback_calling_run_is_refused_and_the_engine_goes_on(slow):
+    # a 20 ms model: each callback is added while its request is still on the device, so it runs
+    # on the completer (added to a done future, it would run at once on the main thread)
     lines = run_child("""
         engine = one_model({path!r}, depth=2, max_queue=1, timeout=5)
         got = []
@@ -139,7 +141,7 @@ def test_a_done_callback_calling_run_is_refused_and_the_engine_goes_on(quick):
         print("next", engine.run(rows(2))["y"].shape)
         engine.close()
         print("closed")
-    """, path=quick.path, timeout=60)
+    """, path=slow.path, timeout=60)
     assert lines[0].startswith("EngineError: run() was called from a done-callback of one of this "
                                "engine's"), lines
     assert lines[1].startswith("EngineError: Future.result() of a request still running was called from a "

@@ -83,6 +83,7 @@ cdef extern from "ascend_engine/executor.h" nogil:
         int rows_any
         uint64_t max_rows
         int workers
+        int results_stream
 
     ctypedef struct ae_node_copy:      # AE_NODE_COPY
         int bridge_stream

@@ -156,6 +156,7 @@ cdef _fill_plan(Engine self, ae_plan *p):
             c_node.host.rows_any = node.rows_any
             c_node.host.max_rows = node.max_rows
             c_node.host.workers = node.workers
+            c_node.host.results_stream = node.results_stream
             if isinstance(node.fn, NativeStep):
                 c_node.host.fn = <ae_host_fn><size_t>node.fn.address
                 c_node.host.ctx = <void *><size_t>node.fn.context

@@ -358,11 +358,13 @@ static int call_step(ae_engine *e, const step_runner *r, slot *sl, const step_it
 }
 
 /* After the function: copy its rows back to the device, record the step's
- * event and enqueue the rest of the request (step_lock held). */
+ * event and enqueue the rest of the request (step_lock held).  On the step's
+ * results stream: its own stream holds the input copies of later requests,
+ * queued at their submission, which this request must not wait behind. */
 static int resume(ae_engine *e, const step_runner *r, slot *sl, const step_item *it, int skip, ae_error *err)
 {
     const ae_node_plan *np = &e->nodes[r->node];
-    aclrtStream st = e->streams[np->stream];
+    aclrtStream st = e->streams[np->host.results_stream];
     if (aex_use_device(e, np->device, err))
         return -1;
     for (int i = 0; i < np->n_outputs && !skip; i++) {

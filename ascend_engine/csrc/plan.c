@@ -108,6 +108,11 @@ int aex_check_plan(const ae_plan *p, ae_error *err)
                     "worker (got %d), and no model settings", np->name, np->host.workers);
             if (np->host.rows_any && np->host.max_rows < 1)
                 BAD("host step '%s' with rows \"any\" needs max_rows of at least 1", np->name);
+            int rs = np->host.results_stream;
+            if (rs < 0 || rs >= p->n_streams ||
+                (p->n_devices > 1 && p->stream_devices[rs] != np->device))
+                BAD("host step '%s': its results' stream %d is not one of the %d streams of its device",
+                    np->name, rs, p->n_streams);
         }
         if (np->stream < 0 || np->stream >= p->n_streams)
             BAD("node '%s' uses stream %d of %d", np->name, np->stream, p->n_streams);

@@ -12,7 +12,7 @@ as their consumers allow)::
           [head] "a"       s1  ┘
            │
           (nms)            s2  a host step: a stream of its own, for the
-           │                   copies of its inputs and outputs
+           │                   copies of its inputs, and s6 for its results
           [cls]  ×3        s3 s4 s5  instances=3: a stream per instance,
            │                         request r runs on s(3 + r % 3)
            ▼
@@ -21,8 +21,10 @@ as their consumers allow)::
 * a model node gets a stream of its own; nodes that pass the same
   ``stream=`` label share one, and so do nodes using the same Model object
   (one loaded model may not execute on two streams at once);
-* streams are numbered in the order of their first use; the executor adds
-  its own copy-in and copy-out streams on the plan's device.
+* streams are numbered in the order of their first use; then each host
+  step gets one more for its results (its input copies, queued as requests
+  are submitted, would hold them up: executor.h, ``ae_node_host``); the
+  executor adds its own copy-in and copy-out streams on the plan's device.
 
 Devices (docs/scale-out.md, "Several devices in one pipeline"; the stream
 numbers as without peer links)::
@@ -122,6 +124,10 @@ def place(nodes, tensors, outputs, node_device, tensor_device, device, single, p
                                     "another device; a stream belongs to one device")
     for t_index, t in enumerate(tensors):
         t.device = devices.index(tensor_device.get(t_index, device))
+    for node in nodes:
+        if node.kind == "host":   # its results' stream (executor.h, ae_node_host)
+            node.results_stream = node.stream if single else len(stream_devices)
+            stream_devices[node.results_stream] = node.device
     if len(devices) == 1:
         return devices, [stream_devices.get(s, 0) for s in range(len(stream_devices) or 1)]
     if single:

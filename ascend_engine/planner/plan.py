@@ -63,6 +63,7 @@ class PlanNode:
     output_specs: tuple = ()          # a host step's (name, dtype, trailing shape) per output
     device: int = 0                   # index into Plan.devices
     bridge_stream: int = -1           # a copy through the host: its stream on the source device
+    results_stream: int = -1          # a host step: the stream of its results' copies
     shape_kind: str = ""              # "hw" or "dims": the gear is chosen per request from shapes
     gear_io: tuple = ()               # shaped nodes: (gear, input shapes, output shapes) per gear
     follow: tuple = ()                # shaped nodes: Model.output_follow

@@ -149,7 +149,11 @@ typedef struct ae_node_model {
 
 /* A host step (AE_NODE_HOST): its function (the ae_host_fn contract above),
  * one of fn and reshape_fn, and the rows it returns.  Its inputs and outputs are
- * tensors; the node's stream is the step's own copy stream. */
+ * tensors; the node's stream is the step's own copy stream for its inputs
+ * (D2H, queued when the request is submitted), results_stream the one for its
+ * results (H2D, queued once the function has run): on one stream a result
+ * would wait behind the input copies of every later request already queued
+ * (docs/executor.md, "Host steps"). */
 typedef struct ae_node_host {
     ae_host_fn fn;
     ae_host_reshape_fn reshape_fn;  /* set instead of fn for a step that changes shapes */
@@ -157,6 +161,7 @@ typedef struct ae_node_host {
     int rows_any;               /* the step sets its outputs' row count (up to max_rows) */
     uint64_t max_rows;          /* rows_any: most rows it may return */
     int workers;                /* threads running the step (at least 1) */
+    int results_stream;         /* compute stream of its results' copies and its event */
 } ae_node_host;
 
 /* A copy between devices (AE_NODE_COPY): inputs[0] (on another device) into

@@ -668,3 +668,37 @@ def test_a_trace_started_while_a_step_holds_a_request_waits_for_the_step(detecto
     expected = detector.reference(x, 0.5)
     assert out["logits"].shape == expected.shape and len(expected) > 0
     np.testing.assert_allclose(out["logits"], expected, rtol=1e-4, atol=1e-4)
+
+
+def test_a_steps_results_do_not_wait_behind_later_requests(detector, tmp_path):
+    """A step's result copy runs on a stream of its own: on the step's input stream it would
+    queue behind the input copies of every later request submitted meanwhile, each waiting for
+    its own detector run, so the classifier of request 0 would start only after the detector of
+    the last request in flight (docs/executor.md, "Host steps").  Device times (the simulator's
+    modelled clock) of 4 requests submitted at once, detector 200 ms each."""
+    import json
+
+    det, cls = detector.save(detector.folder, det_latency_us=200_000, cls_latency_us=1_000)
+    pipe = detector_pipeline(det, cls, threshold_step(0.0))
+    plan = pipe.plan(depth=4)
+    step = next(n for n in plan.nodes if n.kind == "host")
+    assert step.results_stream not in {n.stream for n in plan.nodes}
+    with pipe.compile(depth=4, profile=True) as engine:
+        engine.trace(tmp_path / "t.json", requests=4, batch_size=1)
+    spans = {}
+    for e in json.loads((tmp_path / "t.json").read_text())["traceEvents"]:
+        if e["ph"] == "X" and e["name"] in ("det", "cls"):
+            spans[e["name"], e["args"]["request"]] = (e["ts"] / 1000, (e["ts"] + e["dur"]) / 1000)
+    first = min(r for _name, r in spans)
+    det_end = [spans["det", first + k][1] for k in range(4)]
+    assert det_end[3] - det_end[0] == pytest.approx(600, abs=1)   # the detector runs back to back
+    # request 0's classifier starts once its detector and step are done, long before the
+    # detector of request 1 (the step's own time is far below the detector's 200 ms)
+    assert det_end[0] <= spans["cls", first][0] < det_end[1]
+
+
+def test_streams_single_keeps_a_steps_results_on_its_one_stream(detector):
+    det, cls = detector.save(detector.folder)
+    plan = detector_pipeline(det, cls, threshold_step(0.5)).plan(depth=2, streams="single")
+    step = next(n for n in plan.nodes if n.kind == "host")
+    assert (plan.n_streams, step.stream, step.results_stream) == (1, 0, 0)

@@ -1,0 +1,151 @@
+"""The PP-OCR pipeline of examples/ppocr.py in timing-only mode against its modelled bound.
+
+Run:  python -m pytest benchmarks/bench_ppocr.py -o python_files='bench_*.py' --benchmark-only -q -s
+
+The three real PP-OCR networks (the ``rapidocr-onnxruntime`` wheel's) are
+converted by sim atc for Ascend 310P3 and for Ascend 310 (a quarter of its
+compute: the same networks four times slower) and loaded with
+``ASCEND_SIM_COMPUTE=skip`` (docs/simulator.md, "Execution"): nothing is
+computed, each execution holds its stream for the device time the converted
+model carries for its gear (docs/simulator.md, "Device time of converted
+models").  This is how a user looks at a real network's schedule on a small
+CPU.
+
+Timing-only outputs are zeros, so a detector map of zeros would find no text
+and the classifier and recognizer would never run.  The first host step
+therefore reads the map ONNX Runtime computes for the same picture (computed
+once, before timing) instead of the detector's zeros: the lines, their
+number and widths, and so the classifier's and recognizer's gears, are those
+of the real picture.  Everything else is the example's pipeline unchanged.
+
+Figures:
+
+* the modelled bound: 1 / (the slowest node's device time per request),
+  from a profiled pass (timing events on every step, ``stats()``'s
+  ``device_ms_per_node``);
+* throughput of ``run_batch`` (profiling off, depth 8, one picture per
+  request) against that bound, with one and with two host workers: goal >= 0.9;
+* the first host step's own time per request (``find_lines``, the costliest of
+  the three Python steps), to say when the host, not the device, is the bound.
+"""
+
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+sys.path.insert(0, HERE)
+
+from _report import report  # noqa: E402
+
+pytest.importorskip("onnxruntime", reason="sim atc needs onnx and onnxruntime")
+pytest.importorskip("scipy")
+PIL = pytest.importorskip("PIL")
+
+import ppocr  # noqa: E402
+
+LINES = ["HELLO WORLD 2026", "ascend engine", "Pipeline 42", "timing only"]
+REQUESTS = 120
+DEPTH = 8
+
+
+def picture(lines, size=(720, 400)):
+    from PIL import Image, ImageDraw, ImageFont
+
+    im = Image.new("RGB", size, "white")
+    draw = ImageDraw.Draw(im)
+    font = ImageFont.load_default(size=40)
+    for i, text in enumerate(lines):
+        draw.text((24, 24 + 90 * i), text, fill="black", font=font)
+    return np.asarray(im)
+
+
+def real_map(det_onnx, x):
+    """The detector's probability map for input ``x``, computed by ONNX Runtime."""
+    import onnxruntime as ort
+
+    return ort.InferenceSession(det_onnx, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+
+
+@pytest.fixture(scope="module", params=["Ascend310P3", "Ascend310"])
+def timing_only_models(request, tmp_path_factory):
+    cache = os.environ.get("AE_PPOCR_MODELS") or os.path.join(tempfile.gettempdir(), "ascend-engine-ppocr")
+    try:
+        onnx_paths = ppocr.fetch_models(cache)
+    except Exception as exc:
+        pytest.skip(f"PP-OCR models unavailable ({exc})")
+    om = ppocr.convert_models(onnx_paths, str(tmp_path_factory.mktemp("ppocr")), soc=request.param)
+    return onnx_paths, om, request.param
+
+
+def pipeline_on_map(om, prob):
+    """examples/ppocr.py's pipeline whose first host step reads ``prob`` (the real map)."""
+    real_find_lines = ppocr.find_lines
+    ppocr.find_lines = lambda image, _zeros: real_find_lines(image, prob)
+    try:
+        return ppocr.build_pipeline(om)
+    finally:
+        ppocr.find_lines = real_find_lines
+
+
+def test_ppocr_timing_only_against_bound(benchmark, timing_only_models, monkeypatch):
+    onnx_paths, om, soc = timing_only_models
+    x = ppocr.det_input(picture(LINES))
+    prob = real_map(onnx_paths["det"], x)
+    lines, *_ = ppocr.find_lines(x, prob)
+    monkeypatch.setenv("ASCEND_SIM_COMPUTE", "skip")  # read at each model load
+    pipe = pipeline_on_map(om, prob)
+    feeds = {"image": np.repeat(x, REQUESTS, axis=0)}
+
+    with pipe.compile(depth=DEPTH, profile=True) as engine:
+        engine.run_batch(feeds, batch_size=1)
+        per_node = engine.stats()["device_ms_per_node"]
+    # stats() accumulates each node's device time over the pass: per request, divide by it
+    models = {k: v / REQUESTS for k, v in per_node.items() if k in ("det", "cls", "rec")}
+    slowest = max(models, key=models.get)
+    bound = 1000.0 / models[slowest]
+
+    t0 = time.perf_counter()
+    for _ in range(10):
+        ppocr.find_lines(x, prob)
+    find_lines_ms = (time.perf_counter() - t0) * 100.0
+
+    rates = {1: [], 2: []}
+    engines = {w: pipe.compile(depth=DEPTH, host_workers=w) for w in rates}
+    try:
+        for engine in engines.values():
+            engine.run_batch({"image": x}, batch_size=1)  # warm
+
+        def once():  # one pass of each, alternated, so both see the same machine
+            for w, engine in engines.items():
+                t0 = time.perf_counter()
+                engine.run_batch(feeds, batch_size=1)
+                rates[w].append(REQUESTS / (time.perf_counter() - t0))
+
+        benchmark.pedantic(once, rounds=3, iterations=1)
+    finally:
+        for engine in engines.values():
+            engine.close()
+    best = {w: max(r) for w, r in rates.items()}
+    report(
+        benchmark,
+        f"PP-OCR (det -> find_lines -> cls -> upright -> rec -> ctc), ASCEND_SIM_COMPUTE=skip, {soc}",
+        {
+            "lines_per_request": len(lines),
+            **{f"device_ms_{k}": v for k, v in models.items()},
+            "slowest": slowest,
+            "bound_req_s": bound,
+            "find_lines_host_ms": find_lines_ms,
+            "host_bound_req_s": 1000.0 / find_lines_ms,
+            **{f"engine_req_s_{w}_workers": r for w, r in best.items()},
+            **{f"engine_over_bound_{w}_workers": r / bound for w, r in best.items()},
+            **{f"rounds_req_s_{w}_workers": ", ".join(f"{v:.1f}" for v in r) for w, r in rates.items()},
+        },
+    )
+    assert len(lines) == len(LINES), "the real map must find every drawn line"

@@ -309,6 +309,10 @@ def _verify(engine, requests, args):
 def cmd_bench(args) -> int:
     from ascend_engine.bench import data
 
+    if args.url is not None or args.model_name or args.protocol:     # perf_analyzer's -u, -m, -i
+        from ascend_engine.bench import remote
+
+        return remote.run(args)
     if getattr(args, "model", None):
         from ascend_engine.bench import ais
 

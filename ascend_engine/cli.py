@@ -249,7 +249,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-code", action="store_true",
                    help="run a spec whose host steps name Python functions: they are imported and run "
                         "with your rights, so only for a spec you trust")
-    p.add_argument("-b", "--batch", type=positive_int_arg, help="rows per request (default: 1, or the fixed batch)")
+    p.add_argument("-b", "--batch", type=positive_int_arg,
+                   help="rows per request (default: 1, or the fixed batch)")
     p.add_argument("--shapes", type=shapes_arg, metavar="NAME:D,D,...[;NAME:...]",
                    help="the input shapes to run at, as ais_bench's --dymShape (x:1,3,640,480;y:1,16): "
                         "one of the gears of a dynamic image size or dims model, shapes inside the ranges "

@@ -161,7 +161,8 @@ def shape_arg(text):
     except ShapesError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     if len(shapes) != 1:
-        raise argparse.ArgumentTypeError(f"expected one NAME:D,D,... (give --shape once per input), got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected one NAME:D,D,... (give --shape once per input), "
+                                         f"got {text!r}")
     return next(iter(shapes.items()))
 
 

@@ -74,7 +74,8 @@ def connect(url, protocol):
     except Exception as exc:
         client.close()
         other = "grpc" if protocol == "http" else "http"
-        raise ServerUnreachable(f"no KServe v2 server answered {tried}: {_reason(exc)}; is `serve` (or Triton) "
+        raise ServerUnreachable(f"no KServe v2 server answered {tried}: {_reason(exc)}; is `serve` "
+                                f"(or Triton) "
                                 f"running there, and does it speak {protocol.upper()} on that port "
                                 f"(-i {other} for the other protocol)?") from None
     if not live:
@@ -133,7 +134,8 @@ def request_shapes(info, batch, shapes=None, shape=None) -> dict:
             lead, rest = (dims[:1], dims[1:]) if batches else ([], dims)
             if shape and name in shape:
                 if len(shape[name]) != len(rest):
-                    raise UsageError(f"--shape {name}: {len(shape[name])} dimension(s) given, input {name} has "
+                    raise UsageError(f"--shape {name}: {len(shape[name])} dimension(s) given, input {name} "
+                                     f"has "
                                      f"{len(rest)} besides {'the batch' if batches else 'none'} "
                                      f"(its shape {dims})")
                 rest = list(shape[name])
@@ -233,7 +235,8 @@ class RemoteTarget:
         if not self.statistics:
             return None
         try:
-            doc = self.sync_client.get_inference_statistics(self.model, self.version, **_as_json(self.protocol))
+            doc = self.sync_client.get_inference_statistics(self.model, self.version,
+                                                            **_as_json(self.protocol))
         except Exception:       # a server without the statistics extension: the client figures only
             self.statistics = False
             return None
@@ -257,7 +260,8 @@ class RemoteTarget:
     def end(self, before, n) -> dict:
         """The server's figures of the timed requests: means (ms) of the statistics' differences."""
         after = self._stats()
-        figures = {"queue_ms": None, "service_ms": None, "device_ms": None, "stage_ms": {}, "stage_mean_ms": {},
+        figures = {"queue_ms": None, "service_ms": None, "device_ms": None, "stage_ms": {},
+                   "stage_mean_ms": {},
                    "enqueue_ms": None, "slowest_stage": None, "executions": None, "batch_rows": {},
                    "mean_batch_rows": None, "server": None}
         if before is None or after is None:
@@ -281,7 +285,8 @@ class RemoteTarget:
 
 # bench's options that need the pipeline in this process, refused with --url
 ENGINE_ONLY = (("--depth", "depth"), ("--streams", "streams"), ("--profile", "profile"), ("--input", "input"),
-               ("--output", "output"), ("--check", "check"), ("--compare", "compare"), ("--device", "devices"),
+               ("--output", "output"), ("--check", "check"), ("--compare", "compare"),
+               ("--device", "devices"),
                ("--max-delay-ms", "max_delay_ms"), ("--gear-policy", "gear_policy"),
                ("--max-queue", "max_queue"), ("--allow-code", "allow_code"),
                ("--fail-on-regression", "fail_on_regression"), ("--model", "model"))
@@ -301,7 +306,8 @@ def check_args(args):
     if not args.model_name:
         raise UsageError("--url needs -m/--model-name: the model on the server to send the load to")
     if args.shapes and args.shape:
-        raise UsageError("--shapes and --shape: give one (--shapes: every dimension; --shape: perf_analyzer's, "
+        raise UsageError("--shapes and --shape: give one (--shapes: every dimension; --shape: "
+                         "perf_analyzer's, "
                          "without the batch)")
 
 
@@ -341,7 +347,8 @@ def run(args) -> int:
         if args.measurement_interval is not None:
             points = perf.stable_sweep(target, pool, batch, mode, values, args, args.warmup, progress)
         else:
-            points = loadgen.sweep(target, pool, batch, mode, values, requests=requests, duration=args.duration,
+            points = loadgen.sweep(target, pool, batch, mode, values, requests=requests,
+                                   duration=args.duration,
                                    warmup=args.warmup, progress=progress,
                                    distribution=args.request_distribution or "poisson")
         server = client.get_server_metadata(**_as_json(protocol))
@@ -358,7 +365,8 @@ def run(args) -> int:
         "config": {"batch": batch, "requests": requests, "duration": args.duration, "warmup": args.warmup,
                    "shapes": {n: list(s) for n, s in shapes.items()}},
         "inputs": {"kind": "zero" if zeros else "random", "requests": len(pool),
-                   "description": f"{'zeros' if zeros else 'random'}, {len(pool)} distinct requests used in turn "
+                   "description": f"{'zeros' if zeros else 'random'}, {len(pool)} distinct requests used "
+                                  "in turn "
                                   f"({'; '.join(f'{n} {list(s)}' for n, s in shapes.items())})"},
         "load": {"mode": mode, "generator": target.generator, key: values,
                  "distribution": (args.request_distribution or

@@ -226,7 +226,8 @@ def print_load(fig, out=None):
                     f"({fig['soc'] or 'unknown SoC'})")
         batching = (f"batcher up to {cfg['max_delay_ms']:g} ms, gear policy {cfg['gear_policy']}"
                     if cfg["max_delay_ms"] else "no batcher")
-        p("pipeline", f"{steps_text(nodes, fig.get('step_labels') or {})} on {fig['streams_used']} stream(s), "
+        steps = steps_text(nodes, fig.get('step_labels') or {})
+        p("pipeline", f"{steps} on {fig['streams_used']} stream(s), "
                       f"depth {cfg['depth']}, batch {cfg['batch']}, admission queue {cfg['max_queue']}, "
                       f"{batching}")
         _shapes_lines(fig, p)

@@ -157,3 +157,16 @@ def test_shape_fills_the_dimensions_besides_the_batch(server, tmp_path):
     fig = json.loads(out.read_text())
     assert fig["config"]["shapes"] == {"x": [2, 64]}
     assert fig["load"]["points"][0]["server"]["inference_count"] == 10
+
+
+def test_http_requests_use_binary_tensors():
+    """Over HTTP the inputs and the outputs asked for go as the binary tensor extension, not JSON."""
+    from ascend_engine.bench.remote import RemoteTarget, random_pool
+
+    info = {"name": "demo", "inputs": [("x", "FP32", [-1, 64])], "outputs": ["probs"], "max_batch_size": 8}
+    target = RemoteTarget("localhost:1", "http", info)
+    pool = random_pool(info, {"x": (2, 64)})
+    [inputs, *_] = target.requests(pool)
+    assert inputs[0]._get_binary_data() == pool[0]["x"].tobytes()
+    assert inputs[0]._get_tensor()["parameters"]["binary_data_size"] == 2 * 64 * 4
+    assert target.outputs[0]._get_tensor()["parameters"]["binary_data"] is True

@@ -149,6 +149,12 @@ def test_usage_errors(server, args, says):
     assert rc == 2 and says in stderr, stderr
 
 
+@pytest.mark.parametrize("option", [["-x", "1"], ["--shape", "x:64"], ["--input-data", "zero"]])
+def test_server_options_without_a_server(option, tmp_path):
+    rc, _, stderr = bench(str(tmp_path / "pipeline.yaml"), *option)
+    assert rc == 2 and f"{option[0]} goes with -m NAME" in stderr, stderr
+
+
 def test_shape_fills_the_dimensions_besides_the_batch(server, tmp_path):
     out = tmp_path / "run.json"
     rc, _, stderr = bench("-u", server.http, "-m", "demo", "-b", "2", "--shape", "x:64", "--requests", "5",

@@ -45,6 +45,7 @@ from ascend_engine.cli_args import (
     positive_float_arg,
     positive_int_arg,
     rate_list,
+    shape_arg,
     shapes_arg,
     switch_arg,
 )
@@ -248,7 +249,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-code", action="store_true",
                    help="run a spec whose host steps name Python functions: they are imported and run "
                         "with your rights, so only for a spec you trust")
-    p.add_argument("--batch", type=positive_int_arg, help="rows per request (default: 1, or the fixed batch)")
+    p.add_argument("-b", "--batch", type=positive_int_arg,
+                   help="rows per request (default: 1, or the fixed batch)")
     p.add_argument("--shapes", type=shapes_arg, metavar="NAME:D,D,...[;NAME:...]",
                    help="the input shapes to run at, as ais_bench's --dymShape (x:1,3,640,480;y:1,16): "
                         "one of the gears of a dynamic image size or dims model, shapes inside the ranges "
@@ -321,7 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "with your rights, so only for a spec you trust")
     p.add_argument("--out", required=True, metavar="TRACE.json", help="the trace file to write")
     p.add_argument("--requests", type=positive_int_arg, default=16, help="requests to record (default 16)")
-    p.add_argument("--batch", type=positive_int_arg,
+    p.add_argument("-b", "--batch", type=positive_int_arg,
                    help="rows per request, at most the largest batch (default: the largest batch)")
     p.add_argument("--shapes", type=shapes_arg, metavar="NAME:D,D,...[;NAME:...]",
                    help="the input shapes to run at (as for bench): a gear or shapes inside the ranges of a "
@@ -443,6 +445,19 @@ def _perf_analyzer_options(p):
     ranges.add_argument("--request-rate-range", metavar="START:END:STEP",
                         help="open loop at START ... END requests/s")
     _add_options(g, _PERF_ANALYZER_OPTIONS)
+    u = p.add_argument_group("against a server, perf_analyzer's spellings (docs/cli.md, \"Against a server: "
+                             "--url\")")
+    u.add_argument("-u", "--url", metavar="HOST:PORT",
+                   help="send the load to this KServe v2 server (default localhost:8000 for HTTP, "
+                        "localhost:8001 for gRPC, with -i or -m)")
+    u.add_argument("-i", "--protocol", type=str.lower, choices=("http", "grpc"),
+                   help="the server's protocol (default http)")
+    u.add_argument("-m", "--model-name", metavar="NAME", help="the model on the server")
+    u.add_argument("-x", "--model-version", metavar="VERSION", default="",
+                   help="its version (default: the server's choice, the latest)")
+    u.add_argument("--shape", type=shape_arg, action="append", metavar="NAME:D,D,...",
+                   help="an input's dimensions besides the batch (for -1 dimensions; once per input)")
+    u.add_argument("--input-data", choices=("random", "zero"), help="the data sent (default random)")
 
 
 def _ais_bench_options(p):

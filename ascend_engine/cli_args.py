@@ -152,6 +152,20 @@ def shapes_arg(text):
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def shape_arg(text):
+    """perf_analyzer's ``--shape NAME:D,D,...``: one input's dimensions, as (name, shape)."""
+    from ascend_engine.bench.shapes import ShapesError, parse
+
+    try:
+        shapes = parse(text)
+    except ShapesError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if len(shapes) != 1:
+        raise argparse.ArgumentTypeError(f"expected one NAME:D,D,... (give --shape once per input), "
+                                         f"got {text!r}")
+    return next(iter(shapes.items()))
+
+
 def existing_file(path, what):
     if not os.path.exists(path):
         raise UsageError(f"{what} not found: {path}")

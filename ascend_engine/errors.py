@@ -41,6 +41,7 @@ __all__ = [
     "InferenceServerError",
     "PipelineError",
     "ReplicaError",
+    "ServerUnreachable",
     "SpecError",
     "ToolkitError",
     "AippError",
@@ -536,6 +537,11 @@ class InferenceServerError(Exception):
     @property
     def grpc_code(self) -> str:
         return self.GRPC_CODES.get(self.status, "UNKNOWN")
+
+
+class ServerUnreachable(ConnectionError):
+    """``bench --url``: no KServe v2 server answered at the address and protocol given; the message
+    names both and what to check."""
 
 
 class ForkedProcessError(RuntimeError):

@@ -169,15 +169,19 @@ class Samples:
     def __init__(self):
         self.values = collections.deque(maxlen=SAMPLES)
         self.total = 0.0        # every value ever added, summed (a Prometheus counter reads it)
+        self.added = 0          # how many values were ever added (the statistics endpoint's count)
 
     def add(self, value):
         self.values.append(value)
         self.total += value
+        self.added += 1
 
     def summary(self):
+        """The recent values' count, mean and percentiles; ``total`` and ``added`` cover every value
+        ever added."""
         if not self.values:
-            return {"count": 0, "total": self.total}
+            return {"count": 0, "total": self.total, "added": self.added}
         a = np.fromiter(self.values, dtype=np.float64)
         p50, p90, p99 = np.percentile(a, [50, 90, 99])
         return {"count": int(a.size), "mean": float(a.mean()), "p50": float(p50), "p90": float(p90),
-                "p99": float(p99), "max": float(a.max()), "total": self.total}
+                "p99": float(p99), "max": float(a.max()), "total": self.total, "added": self.added}

@@ -61,6 +61,30 @@ def run_c_loop(lib, paths, depth, n, batch, ring_wait=False):
     return ns / 1e9 / n
 
 
+def build_sync_loop(folder):
+    """Compile native/sync_loop.c (one model, synchronous H2D / aclmdlExecute / D2H) into ``folder``
+    and load it."""
+    out = os.path.join(str(folder), "sync_loop.so")
+    libdir = os.path.dirname(simlib.library_path())
+    subprocess.run(
+        ["gcc", "-O2", "-shared", "-fPIC", "-I", os.path.join(REPO, "include"),
+         os.path.join(HERE, "native", "sync_loop.c"), "-o", out,
+         f"-L{libdir}", "-lascendcl_sim", f"-Wl,-rpath,{libdir}"],
+        check=True,
+    )
+    lib = ctypes.CDLL(out)
+    lib.sync_loop.restype = ctypes.c_longlong
+    lib.sync_loop.argtypes = [ctypes.c_char_p, ctypes.c_int]
+    return lib
+
+
+def run_sync_loop(lib, path, n):
+    """Process CPU seconds per request (every thread) of the synchronous C loop over ``n`` requests."""
+    ns = lib.sync_loop(path.encode(), n)
+    assert ns >= 0, "sync_loop failed (its message is on stderr)"
+    return ns / 1e9 / n
+
+
 class CtypesChain:
     """The C loop's calls, issued from Python through ctypes."""
 

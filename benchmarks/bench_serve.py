@@ -208,3 +208,126 @@ def test_dynamic_batching_through_serve(benchmark):
         finally:
             server.stop()
     report(benchmark, "dynamic batching through serve (16 gRPC callers of one row)", figures)
+
+
+# ---- Poisson arrivals through serve against the M/D/1 prediction ----------------------------------
+
+LOADS = (0.5, 0.8)           # shares of the pipeline's capacity (1 / its slowest stage)
+POISSON_REQUESTS = 2000
+
+
+def stage_times(pipeline_path):
+    """The demo chain's stage times (p50 ms of each: H2D, every model, D2H), timed with device events
+    by the in-process bench's own load code, one caller."""
+    from ascend_engine.bench import load as loadgen
+
+    pipeline, kwargs = spec.load(pipeline_path)
+    with pipeline.compile(**{**kwargs, "profile": True}) as engine:
+        x = np.random.default_rng(2).standard_normal((1, 64)).astype(np.float32)
+        point = loadgen.run_point(engine, [{"x": x}], 1, "closed", 1, requests=200, warmup=20)
+    return point["stage_ms"]
+
+
+def bench_json(args, out):
+    """Run ``ascend-engine bench ARGS --json OUT`` in a process of its own; its one load point."""
+    import json
+    import subprocess
+
+    subprocess.run([sys.executable, "-m", "ascend_engine", "bench", "--no-progress", *args, "--json", out],
+                   check=True, stdout=subprocess.DEVNULL, env=dict(os.environ, ASCEND_ENGINE_BACKEND="sim"))
+    with open(out, encoding="utf-8") as f:
+        return json.load(f)["load"]["points"][0]
+
+
+def test_poisson_through_serve_against_md1(benchmark):
+    """Poisson arrivals at 50 % and 80 % of capacity, sent by ``bench --url`` from another process
+    through ``serve`` (gRPC), beside the same arrivals in-process (``bench --rate``), against the
+    M/D/1 prediction for the slowest stage plus the rest of the chain's device time."""
+    import _md1
+
+    figures = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = demo_repository(tmp)
+        path = os.path.join(repo, "demo", "1", "pipeline.yaml")
+        server = ServerProcess(repo)
+        try:
+            def run():
+                stages = stage_times(path)
+                slowest = max(stages.values())
+                rest = sum(stages.values()) - slowest
+                figures["stages p50 ms"] = " ".join(f"{k}={v:.3f}" for k, v in stages.items())
+                capacity = 1e3 / slowest
+                figures["capacity req/s (1 / slowest stage)"] = capacity
+                for share in LOADS:
+                    rate = share * capacity
+                    predicted = _md1.sojourn_quantiles(rate, slowest, rest)
+                    common = ["--request-rate-range", f"{rate:.2f}",
+                              "--request-distribution", "poisson", "--requests", str(POISSON_REQUESTS),
+                              "--warmup", "50"]
+                    remote = bench_json(["-u", server.grpc, "-i", "grpc", "-m", "demo", *common],
+                                        os.path.join(tmp, "remote.json"))
+                    local = bench_json([path, *common], os.path.join(tmp, "local.json"))
+                    tag = f"{int(share * 100)}% ({rate:.0f}/s)"
+                    for q in (50, 90, 99):
+                        figures[f"{tag} M/D/1 p{q} ms"] = predicted[q]
+                        figures[f"{tag} serve p{q} ms"] = remote["latency_ms"][f"p{q}"]
+                        figures[f"{tag} in-process p{q} ms"] = local["latency_ms"][f"p{q}"]
+                    figures[f"{tag} serve p99 / M/D/1 p99"] = remote["latency_ms"]["p99"] / predicted[99]
+                    figures[f"{tag} in-process p99 / M/D/1 p99"] = local["latency_ms"]["p99"] / predicted[99]
+                    figures[f"{tag} serve kept up"] = str(remote["kept_up"])
+
+            benchmark.pedantic(run, rounds=1, iterations=1)
+        finally:
+            server.stop()
+    report(benchmark, "Poisson arrivals through serve against M/D/1 (demo chain 2, 3, 1 ms; gRPC)", figures)
+
+
+# ---- one caller of Engine.run() against a synchronous C loop ------------------------------------
+
+SYNC_REQUESTS = 400
+SYNC_ROUNDS = 3
+
+
+def test_run_loop_against_sync_c_loop(benchmark):
+    """One caller calling ``Engine.run()`` in a loop on one model (the demo's encoder, 2 ms), against
+    the plain synchronous H2D / aclmdlExecute / D2H loop in C on the same model: host CPU per request
+    of every thread of the process, rounds alternated."""
+    from _loops import build_sync_loop, run_sync_loop
+
+    import ascend_engine as ae
+
+    figures = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = demo_repository(tmp)
+        model = os.path.join(tmp, "files", "encoder.om")
+        lib = build_sync_loop(tmp)
+        pipe = ae.Pipeline(device=0)
+        pipe.output("y", pipe.model(model, pipe.input("x", "float32", (-1, 64)), name="encoder"))
+        x = np.random.default_rng(3).standard_normal((1, 64)).astype(np.float32)
+        assert repo
+        with pipe.compile() as engine:
+            def engine_loop():
+                for _ in range(20):
+                    engine.run({"x": x})
+                c0, t0 = time.process_time(), time.thread_time()
+                for _ in range(SYNC_REQUESTS):
+                    engine.run({"x": x})
+                calling.append((time.thread_time() - t0) / SYNC_REQUESTS)
+                return (time.process_time() - c0) / SYNC_REQUESTS
+
+            calling = []
+
+            def run():
+                ours, theirs = [], []
+                for _ in range(SYNC_ROUNDS):
+                    ours.append(engine_loop())
+                    theirs.append(run_sync_loop(lib, model, SYNC_REQUESTS))
+                ratios = [a / b for a, b in zip(ours, theirs, strict=True)]
+                figures["Engine.run() CPU us/request (rounds)"] = " ".join(f"{v * 1e6:.0f}" for v in ours)
+                figures["calling thread us/request"] = " ".join(f"{v * 1e6:.0f}" for v in calling)
+                figures["sync C loop CPU us/request (rounds)"] = " ".join(f"{v * 1e6:.0f}" for v in theirs)
+                figures["run() / C loop (rounds)"] = " ".join(f"{r:.2f}" for r in ratios)
+                figures["run() / C loop (median)"] = float(np.median(ratios))
+
+            benchmark.pedantic(run, rounds=1, iterations=1)
+    report(benchmark, "one caller: Engine.run() loop vs synchronous C loop, process CPU per request", figures)

@@ -309,6 +309,14 @@ def _verify(engine, requests, args):
 def cmd_bench(args) -> int:
     from ascend_engine.bench import data
 
+    if args.url is not None or args.model_name or args.protocol:     # perf_analyzer's -u, -m, -i
+        from ascend_engine.bench import remote
+
+        return remote.run(args)
+    server_only = (("-x", args.model_version), ("--shape", args.shape), ("--input-data", args.input_data))
+    for option, given in server_only:
+        if given:
+            raise UsageError(f"{option} goes with -m NAME: bench against a server (--url, docs/cli.md)")
     if getattr(args, "model", None):
         from ascend_engine.bench import ais
 

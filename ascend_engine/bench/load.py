@@ -31,6 +31,7 @@ events) and the rows each execution carried (the batcher's merged batches).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 
@@ -230,14 +231,84 @@ def _device_figures(ids, rows, layout):
     return summarize(busy), stage_p50, stage_mean
 
 
-def _phase(engine, pool, mode, value, count, duration, first, progress, seed, distribution="poisson"):
+class EngineTarget:
+    """The in-process side of the load loop: an :class:`~ascend_engine.Engine` and what it reports.
+
+    The loops (:func:`closed_loop`, :func:`open_loop`) await ``run_async``
+    of a *target*; :func:`run_point` asks it for its ``backlog_limit``, opens
+    its ``session`` on each phase's event loop, and takes its own figures of
+    the timed requests with ``begin``/``end``.  ``bench --url`` drives a
+    server through the same loops with :class:`ascend_engine.bench.remote.RemoteTarget`.
+    """
+
+    generator = "asyncio tasks awaiting Engine.run_async"
+
+    def __init__(self, engine):
+        self.engine = engine
+        self.backlog_limit = BACKLOG_SLOTS * (engine.plan.depth + engine.plan.max_queue)
+
+    def run_async(self, feeds):
+        return self.engine.run_async(feeds)
+
+    @contextlib.asynccontextmanager
+    async def session(self):
+        """Nothing to open in-process."""
+        yield self
+
+    def begin(self, requests, batch):
+        """Before the timed requests: the engine's counters (and its timeline, when profiled)."""
+        engine = self.engine
+        if engine.plan.profile:
+            capacity = MAX_TIMELINE_EXECUTIONS if requests is None else \
+                requests * executions_per_request(batch, engine.plan.max_batch)
+            engine._timeline_begin(capacity)
+        return engine.stats()
+
+    def abandon(self, stats0):
+        """The timed requests failed: stop the timeline."""
+        if self.engine.plan.profile:
+            self.engine._timeline_end()
+
+    def end(self, stats0, n) -> dict:
+        """The engine's figures of the ``n`` timed requests since :meth:`begin`."""
+        engine = self.engine
+        timeline = engine._timeline_end() if engine.plan.profile else ([], [])
+        stats1 = engine.stats()
+        before, hist0 = _serving_totals(stats0)
+        after, hist1 = _serving_totals(stats1)
+        hist = {r: hist1.get(r, 0) - hist0.get(r, 0) for r in hist1 if hist1.get(r, 0) > hist0.get(r, 0)}
+        executions = sum(hist.values())
+        device, stages, means = _device_figures(*timeline, step_layout(engine.plan))
+        return {
+            "queue_ms": _mean_between(before["queue_ms"], after["queue_ms"]),
+            "service_ms": _mean_between(before["service_ms"], after["service_ms"]),
+            "device_ms": device,
+            "stage_ms": stages,
+            "stage_mean_ms": means,
+            "enqueue_ms": (stats1["enqueue_seconds"] - stats0["enqueue_seconds"]) * 1e3 / n if n else None,
+            "slowest_stage": max(stages, key=stages.get) if stages else None,
+            "executions": executions,
+            "batch_rows": dict(sorted(hist.items())),
+            "mean_batch_rows": (sum(r * c for r, c in hist.items()) / executions) if executions else None,
+        }
+
+
+def as_target(engine):
+    """``engine`` as a load target: an Engine wrapped in :class:`EngineTarget`, a target as it is."""
+    return engine if hasattr(engine, "session") else EngineTarget(engine)
+
+
+def _phase(target, pool, mode, value, count, duration, first, progress, seed, distribution="poisson"):
     run = _Run(first, progress)
-    if mode == "closed":
-        coro = closed_loop(engine, pool, value, count, duration, run)
-    else:
-        limit = BACKLOG_SLOTS * (engine.plan.depth + engine.plan.max_queue)
-        coro = open_loop(engine, pool, value, count, duration, run, seed, limit, distribution)
-    backlog = asyncio.run(coro)
+
+    async def phase():
+        async with target.session():
+            if mode == "closed":
+                return await closed_loop(target, pool, value, count, duration, run)
+            return await open_loop(target, pool, value, count, duration, run, seed, target.backlog_limit,
+                                   distribution)
+
+    backlog = asyncio.run(phase())
     if run.failure is not None:
         raise run.failure
     return run.times, backlog or [], run.stopped_at
@@ -258,31 +329,27 @@ def run_point(engine, pool, batch, mode, value, requests=None, duration=None, wa
               seed=DEFAULT_SEED, distribution="poisson") -> dict:
     """One point of a sweep: ``value`` callers (``mode="closed"``) or requests/s (``"open"``).
 
+    ``engine``: an Engine, or a load target (:class:`EngineTarget`'s methods,
+    such as a server's :class:`ascend_engine.bench.remote.RemoteTarget`).
+
     ``warmup`` requests run first, untimed, to completion; then ``requests``
     timed requests (or as many as ``duration`` seconds send).  Returns the
     point's figures (see docs/cli.md) with its ``"samples"``.
     """
+    target = as_target(engine)
     if warmup:
-        _phase(engine, pool, mode, value, warmup, None, warmup, None, seed + 1, distribution)
-    profile = engine.plan.profile
-    if profile:
-        capacity = MAX_TIMELINE_EXECUTIONS if requests is None else \
-            requests * executions_per_request(batch, engine.plan.max_batch)
-        engine._timeline_begin(capacity)
-    stats0 = engine.stats()
-    before, hist0 = _serving_totals(stats0)
+        _phase(target, pool, mode, value, warmup, None, warmup, None, seed + 1, distribution)
+    snapshot = target.begin(requests, batch)
     cpu0, wall0 = time.process_time(), time.monotonic()
     gen0 = time.thread_time()
     try:
-        times, backlog, stopped_at = _phase(engine, pool, mode, value, requests, duration, 0, progress, seed,
+        times, backlog, stopped_at = _phase(target, pool, mode, value, requests, duration, 0, progress, seed,
                                             distribution)
-    finally:
-        timeline = engine._timeline_end() if profile else ([], [])
+    except BaseException:
+        target.abandon(snapshot)
+        raise
     wall = time.monotonic() - wall0
     cpu, gen = time.process_time() - cpu0, time.thread_time() - gen0
-    stats1 = engine.stats()
-    after, hist1 = _serving_totals(stats1)
-    hist = {r: hist1.get(r, 0) - hist0.get(r, 0) for r in hist1 if hist1.get(r, 0) > hist0.get(r, 0)}
     times.sort()
     n = len(times)
     scheduled = [t[1] for t in times]
@@ -290,25 +357,13 @@ def run_point(engine, pool, batch, mode, value, requests=None, duration=None, wa
     finished = np.array([t[3] for t in times])
     origin = scheduled if mode == "open" else submitted
     latency = (finished - np.asarray(origin)) * 1e3
-    executions = sum(hist.values())
-    layout = step_layout(engine.plan)
-    device, stages, means = _device_figures(*timeline, layout)
     point = {
         "mode": mode,
         ("concurrency" if mode == "closed" else "offered_per_s"): value,
         "requests": n,
         "rows": n * batch,
         "latency_ms": summarize(latency),
-        "queue_ms": _mean_between(before["queue_ms"], after["queue_ms"]),
-        "service_ms": _mean_between(before["service_ms"], after["service_ms"]),
-        "device_ms": device,
-        "stage_ms": stages,
-        "stage_mean_ms": means,
-        "enqueue_ms": (stats1["enqueue_seconds"] - stats0["enqueue_seconds"]) * 1e3 / n if n else None,
-        "slowest_stage": max(stages, key=stages.get) if stages else None,
-        "executions": executions,
-        "batch_rows": dict(sorted(hist.items())),
-        "mean_batch_rows": (sum(r * c for r, c in hist.items()) / executions) if executions else None,
+        **target.end(snapshot, n),
         "host_cpu_cores": cpu / wall if wall > 0 else 0.0,
         "generator_cpu_cores": gen / wall if wall > 0 else 0.0,
     }

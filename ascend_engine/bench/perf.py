@@ -155,20 +155,38 @@ def _us(ms):
     return 0 if ms is None else int(round(ms * 1e3))
 
 
+def _columns(pt) -> list:
+    """Client Send ... Client Recv of one point, ms.
+
+    In-process: the host's enqueue is the send, the engine's queue and the
+    profile's H2D / models / D2H the server's part, the rest of the mean
+    latency the receive.  Against a server (``bench --url``): the server's
+    statistics give queue and compute input / infer / output, and the rest of
+    the mean latency is the network and the server's own send and receive
+    (the client's own time is not told apart from it)."""
+    lat = pt["latency_ms"] or {}
+    mean = lat.get("mean", 0.0) if lat else 0.0
+    server = pt.get("server")
+    if server is not None:
+        parts = [server[k]["mean_ms"] or 0.0 for k in ("queue", "compute_input", "compute_infer",
+                                                       "compute_output")]
+        return [0.0, max(0.0, mean - sum(parts)), *parts, 0.0]
+    stages = pt.get("stage_mean_ms") or {}
+    infer = sum(v for k, v in stages.items() if k not in ("H2D", "D2H"))
+    engine_side = (pt["queue_ms"] or 0.0) + (pt["service_ms"] or 0.0)
+    recv = max(0.0, mean - engine_side) if lat else 0.0
+    return [pt.get("enqueue_ms"), 0.0, pt["queue_ms"], stages.get("H2D"), infer, stages.get("D2H"), recv]
+
+
 def csv_rows(points, mode) -> list:
     """perf_analyzer's rows (microseconds), sorted by throughput; the header first."""
     header = [RATE_COLUMN if mode == "open" else CSV_COLUMNS[0], *CSV_COLUMNS[1:]]
     rows = []
     for pt in points:
-        stages = pt.get("stage_mean_ms") or {}
-        infer = sum(v for k, v in stages.items() if k not in ("H2D", "D2H"))
         lat = pt["latency_ms"] or {}
-        engine_side = (pt["queue_ms"] or 0.0) + (pt["service_ms"] or 0.0)
-        recv = max(0.0, lat.get("mean", 0.0) - engine_side) if lat else 0.0
         first = pt["concurrency"] if mode == "closed" else pt["offered_per_s"]
-        rows.append([f"{first:g}", f"{pt['throughput']['rows_per_s']:.1f}", _us(pt.get("enqueue_ms")), 0,
-                     _us(pt["queue_ms"]), _us(stages.get("H2D")), _us(infer), _us(stages.get("D2H")),
-                     _us(recv), *(_us(lat.get(k)) for k in ("p50", "p90", "p95", "p99"))])
+        rows.append([f"{first:g}", f"{pt['throughput']['rows_per_s']:.1f}", *(_us(v) for v in _columns(pt)),
+                     *(_us(lat.get(k)) for k in ("p50", "p90", "p95", "p99"))])
     rows.sort(key=lambda r: float(r[1]))
     return [header, *rows]
 

@@ -170,6 +170,8 @@ def print_bench(fig, out=None):
         if e > 1:
             _table(bd["per_execution"], nodes, labels, "per execution", out, False)
     p("bound", bound_text(fig))
+    if fig["kind"] == "remote":
+        return
     mem = fig["memory"]
     pinned = human_bytes(mem.get("host_pinned_bytes", 0))
     p("memory", f"device arena {human_bytes(mem['arena_bytes'])} ({mem['depth']} slots x "
@@ -212,15 +214,23 @@ def print_load(fig, out=None):
     def p(label, text):
         print(f"{label:<10}: {text}", file=out)
 
-    nodes = fig["nodes"]
-    p("target", f"{fig['target']} ({fig['kind']}) on {fig['backend']} device {fig['device']} "
-                f"({fig['soc'] or 'unknown SoC'})")
-    batching = (f"batcher up to {cfg['max_delay_ms']:g} ms, gear policy {cfg['gear_policy']}"
-                if cfg["max_delay_ms"] else "no batcher")
-    p("pipeline", f"{steps_text(nodes, fig.get('step_labels') or {})} on {fig['streams_used']} stream(s), "
-                  f"depth {cfg['depth']}, batch {cfg['batch']}, admission queue {cfg['max_queue']}, "
-                  f"{batching}")
-    _shapes_lines(fig, p)
+    if fig["kind"] == "remote":
+        version = f" version {fig['model_version']}" if fig["model_version"] else ""
+        p("target", f"model {fig['model']}{version} at {fig['url']} over {fig['protocol'].upper()} "
+                    f"({fig['server']['name']} {fig['server']['version']}), batch {cfg['batch']}")
+        p("server", "queue and service from the server's statistics (service: compute input + infer + output)"
+          if fig["statistics"] else "no statistics extension: the client's figures only")
+    else:
+        nodes = fig["nodes"]
+        p("target", f"{fig['target']} ({fig['kind']}) on {fig['backend']} device {fig['device']} "
+                    f"({fig['soc'] or 'unknown SoC'})")
+        batching = (f"batcher up to {cfg['max_delay_ms']:g} ms, gear policy {cfg['gear_policy']}"
+                    if cfg["max_delay_ms"] else "no batcher")
+        steps = steps_text(nodes, fig.get('step_labels') or {})
+        p("pipeline", f"{steps} on {fig['streams_used']} stream(s), "
+                      f"depth {cfg['depth']}, batch {cfg['batch']}, admission queue {cfg['max_queue']}, "
+                      f"{batching}")
+        _shapes_lines(fig, p)
     p("inputs", fig["inputs"]["description"])
     each = f"{cfg['requests']} timed requests" if cfg["requests"] else f"{cfg['duration']:g} s"
     windows = load.get("windows")
@@ -238,7 +248,8 @@ def print_load(fig, out=None):
         p("load", f"open loop: {arrivals}; {each} per point after "
                   f"{cfg['warmup']} warm-up; latency from each request's scheduled arrival to its result")
         head = f"  {'offered/s':>9}"
-    p("cold", f"{fig['latency_ms']['cold']:.2f} ms (the first request, alone)")
+    if "latency_ms" in fig:
+        p("cold", f"{fig['latency_ms']['cold']:.2f} ms (the first request, alone)")
     if load["mode"] == "open":
         head += f" {'arrived/s':>10}"
     head += (f" {'answered/s' if load['mode'] == 'open' else 'requests/s':>10} {'rows/s':>9} "
@@ -271,6 +282,9 @@ def print_load(fig, out=None):
     legend = ("queue: mean ms a request waited in the admission queue; service: mean ms from an "
               "execution's start to its results; device: p50 ms of one execution's H2D, models and D2H; "
               "batch: mean rows per execution; cpu: cores the process used")
+    if fig["kind"] == "remote":
+        legend = ("queue: the server's mean queue ms; service: its mean compute input + infer + output ms; "
+                  "batch: mean rows per execution; cpu: cores this client process used")
     if load["mode"] == "open":
         legend = ("arrived/s: the rate the arrival schedule delivered; lag: ms by which the generator sent "
                   "a request after its scheduled arrival (counted in the latency); " + legend)
@@ -284,6 +298,8 @@ def print_load(fig, out=None):
         else:
             text = f"kept up at every offered rate ({', '.join(kept)} requests/s)"
         p("capacity", text)
+    if fig["kind"] == "remote":
+        return
     mem = fig["memory"]
     pinned = human_bytes(mem.get("host_pinned_bytes", 0))
     p("memory", f"device arena {human_bytes(mem['arena_bytes'])} ({mem['depth']} slots x "

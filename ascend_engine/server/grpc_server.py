@@ -113,8 +113,8 @@ class Handlers:
 
     async def ModelInfer(self, request, context):
         model = self.service.model(request.model_name, request.model_version)
-        outputs = await self.service.infer(model, input_arrays(request), request_parameters(request))
-        return infer_reply(model, request, outputs)
+        return await self.service.infer(model, input_arrays(request), request_parameters(request),
+                                        encode=lambda outputs: infer_reply(model, request, outputs))
 
     async def ModelStreamInfer(self, requests, context):
         """Answer every request of the stream as it finishes; an error is an answer naming it."""

@@ -216,8 +216,8 @@ class Router:
 
     async def _infer(self, request, model):
         document, tensors = parse_infer(request)
-        outputs = await self.service.infer(model, tensors, _parameters(document, "request"))
-        return infer_response(model, document, outputs)
+        return await self.service.infer(model, tensors, _parameters(document, "request"),
+                                        encode=lambda outputs: infer_response(model, document, outputs))
 
 
 def _closing(reply: bytes) -> bytes:

@@ -14,7 +14,8 @@ from __future__ import annotations
 class ModelCounters:
     """What the server itself counts for one model version (touched on the event loop only)."""
 
-    __slots__ = ("success", "failure", "rows", "duration_s", "failure_s")
+    __slots__ = ("success", "failure", "rows", "duration_s", "failure_s", "input_count", "input_s",
+                 "output_count", "output_s")
 
     def __init__(self):
         self.success = 0
@@ -22,6 +23,20 @@ class ModelCounters:
         self.rows = 0
         self.duration_s = 0.0              # server-side time of every answered request, summed
         self.failure_s = 0.0               # ... of those answered with an error
+        self.input_count = 0               # requests whose tensors became the engine's feeds
+        self.input_s = 0.0                 # ... the time that took, summed
+        self.output_count = 0              # answers encoded for the wire
+        self.output_s = 0.0                # ... the time that took, summed
+
+    def prepared(self, seconds: float):
+        """One request's tensors checked and made the engine's feeds in ``seconds``."""
+        self.input_count += 1
+        self.input_s += seconds
+
+    def encoded(self, seconds: float):
+        """One answer's outputs encoded in ``seconds``."""
+        self.output_count += 1
+        self.output_s += seconds
 
     def succeeded(self, seconds: float, rows: int):
         self.success += 1

@@ -71,6 +71,10 @@ class Service:
         return {"model_stats": [self._statistics(m) for m in models]}
 
     def _statistics(self, model) -> dict:
+        """One version's figures, as Triton's statistics extension words them (docs/serve.md,
+        "Statistics"): ``compute_input`` is the server turning a request's tensors into the engine's
+        feeds, ``queue`` the engine's admission queue, ``compute_infer`` the device requests from
+        dispatch to results (H2D, every model, D2H), ``compute_output`` encoding the answer."""
         counters = self.counters[(model.name, model.version)]
         serving = {} if model.engine.closed else model.engine.stats()["serving"]
 
@@ -84,8 +88,10 @@ class Service:
                 "inference_stats": {
                     "success": duration(counters.success, (counters.duration_s - counters.failure_s) * 1e3),
                     "fail": duration(counters.failure, counters.failure_s * 1e3),
-                    "queue": duration(queue.get("count", 0), queue.get("total", 0.0)),
-                    "compute_infer": duration(compute.get("count", 0), compute.get("total", 0.0))},
+                    "queue": duration(queue.get("added", 0), queue.get("total", 0.0)),
+                    "compute_input": duration(counters.input_count, counters.input_s * 1e3),
+                    "compute_infer": duration(compute.get("added", 0), compute.get("total", 0.0)),
+                    "compute_output": duration(counters.output_count, counters.output_s * 1e3)},
                 "batch_stats": [{"batch_size": int(rows), "compute_infer": duration(count, 0.0)}
                                 for rows, count in batches.items()]}
 
@@ -98,8 +104,9 @@ class Service:
             raise InferenceServerError(503, "the server is shutting down: it admits no new requests")
         return model
 
-    async def infer(self, model, tensors: dict, parameters=None) -> dict:
-        """Run one request ({input name: array}, checked here) on ``model``; returns {output name: array}.
+    async def infer(self, model, tensors: dict, parameters=None, encode=None):
+        """Run one request ({input name: array}, checked here) on ``model``; returns {output name: array},
+        or what ``encode(outputs)`` makes of them (the front end's answer, timed as compute_output).
 
         ``parameters``: the request's KServe parameters; ``priority`` (1 is the
         highest, 0 the model's default) and ``timeout`` (microseconds in the
@@ -111,8 +118,14 @@ class Service:
         try:
             feeds = model.feeds(tensors)
             priority, timeout = model.queue_parameters(parameters or {})
+            prepared = time.perf_counter()
+            counters.prepared(prepared - started)
             outputs = await model.engine.run_async(feeds, timeout=timeout, priority=priority,
                                                    wait_for_room=False)
+            if encode is not None:
+                answered = time.perf_counter()
+                outputs = encode(outputs)
+                counters.encoded(time.perf_counter() - answered)
         except InferenceServerError:
             counters.failed(time.perf_counter() - started)
             raise

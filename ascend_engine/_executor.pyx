@@ -456,12 +456,17 @@ cdef class Engine(Resource):
         """Run one request; returns {output name: array}.
 
         ``submit(feeds).result()``: concurrent run() calls from several
-        threads are pipelined like run_batch.  A request larger than
+        threads are pipelined like run_batch.  A run() that finds nothing
+        queued and nothing on the device puts its request on and waits for
+        it on its own thread, as run_batch does (``dispatched_by["alone"]``
+        in ``stats()["serving"]``).  A request larger than
         ``max_batch`` rows is split and run pipelined.  Ctrl-C while waiting
         raises KeyboardInterrupt at once; the request is dropped (cancelled
         if it had not started).
         """
         self._refuse_reentry("run()")
+        if self._requests.direct and self._server.idle():
+            return self._run_alone(feeds)
         future = self.submit(feeds, timeout=timeout)
         try:
             return future.result()
@@ -554,6 +559,24 @@ cdef class Engine(Resource):
             return join(list(self._run_submitted(requests)))
         arrays, rows = self._requests.prepare(feeds)
         self._requests.check_fixed(rows, min(batch, self.plan.max_batch))
+        return self._run_direct(arrays, rows, batch, times)
+
+    def _run_alone(self, feeds):
+        """run() when nothing is queued or on the device (Server.idle): the
+        request is enqueued and waited for on the calling thread, as
+        run_batch runs its requests, instead of through the completer and a
+        future (two thread hand-overs).  Callers that come meanwhile queue
+        and go on as it returns."""
+        arrays, rows = self._requests.prepare(feeds)
+        batch = max(1, min(rows, self.plan.max_batch))   # as submit() splits it
+        self._requests.check_fixed(rows, batch)
+        started = time.monotonic()
+        outputs = self._run_direct(arrays, rows, batch, None)
+        self._server.note_alone(rows, started, time.monotonic())
+        return outputs
+
+    def _run_direct(self, arrays, rows, batch, times):
+        """run_batch's one GIL-free executor call over checked feeds."""
         cdef int64_t *times_at = NULL
         cdef cnp.ndarray times_held
         if times is not None:

@@ -194,6 +194,30 @@ class Server:
                 self.qcv.notify_all()
         return True
 
+    def idle(self):
+        """Nothing queued, no batch being timed and nothing on the device: a lone
+        caller's run() may put its request on and wait for it itself (a read
+        without locks: a call that comes meanwhile queues and goes on after it)."""
+        engine = self.engine_ref()
+        return not self.queue and not self.delay and engine is not None and engine._in_flight() == 0
+
+    def note_alone(self, rows, started, ended):
+        """The figures of a run() that ran alone (Engine._run_alone), as a call
+        served through the queue records them: no time queued, its device
+        requests put on by its caller."""
+        ms = (ended - started) * 1000.0
+        level = self.default_level
+        for figure in (self.queue_ms, self.by_priority.queue_ms[level], self.dispatch_wait_ms):
+            figure.add(0.0)
+        for figure in (self.service_ms, self.latency_ms, self.by_priority.compute_ms[level]):
+            figure.add(ms)
+        full, rest = divmod(rows, self.max_batch)
+        if full:
+            self.batch_rows[self.max_batch] += full
+        if rest or not full:
+            self.batch_rows[rest] += 1
+        self.dispatched_by["alone"] += full + bool(rest or not full)
+
     def level_of(self, priority):
         """The queue line of a request's ``priority`` (None or 0: the default); EngineError out of range."""
         return level_index(priority, self.levels, self.default_level + 1)

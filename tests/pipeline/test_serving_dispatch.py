@@ -91,3 +91,31 @@ def test_the_dispatch_wait_counts_from_when_a_slot_was_free(slow):
     # the second call is admitted a moment after the first went on, so it
     # queues for the rest of that 20 ms execution: most of it, not all of it
     assert s["queue_ms"]["max"] >= 15
+
+
+def test_a_lone_run_waits_on_its_own_thread_and_a_busy_one_queues(model, slow):
+    # Nothing queued or on the device: run() enqueues and waits for its request itself (no
+    # hand-over to the completer and back); its figures are recorded as a queued call's are.
+    with compile_chain([model], depth=2) as engine:
+        for k in range(5):
+            out = engine.run(feeds_for(k, 3))
+            np.testing.assert_allclose(out["y"], model.ref(x=feeds_for(k, 3)["x"]), rtol=1e-5, atol=1e-6)
+        s = engine.stats()["serving"]
+    assert s["dispatched_by"] == {"alone": 5} and s["batch_rows"] == {3: 5}
+    assert s["latency_ms"]["count"] == s["queue_ms"]["count"] == 5 and s["queue_ms"]["max"] == 0.0
+    # Another caller's request on the device: run() goes through the queue, behind it.
+    with compile_chain([slow], depth=2) as engine:
+        busy = engine.submit(feeds_for(0, 1))
+        out = engine.run(feeds_for(1, 2))
+        np.testing.assert_allclose(out["y"], slow.ref(x=feeds_for(1, 2)["x"]), rtol=1e-5, atol=1e-6)
+        assert busy.done()
+        assert engine.stats()["serving"]["dispatched_by"] == {"caller": 2}
+
+
+def test_a_lone_run_above_max_batch_is_split_as_submit_splits_it(model):
+    with compile_chain([model], depth=2) as engine:
+        rows = 2 * engine.plan.max_batch + 1
+        out = engine.run(feeds_for(7, rows))
+        np.testing.assert_allclose(out["y"], model.ref(x=feeds_for(7, rows)["x"]), rtol=1e-5, atol=1e-6)
+        s = engine.stats()["serving"]
+    assert s["batch_rows"] == {engine.plan.max_batch: 2, 1: 1} and s["dispatched_by"] == {"alone": 3}

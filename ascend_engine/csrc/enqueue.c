@@ -294,8 +294,9 @@ int aex_enqueue_nodes(ae_engine *e, slot *sl, uint64_t request, int from, int sk
         int kind = e->nodes[n].kind;
         if (kind == AE_NODE_HOST)
             return aex_step_begin(e, sl, request, n, skip, err);   /* its worker goes on */
-        if (kind == AE_NODE_COPY ? enqueue_copy(e, sl, n, skip, err)
-                                 : enqueue_model(e, sl, request, n, skip, err))
+        if (kind == AE_NODE_IMAGE ? aex_images_enqueue(e, sl, n, skip, err)
+            : kind == AE_NODE_COPY ? enqueue_copy(e, sl, n, skip, err)
+                                   : enqueue_model(e, sl, request, n, skip, err))
             return -1;
     }
     if (enqueue_copy_out(e, sl, skip, err))

@@ -327,6 +327,14 @@ refused:
     return -1;
 }
 
+int aex_images_reads_input(const ae_engine *e, int input)
+{
+    for (int n = 0; n < e->plan.n_nodes; n++)
+        if (e->img->input_of[n] == input)
+            return 1;
+    return 0;
+}
+
 void aex_images_take(ae_engine *e, slot *sl)
 {
     for (int n = 0; n < e->plan.n_nodes; n++)

@@ -199,7 +199,8 @@ def test_plan_time_refusals(models):
         pipe.resize(picture, (8192, 48))
     small = pipe.resize(picture, (CW, CH), name="small")
     pipe.output("y", pipe.model(det, small, name="det"))
-    with pytest.raises(PipelineError, match="model node 'det' input 'image' reads resize 'small'.*static-AIPP"):
+    with pytest.raises(PipelineError,
+                       match="model node 'det' input 'image' reads resize 'small'.*static-AIPP"):
         pipe.plan()
 
     pipe = ae.Pipeline()

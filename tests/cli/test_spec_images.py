@@ -215,3 +215,18 @@ def test_trace_has_a_lane_per_image_node(folder, tmp_path):
         assert any(lane.endswith(f"image node {node}") for lane in lanes), lanes
     spans = {e["name"] for e in json.loads(out.read_text())["traceEvents"] if e.get("ph") == "X"}
     assert {"decode", "resize", "crops"} <= spans
+
+
+def test_the_documented_spec_parses(folder):
+    import re
+
+    import yaml
+
+    path, _ = folder
+    with open(os.path.join(REPO, "docs", "pipeline-spec.md"), encoding="utf-8") as f:
+        section = f.read().split("## Image steps", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```yaml\n(.*?)```", section, re.S)
+    assert len(blocks) == 1
+    parsed = spec.parse(yaml.safe_load(blocks[0]), base_dir=str(path))
+    assert [m.op for m in parsed.images] == ["jpeg_decode", "resize", "crop_resize"]
+    assert parsed.inputs[0].bench_size == (640, 480)

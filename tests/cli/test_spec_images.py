@@ -230,3 +230,18 @@ def test_the_documented_spec_parses(folder):
     parsed = spec.parse(yaml.safe_load(blocks[0]), base_dir=str(path))
     assert [m.op for m in parsed.images] == ["jpeg_decode", "resize", "crop_resize"]
     assert parsed.inputs[0].bench_size == (640, 480)
+
+
+def test_bench_jpegs_follow_bench_size_else_the_decode(folder):
+    import io
+
+    from PIL import Image
+
+    from ascend_engine.bench import jpegs
+
+    path, _ = folder
+    plan = spec.load(path / "pipeline.yaml", allow_code=True).pipeline.plan()
+    pool = jpegs.feeds(plan, {"jpeg": (96, 64)}, 2)
+    assert [Image.open(io.BytesIO(f["jpeg"])).size for f in pool] == [(96, 64), (96, 64)]
+    assert pool[0]["jpeg"] != pool[1]["jpeg"]
+    assert Image.open(io.BytesIO(jpegs.feeds(plan, {}, 1)[0]["jpeg"])).size == (1920, 1080)   # 4096 capped

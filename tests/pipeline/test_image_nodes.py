@@ -222,3 +222,100 @@ def test_plan_time_refusals(models):
     pipe.output("y", pipe.model(det, pipe.resize(pipe.jpeg_decode(x, (512, 512)), (W, H)), name="det"))
     with pytest.raises(PipelineError, match="decodes a bytes input"):
         pipe.plan()
+
+
+def host_crop(picture, x0, y0, x1, y1):
+    """crop_resize of the region [x0, x1) x [y0, y1) (even bounds) of an NV12 picture, on the host."""
+    y, u, v = planes(picture, W, H)
+    return (bilinear(y, CW, CH, x0, y0, x1 - x0, y1 - y0),
+            bilinear(u, CW // 2, CH // 2, x0 // 2, y0 // 2, (x1 - x0) // 2, (y1 - y0) // 2),
+            bilinear(v, CW // 2, CH // 2, x0 // 2, y0 // 2, (x1 - x0) // 2, (y1 - y0) // 2))
+
+
+# boxes the VPC cannot take as they are, and the regions the executor makes of them
+# (docs/executor.md, "Image nodes": even first, odd last, at least 10 x 6, inside the picture)
+ODD_AND_SMALL = [([3, 9, 37, 39], (2, 8, 38, 40)),     # odd bounds widen to even ones
+                 ([0, 0, 4, 3], (0, 0, 10, 6)),         # grown to the least region
+                 ([60, 42, 64, 48], (54, 42, 64, 48)),  # grown, then moved back inside
+                 ([-8, -9, 90, 69], (0, 0, 64, 48))]    # clamped to the picture
+# (every y is a multiple of 3, so each box is exact as float32 fractions of 64 x 48 too)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32"])
+def test_boxes_are_aligned_grown_and_clamped(models, dtype):
+    det, cls = models
+    boxes = np.array([b for b, _ in ODD_AND_SMALL], np.float64)
+    if dtype == "float32":
+        boxes = boxes / np.array([W, H, W, H])
+    boxes = boxes.astype(dtype)
+
+    pipe = ae.Pipeline()
+    picture = pipe.resize(pipe.jpeg_decode(pipe.bytes_input("jpeg", 1 << 20), (1024, 1024)), (W, H))
+    scores = pipe.model(det, picture, name="det")
+    kept = pipe.host(lambda s: boxes, scores, outputs=[("boxes", dtype, (-1, 4))], rows="any", max_rows=8,
+                     name="nms")
+    pipe.output("crops", pipe.crop_resize(picture, kept, (CW, CH), name="crops"))
+    pipe.output("picture", picture)
+    with pipe.compile(depth=2) as engine:
+        out = engine.run({"jpeg": jpeg_bytes(sample_image(160, 120, seed=9))})
+    assert out["crops"].shape == (len(ODD_AND_SMALL), CH * 3 // 2, CW, 1)
+    for k, (_, region) in enumerate(ODD_AND_SMALL):
+        got = planes(out["crops"][k], CW, CH)
+        for plane, want in zip(got, host_crop(out["picture"], *region), strict=True):
+            np.testing.assert_allclose(plane, want, atol=0.5 + 1e-9, err_msg=f"box {k} -> {region}")
+
+
+def test_odd_sized_jpegs_decode_to_even_pictures(models):
+    det, _ = models
+    jpeg = jpeg_bytes(sample_image(101, 77, seed=4))
+    with detector_pipeline(det).compile(depth=2) as engine:
+        picture = engine.run({"jpeg": jpeg})["picture"]
+    want_y, want_u, want_v = decoded_planes(jpeg)
+    assert want_y.shape == (76, 100)
+    got = planes(picture, W, H)
+    np.testing.assert_allclose(got[0], bilinear(want_y, W, H), atol=2.5)
+    np.testing.assert_allclose(got[1], bilinear(want_u, W // 2, H // 2), atol=2.5)
+
+
+def test_request_refusals_before_submission(models):
+    det, _ = models
+    good = jpeg_bytes(sample_image(120, 80, seed=1))
+    pipe = ae.Pipeline()
+    picture = pipe.resize(pipe.jpeg_decode(pipe.bytes_input("jpeg", len(good)), (256, 256), name="decode"),
+                          (W, H))
+    pipe.output("y", pipe.model(det, picture, name="det"))
+    with pipe.compile(depth=2) as engine:
+        with pytest.raises(ValueError, match=rf"input 'jpeg': {len(good) + 1} bytes; this bytes input takes "
+                                             rf"1 to {len(good)}"):
+            engine.run({"jpeg": good + b"\0"})
+        with pytest.raises(ValueError, match="runs one image per request: batch_size must be 1, got 2"):
+            engine.run_batch({"jpeg": [good, good]}, batch_size=2)
+        assert engine.run({"jpeg": good})["y"].shape == (1, 3, H, W)
+
+
+def test_plan_time_refusals_of_scaling_boxes_and_counts(models):
+    det, _ = models
+
+    def base():
+        pipe = ae.Pipeline()
+        return pipe, pipe.jpeg_decode(pipe.bytes_input("jpeg", 4096), (512, 512))
+
+    pipe, decoded = base()
+    tiny = pipe.resize(decoded, (16, 6), name="tiny")
+    pipe.output("big", pipe.resize(tiny, (512, 6), name="big"))
+    pipe.output("y", pipe.model(det, pipe.resize(decoded, (W, H)), name="det"))
+    with pytest.raises(PipelineError, match=r"resize 'big': 16x6 to 512x6 is beyond the VPC's scaling "
+                                            r"\(each side 1/32 to 16 times\)"):
+        pipe.plan()
+
+    for dtype, max_boxes, message in [
+            ("int64", 0, r"crop_resize 'crops': boxes are \(rows, 4\) int32 pixels or float32 fractions"),
+            ("int32", 4, r"crop_resize 'crops': host step 'nms' returns up to 8 boxes, more than "
+                         r"max_boxes=4")]:
+        pipe, decoded = base()
+        picture = pipe.resize(decoded, (W, H))
+        boxes = pipe.host(lambda s: s, pipe.model(det, picture, name="det"),
+                          outputs=[("boxes", dtype, (-1, 4))], rows="any", max_rows=8, name="nms")
+        pipe.output("crops", pipe.crop_resize(picture, boxes, (CW, CH), name="crops", max_boxes=max_boxes))
+        with pytest.raises(PipelineError, match=message):
+            pipe.plan()

@@ -319,3 +319,16 @@ def test_plan_time_refusals_of_scaling_boxes_and_counts(models):
         pipe.output("crops", pipe.crop_resize(picture, boxes, (CW, CH), name="crops", max_boxes=max_boxes))
         with pytest.raises(PipelineError, match=message):
             pipe.plan()
+
+
+def test_a_jpeg_of_exactly_max_size_decodes(models):
+    # the decoded picture's buffer holds JPEGD's whole NV12 layout at max_size (strides: 128 x 16)
+    det, _ = models
+    pipe = detector_pipeline(det, max_size=(250, 250))
+    plan = pipe.plan()
+    decode = next(n for n in plan.nodes if n.name == "decode")
+    assert plan.tensors[decode.outputs[0]].shape[1:] == (256 * 256 * 3 // 2,)
+    jpeg = jpeg_bytes(sample_image(250, 250, seed=8))
+    with pipe.compile(depth=2) as engine:
+        picture = engine.run({"jpeg": jpeg})["picture"]
+    np.testing.assert_allclose(planes(picture, W, H)[0], bilinear(decoded_planes(jpeg)[0], W, H), atol=2.5)

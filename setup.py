@@ -81,6 +81,7 @@ EXECUTOR_SOURCES = [
     f"ascend_engine/csrc/{name}.c"
     for name in (
         "executor", "plan", "build", "submit", "enqueue", "host_steps", "chunks", "complete", "timeline",
+        "image_steps",
     )
 ]
 
@@ -201,7 +202,8 @@ def extensions():
     cython_modules = [
         Extension(
             "ascend_engine._runtime",
-            sources=["ascend_engine/_runtime.pyx", "ascend_engine/csrc/loader.c"],
+            sources=["ascend_engine/_runtime.pyx", "ascend_engine/csrc/loader.c",
+                     "ascend_engine/csrc/dvpp_loader.c"],
             include_dirs=["include", "ascend_engine/csrc", numpy.get_include()],
             depends=headers + ["ascend_engine/_runtime_devices.pxi", "ascend_engine/_runtime_streams.pxi",
                                "ascend_engine/_runtime_memory.pxi"],

@@ -160,3 +160,7 @@ cdef extern from "ascend_engine/loader.h" nogil:
     int ae_backend_initialized()
     const char *ae_backend_note()
     const char *ae_missing_function_message(const char *name)
+
+    ctypedef struct ae_dvpp_api:      # DVPP's function table (loader.h); only C reads its entries
+        pass
+    const ae_dvpp_api *ae_load_dvpp(char *err, size_t err_len)

@@ -50,7 +50,8 @@ from libc.string cimport memcpy, memset, strncpy
 
 from ascend_engine._acl cimport *
 from ascend_engine._executor_api cimport *
-from ascend_engine._runtime cimport api, check_not_forked, close_from_finalizer, Resource, Device, shutting_down
+from ascend_engine._runtime cimport (api, check_not_forked, close_from_finalizer, Resource, Device, dvpp_api,
+                                     shutting_down)
 
 from ascend_engine import errors as _errors
 from ascend_engine import requests as _requests
@@ -130,6 +131,13 @@ cdef class Engine(Resource):
                 self._keep.append(node.fn)
         memset(&p, 0, sizeof(p))   # fields a plan does not use stay 0
         _fill_plan(self, &p)
+        if any(node.kind == "image" for node in plan.nodes):
+            try:
+                p.dvpp = dvpp_api()   # image nodes: DVPP's table, or a BackendError naming what is missing
+            except BaseException:
+                _free_plan(self)
+                self._device.close()
+                raise
         p.unsafe_skip_waits = 1 if _unsafe_skip_waits else 0
         (<Resource>self._device)._activate()
         with nogil:

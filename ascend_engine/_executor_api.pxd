@@ -8,7 +8,7 @@ the one place they are written.  ``_executor.pyx`` cimports them.
 
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
-from ascend_engine._acl cimport aclError, aclrtContext, ae_acl_api
+from ascend_engine._acl cimport aclError, aclrtContext, ae_acl_api, ae_dvpp_api
 
 
 cdef extern from "ascend_engine/executor.h" nogil:
@@ -23,6 +23,10 @@ cdef extern from "ascend_engine/executor.h" nogil:
     const int AE_NODE_MODEL
     const int AE_NODE_HOST
     const int AE_NODE_COPY
+    const int AE_NODE_IMAGE
+    const int AE_IMAGE_DECODE
+    const int AE_IMAGE_RESIZE
+    const int AE_IMAGE_CROP_RESIZE
     const int AE_GEAR_UPPER
     const int AE_GEAR_LOWER
     const int AE_GEAR_NEAREST
@@ -96,6 +100,14 @@ cdef extern from "ascend_engine/executor.h" nogil:
         int n_row_dims
         const int *row_dims         # where the inputs' rows sit among a gear's values
 
+    ctypedef struct ae_node_image:     # AE_NODE_IMAGE
+        int op                      # AE_IMAGE_*
+        uint32_t width
+        uint32_t height
+        uint32_t max_boxes
+        int boxes_float
+        uint32_t interpolation
+
     ctypedef struct ae_node_plan:
         char name[AE_NAME_MAX]
         int kind
@@ -112,6 +124,7 @@ cdef extern from "ascend_engine/executor.h" nogil:
         ae_node_host host
         ae_node_copy copy
         ae_node_shape shape
+        ae_node_image image
 
     ctypedef struct ae_request_shape:
         const size_t *row_bytes     # per tensor, this request
@@ -145,6 +158,7 @@ cdef extern from "ascend_engine/executor.h" nogil:
         const int32_t *device_ids
         const size_t *device_slot_bytes
         const int *stream_devices
+        const ae_dvpp_api *dvpp
 
     ctypedef struct ae_engine:
         pass

@@ -151,6 +151,14 @@ cdef _fill_plan(Engine self, ae_plan *p):
         c_node.copy.bridge_stream = node.bridge_stream
         if node.kind == "copy":
             c_node.kind = AE_NODE_COPY
+        elif node.kind == "image":
+            c_node.kind = AE_NODE_IMAGE
+            c_node.image.op = {"decode": AE_IMAGE_DECODE, "resize": AE_IMAGE_RESIZE,
+                               "crop_resize": AE_IMAGE_CROP_RESIZE}[node.image["op"]]
+            c_node.image.width, c_node.image.height = node.image["size"]
+            c_node.image.max_boxes = node.image.get("max_boxes", 0)
+            c_node.image.boxes_float = node.image.get("boxes_float", False)
+            c_node.image.interpolation = node.image.get("interpolation", 0)
         elif node.kind == "host":
             c_node.kind = AE_NODE_HOST
             c_node.host.rows_any = node.rows_any

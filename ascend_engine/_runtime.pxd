@@ -44,6 +44,7 @@ from ascend_engine._acl cimport *
 
 cdef const ae_acl_api *api() except NULL
 cdef const ae_acl_api *api_nogil() except NULL nogil
+cdef const ae_dvpp_api *dvpp_api() except NULL
 cdef int check(aclError rc, const char *fn) except -1
 cdef int missing_function(const char *name) except -1
 cdef int make_current(aclrtContext ctx) except -1

@@ -200,6 +200,19 @@ cdef const ae_acl_api *api() except NULL:
     return _api_ptr
 
 
+cdef const ae_dvpp_api *dvpp_api() except NULL:
+    """DVPP's function table (libacl_dvpp.so beside the AscendCL library),
+    loaded on first use by an engine with image nodes; BackendError if the
+    backend has none."""
+    api()
+    cdef char err[12288]
+    cdef const ae_dvpp_api *t = ae_load_dvpp(err, sizeof(err))
+    if t is NULL:
+        from ascend_engine.errors import BackendError
+        raise BackendError(err.decode("utf-8", "replace"))
+    return t
+
+
 cdef const ae_acl_api *api_nogil() except NULL nogil:
     """api() without the GIL, for the checked wrappers: the GIL is taken only
     while the table is not published (to load it, or to raise why it cannot be)."""

@@ -56,6 +56,9 @@ def for_plan(plan) -> Requests:
     """The kind of requests ``plan`` runs."""
     if plan.shaped:
         return DynamicShapes(plan)
+    if any(node.kind == "image" for node in plan.nodes):
+        from ascend_engine.image_requests import Images
+        return Images(plan)
     if any(node.kind == "host" for node in plan.nodes):
         return HostSteps(plan)
     return Plain(plan)

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import difflib
 import importlib
-import json
 import os
 import reprlib
 import sys
@@ -51,15 +50,17 @@ from ascend_engine.errors import (
 )
 from ascend_engine.options import MAX_HOST_WORKERS, OPTIONS, SPEC_KEYS
 from ascend_engine.planner.builder import MAX_STEP_ROWS, ROWS_CHOICES, NativeStep, Pipeline
+from ascend_engine.spec_files import SPEC_SUFFIXES, is_spec_path, read  # noqa: F401  (spec.read stays)
+from ascend_engine.spec_images import ImageSpec, add_image, bytes_input, image_steps, is_bytes_input
+from ascend_engine.spec_images import to_dict as image_to_dict
 from ascend_engine.toposort import CycleError, topological_order
 
-TOP_KEYS = ("device", "inputs", "models", "host", "outputs", "compile")
+TOP_KEYS = ("device", "inputs", "models", "host", "images", "outputs", "compile")
 INPUT_KEYS = ("dtype", "shape", "bench_shape")
 MODEL_KEYS = ("name", "path", "inputs", "device", "stream")
 HOST_KEYS = ("name", "function", "inputs", "outputs", "rows", "max_rows")
 HOST_OUTPUT_KEYS = ("dtype", "shape")
 COMPILE_KEYS = SPEC_KEYS
-SPEC_SUFFIXES = (".yaml", ".yml", ".json")
 
 
 @dataclass
@@ -67,13 +68,18 @@ class InputSpec:
     """A pipeline input: ``name``, numpy ``dtype`` and ``shape`` (-1 first: the batch).
 
     ``bench_shape``: the shape ``bench`` and ``trace`` feed this input when no
-    ``--shapes`` is given (None: their defaults).
+    ``--shapes`` is given (None: their defaults).  A bytes input (one JPEG per
+    request, ``dtype: bytes``) has ``max_bytes`` set, and ``bench_size``: the
+    (width, height) of the JPEGs bench and trace encode for it (None: the
+    decode's ``max_size``).
     """
 
     name: str
     dtype: np.dtype
     shape: tuple
     bench_shape: tuple | None = None
+    max_bytes: int | None = None
+    bench_size: tuple | None = None
 
 
 @dataclass
@@ -107,8 +113,9 @@ class HostSpec:
 class Spec:
     """A validated spec document.
 
-    ``models`` and ``host`` are in dependency order; ``nodes`` holds both
-    kinds in one dependency order (the order :func:`build` adds them in).
+    ``models``, ``host`` and ``images`` are in dependency order; ``nodes``
+    holds the three kinds in one dependency order (the order :func:`build`
+    adds them in).
     """
 
     device: int
@@ -120,6 +127,7 @@ class Spec:
     host: list = field(default_factory=list)
     nodes: list = field(default_factory=list)
     base_dir: str = ""        # the spec's folder: host-step modules are looked for there after sys.path
+    images: list = field(default_factory=list)
 
 
 class Loaded(NamedTuple):
@@ -127,106 +135,6 @@ class Loaded(NamedTuple):
 
     pipeline: Pipeline
     compile_kwargs: dict
-
-
-# ---- reading ------------------------------------------------------------------
-
-
-def is_spec_path(path) -> bool:
-    """True when ``path`` names a spec file by its suffix (.yaml, .yml or .json)."""
-    return os.fspath(path).lower().endswith(SPEC_SUFFIXES)
-
-
-def read(path) -> dict:
-    """Read a spec file (JSON for ``.json``, YAML otherwise) into a plain dict."""
-    path = os.fspath(path)
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as exc:
-        raise SpecError("", f"cannot read the spec file: {exc.strerror or exc}", path) from exc
-    except UnicodeDecodeError as exc:
-        raise SpecError("", f"not UTF-8 text: byte 0x{exc.object[exc.start]:02x} at offset {exc.start} "
-                            "cannot be decoded (a spec file is YAML or JSON in UTF-8)", path) from None
-    try:
-        return _parse_text(path, text)
-    except ValueError as exc:      # e.g. an integer past Python's digit limit
-        if isinstance(exc, SpecError):
-            raise
-        detail = str(exc).split(";")[0]
-        if "integer string conversion" in detail:
-            detail = f"an integer longer than the {sys.get_int_max_str_digits()} digits Python reads"
-        raise SpecError("", f"holds a value that cannot be read: {detail}", path) from None
-
-
-def _parse_text(path, text):
-    if path.lower().endswith(".json"):
-        try:
-            data = json.loads(text, object_pairs_hook=_unique_json_keys)
-        except json.JSONDecodeError as exc:
-            raise SpecError("", f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
-                            path) from exc
-        except RecursionError:
-            raise SpecError("", "nested too deeply to be a pipeline spec", path) from None
-        except _DuplicateKey as exc:
-            raise SpecError("", f"the key {exc.key!r} appears twice in one mapping", path) from None
-    else:
-        import yaml
-
-        try:
-            data = yaml.load(text, Loader=_strict_yaml_loader())
-        except RecursionError:
-            raise SpecError("", "nested too deeply to be a pipeline spec", path) from None
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            at = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
-            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            raise SpecError("", f"not valid YAML: {problem}{at}", path) from exc
-    return data
-
-
-class _DuplicateKey(ValueError):
-    def __init__(self, key):
-        super().__init__(key)
-        self.key = key
-
-
-def _unique_json_keys(pairs):
-    out = {}
-    for k, v in pairs:
-        if k in out:
-            raise _DuplicateKey(k)
-        out[k] = v
-    return out
-
-
-_LOADER = None
-
-
-def _strict_yaml_loader():
-    """yaml.SafeLoader that refuses a key repeated in one mapping (instead of last-wins)."""
-    global _LOADER
-    if _LOADER is None:
-        import yaml
-
-        class StrictLoader(yaml.SafeLoader):
-            def construct_mapping(self, node, deep=False):
-                seen = set()
-                for key_node, _value_node in node.value:
-                    key = self.construct_object(key_node, deep=deep)
-                    try:
-                        duplicate = key in seen
-                    except TypeError:
-                        duplicate = False   # unhashable keys fail below with yaml's own message
-                    if duplicate:
-                        raise yaml.constructor.ConstructorError(
-                            None, None, f"the key {key!r} appears twice in one mapping", key_node.start_mark)
-                    if not isinstance(key, list | dict):
-                        seen.add(key)
-                return super().construct_mapping(node, deep=deep)
-
-        _LOADER = StrictLoader
-    return _LOADER
 
 
 # ---- schema checks ----------------------------------------------------------------
@@ -315,6 +223,9 @@ def parse(data, base_dir: str | None = None, source: str | None = None) -> Spec:
     for name, value in raw_inputs.items():
         key = _join("inputs", name)
         c.name(key, name, "an input name")
+        if is_bytes_input(value):
+            inputs.append(bytes_input(c, key, name, value, InputSpec))
+            continue
         c.mapping(key, value, INPUT_KEYS, required=("dtype", "shape"))
         shape = _shape(c, _join(key, "shape"), value["shape"])
         bench_shape = None
@@ -344,7 +255,8 @@ def parse(data, base_dir: str | None = None, source: str | None = None) -> Spec:
         models.append(ModelSpec(name, path, list(refs), dev, None if stream is None else str(stream), i))
 
     host = _host_steps(c, data.get("host"))
-    _check_names(c, inputs, models, host)
+    images = image_steps(c, data.get("images"), _input_refs)
+    _check_names(c, inputs, models, [*host, *images])
 
     raw_outputs = data["outputs"]
     if not isinstance(raw_outputs, dict) or not raw_outputs:
@@ -356,10 +268,11 @@ def parse(data, base_dir: str | None = None, source: str | None = None) -> Spec:
         c.name(key, ref, "a tensor reference (input, model or model.output)")
         outputs.append((name, ref))
 
-    nodes = _dependency_order(c, inputs, models + host, outputs)
+    nodes = _dependency_order(c, inputs, models + host + images, outputs)
     return Spec(device, inputs, [n for n in nodes if isinstance(n, ModelSpec)], outputs,
                 _compile_options(c, data.get("compile", {}), [h.name for h in host]), source,
-                host=[n for n in nodes if isinstance(n, HostSpec)], nodes=nodes, base_dir=base_dir)
+                host=[n for n in nodes if isinstance(n, HostSpec)], nodes=nodes, base_dir=base_dir,
+                images=[n for n in nodes if isinstance(n, ImageSpec)])
 
 
 def _host_steps(c, raw) -> list:
@@ -581,8 +494,9 @@ def _host_workers(c, value, host_names):
 
 
 def _node_key(node) -> str:
-    """``models[i]`` or ``host[i]``: where a node is in the document."""
-    return _join("host" if isinstance(node, HostSpec) else "models", node.index)
+    """``models[i]``, ``host[i]`` or ``images[i]``: where a node is in the document."""
+    kind = "host" if isinstance(node, HostSpec) else "images" if isinstance(node, ImageSpec) else "models"
+    return _join(kind, node.index)
 
 
 def _check_names(c, inputs, models, host=()):
@@ -619,8 +533,10 @@ def _split_ref(ref, input_names, model_names):
 def _ref_error(c, key, ref, input_names, nodes):
     if all(isinstance(n, ModelSpec) for n in nodes.values()):
         what, dotted = "a model", "model.output"
-    else:
+    elif not any(isinstance(n, ImageSpec) for n in nodes.values()):
         what, dotted = "a model or host step", "node.output"
+    else:
+        what, dotted = "a model, host step or image step", "node.output"
     c.fail(key, f"unknown tensor {ref!r}: expected an input ({', '.join(input_names) or 'none'}), "
                 f"{what} ({', '.join(nodes)}) or {dotted}")
 
@@ -654,7 +570,8 @@ def _dependency_order(c, inputs, models, outputs) -> list:
         if all(isinstance(by_name[n], ModelSpec) for n in cycle):
             c.fail("models", f"the models form a cycle: {' -> '.join(cycle)} (a model may only read "
                              "pipeline inputs and the outputs of models before it in the graph)")
-        c.fail("host", f"the models and host steps form a cycle: {' -> '.join(cycle)} (a node may only "
+        c.fail("images" if any(isinstance(by_name[n], ImageSpec) for n in cycle) else "host",
+               f"the models and host steps form a cycle: {' -> '.join(cycle)} (a node may only "
                        "read pipeline inputs and the outputs of nodes before it in the graph)")
     return [models[k] for k in order]
 
@@ -662,7 +579,7 @@ def _dependency_order(c, inputs, models, outputs) -> list:
 # ---- building ---------------------------------------------------------------------
 
 
-def _resolve(c, key, ref, handles, outputs_of, host_names=()):
+def _resolve(c, key, ref, handles, outputs_of, host_names=None):
     """The TensorHandle a reference names, given the handles built so far."""
     try:
         model, wanted = _split_ref(ref, handles, outputs_of)
@@ -671,7 +588,7 @@ def _resolve(c, key, ref, handles, outputs_of, host_names=()):
     if model is None:
         return handles[ref]
     outs = outputs_of[model]
-    what = "host step" if model in host_names else "model"
+    what = (host_names or {}).get(model, "model")   # {name: "host step" or "image step"}
     if wanted is None:
         if len(outs) != 1:
             names = ", ".join(f"{ref}.{h.name.split('.')[-1]}" for h in outs)
@@ -697,9 +614,10 @@ def build(spec: Spec, device: int | None = None, allow_code: bool = False) -> Pi
     pipe = Pipeline(device=pipe_device)
     handles = {}
     for inp in spec.inputs:
-        handles[inp.name] = pipe.input(inp.name, inp.dtype, inp.shape)
+        handles[inp.name] = (pipe.bytes_input(inp.name, inp.max_bytes) if inp.max_bytes
+                             else pipe.input(inp.name, inp.dtype, inp.shape))
     outputs_of = {}
-    host_names = {h.name for h in spec.host}
+    host_names = {**{h.name: "host step" for h in spec.host}, **{m.name: "image step" for m in spec.images}}
     for m in spec.nodes or spec.models:
         key = _node_key(m)
         ins = [_resolve(c, f"{key}.inputs[{j}]", ref, handles, outputs_of, host_names)
@@ -707,7 +625,9 @@ def build(spec: Spec, device: int | None = None, allow_code: bool = False) -> Pi
         if isinstance(m, HostSpec):
             fn = _import_function(c, _join(key, "function"), m.function, spec.base_dir or os.getcwd())
         try:
-            if isinstance(m, HostSpec):
+            if isinstance(m, ImageSpec):
+                out = add_image(pipe, m, ins)
+            elif isinstance(m, HostSpec):
                 out = pipe.host(fn, *ins, outputs=m.outputs, name=m.name, rows=m.rows, max_rows=m.max_rows)
             else:
                 node_device = m.device if device is None else pipe_device
@@ -751,9 +671,7 @@ def to_dict(spec: Spec) -> dict[str, Any]:
     """A spec as a plain document (absolute model paths), e.g. to save it as JSON."""
     return {
         "device": spec.device,
-        "inputs": {i.name: {"dtype": i.dtype.name, "shape": list(i.shape),
-                            **({"bench_shape": list(i.bench_shape)} if i.bench_shape else {})}
-                   for i in spec.inputs},
+        "inputs": {i.name: _input_to_dict(i) for i in spec.inputs},
         "models": [
             {k: v for k, v in (("name", m.name), ("path", m.path), ("inputs", list(m.inputs)),
                                ("device", m.device), ("stream", m.stream)) if v is not None}
@@ -766,6 +684,16 @@ def to_dict(spec: Spec) -> dict[str, Any]:
                                ("rows", h.rows), ("max_rows", h.max_rows)) if v is not None}
             for h in sorted(spec.host, key=lambda h: h.index)
         ]} if spec.host else {}),
+        **({"images": [image_to_dict(m) for m in sorted(spec.images, key=lambda m: m.index)]}
+           if spec.images else {}),
         "outputs": dict(spec.outputs),
         "compile": dict(spec.compile),
     }
+
+
+def _input_to_dict(i) -> dict:
+    if i.max_bytes:
+        return {"dtype": "bytes", "max_bytes": i.max_bytes,
+                **({"bench_size": list(i.bench_size)} if i.bench_size else {})}
+    return {"dtype": i.dtype.name, "shape": list(i.shape),
+            **({"bench_shape": list(i.bench_shape)} if i.bench_shape else {})}

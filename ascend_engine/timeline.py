@@ -69,7 +69,7 @@ class Layout:
         for k, node in enumerate(self.nodes):
             for j, stream in enumerate(node.streams):
                 lane = (self.pid_of(k), self.lane(k, j))
-                what = f" host step {node.name}" if node.kind == "host" else f" {node.name}"
+                what = {"host": " host step ", "image": " image node "}.get(node.kind, " ") + node.name
                 if len(node.streams) > 1 and not self.single_stream:
                     what += f" (instance {j})"
                 names[lane] = names.get(lane, f"stream {stream}") + what

@@ -12,6 +12,14 @@ the engine picks the gears per request.
 The script runs the pipeline on random images, asserts that every result
 equals the numpy implementation of the whole pipeline, and prints the
 throughput.
+
+With ``--device-images`` it runs the all-device variant instead: a JPEG per
+request is decoded and resized on the device (DVPP), the detector reads the
+NV12 picture through static AIPP, a host step turns its scores into boxes
+(only boxes come to the host), ``crop_resize`` cuts them out of the picture
+on the device and the classifier reads the crops through AIPP
+(docs/executor.md, "Image nodes").  Each step is checked against a
+numpy/Pillow reference of the same step.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import _images  # noqa: E402
 import _models  # noqa: E402
 
 import ascend_engine as ae  # noqa: E402
@@ -37,6 +46,10 @@ CLASSES = 10
 THRESHOLD = 0.5
 IOU = 0.45
 OUTPUTS = ("boxes", "scores", "image", "label", "probs")
+# the all-device variant: pictures (width, height)
+JPEG_SIZE = (320, 240)
+PICTURE = (64, 48)
+CROP = (32, 32)
 
 
 def build_models(folder, detector_us=300, classifier_us=100, classifier_per_item_us=10):
@@ -112,6 +125,109 @@ def check(n_images=400, images_per_request=2, seed=0, depth=8, gear_policy="uppe
                 "empty_requests": counts.count(0)}
 
 
+# ---- the all-device variant ---------------------------------------------------------------------------
+
+
+def build_image_models(folder, detector_us=300, classifier_us=100):
+    """The detector and the classifier with static AIPP (NV12 in) as simulator model files."""
+    return {
+        "detector": _images.detector_model(folder, "detector_nv12", PICTURE, CANDIDATES, seed=1,
+                                           latency_us=detector_us),
+        "classifier": _images.classifier_model(folder, "classifier_nv12", CROP, CLASSES, seed=2,
+                                               latency_us=classifier_us),
+    }
+
+
+def pixel_boxes(scores, boxes):
+    """The host step of the all-device variant: threshold and NMS on the detector's outputs.
+
+    Returns (n, 4) int32 boxes (x0, y0, x1, y1) in the picture's pixels, ends
+    excluded, best first: each box lies inside the picture, its corners even
+    (the VPC's region rule) and its sides at least 16 pixels.
+    """
+    w, h = PICTURE
+    scores, boxes = scores.reshape(-1), boxes.reshape(-1, 4)
+    candidates = np.flatnonzero(scores > THRESHOLD)
+    b = boxes[candidates].astype(np.float64)
+    half_w, half_h = (0.3 + 0.4 * b[:, 3]) * w / 2, (0.3 + 0.4 * b[:, 2]) * h / 2
+    cx, cy = np.clip(b[:, 1] * w, half_w, w - half_w), np.clip(b[:, 0] * h, half_h, h - half_h)
+    x0, y0 = np.floor((cx - half_w) / 2) * 2, np.floor((cy - half_h) / 2) * 2
+    x1, y1 = np.minimum(np.ceil((cx + half_w) / 2) * 2, w), np.minimum(np.ceil((cy + half_h) / 2) * 2, h)
+    corners = np.stack([y0, x0, y1, x1], axis=1).astype(np.float32)
+    kept = _models.nms(corners, scores[candidates], IOU)
+    return np.stack([x0, y0, x1, y1], axis=1)[kept].astype(np.int32).reshape(-1, 4)
+
+
+DEVICE_OUTPUTS = ("boxes", "label", "probs")
+DEBUG_OUTPUTS = ("picture", "scores", "crops")
+
+
+def build_device_pipeline(models, debug=True, step=None) -> ae.Pipeline:
+    """JPEG -> jpeg_decode -> resize -> detector -> host NMS (boxes) -> crop_resize -> classifier.
+
+    ``debug`` also outputs the picture, the detector's scores and the crops,
+    so that each step can be checked (a pipeline without them moves only
+    boxes and labels to the host).  ``step`` replaces the host step.
+    """
+    w, h = PICTURE
+    pipe = ae.Pipeline(device=0)
+    jpeg = pipe.bytes_input("jpeg", 1 << 20)
+    picture = pipe.resize(pipe.jpeg_decode(jpeg, (4096, 4096), name="decode"), (w, h), name="resize")
+    scores, boxes = pipe.model(models["detector"].path, picture, name="detector")
+    kept = pipe.host(step or pixel_boxes, scores, boxes, outputs=[("boxes", "int32", (-1, 4))], rows="any",
+                     max_rows=CANDIDATES, name="nms")
+    crops = pipe.crop_resize(picture, kept, CROP, name="crops")
+    probs, label = pipe.model(models["classifier"].path, crops, name="classifier")
+    for name, handle in (("boxes", kept), ("label", label), ("probs", probs)):
+        pipe.output(name, handle)
+    if debug:
+        for name, handle in (("picture", picture), ("scores", scores), ("crops", crops)):
+            pipe.output(name, handle)
+    return pipe
+
+
+def check_device_images(n_jpegs=24, seed=0, depth=4, folder=None, models=None, step=None) -> dict:
+    """Run ``n_jpegs`` random JPEGs through the all-device variant and check every step.
+
+    The picture is checked against Pillow's decode resized in numpy (within 3
+    grey levels: Pillow's libjpeg and the simulator's may round differently);
+    each later step exactly, or to float32 rounding, against its numpy
+    reference applied to what the engine gave the step.  ``step`` replaces
+    the host step (the tests plant a broken one).  Returns figures.
+    """
+    pw, ph = PICTURE
+    cw, ch = CROP
+    with tempfile.TemporaryDirectory() as tmp:
+        models = models or build_image_models(folder or tmp)
+        rng = np.random.default_rng(seed)
+        jpegs = [_images.random_jpeg(rng, *JPEG_SIZE) for _ in range(n_jpegs)]
+        pipe = build_device_pipeline(models, step=step)
+        with pipe.compile(depth=depth) as engine:
+            out = engine.run_batch({"jpeg": jpegs}, batch_size=1)
+        counts, worst = [], 0
+        for r, jpeg in enumerate(jpegs):
+            picture = out["picture"][r:r + 1]
+            diff = np.abs(picture.astype(int) - _images.host_picture(jpeg, pw, ph)[None].astype(int)).max()
+            assert diff <= 3, f"request {r}: the picture is {diff} grey levels from Pillow's"
+            worst = max(worst, int(diff))
+            det = models["detector"].forward(picture)
+            np.testing.assert_allclose(out["scores"][r:r + 1], det["scores"], rtol=1e-5, atol=1e-6,
+                                       err_msg=f"request {r}: scores")
+            boxes = pixel_boxes(out["scores"][r:r + 1], det["boxes"])
+            np.testing.assert_array_equal(out["boxes"][r], boxes, err_msg=f"request {r}: boxes")
+            crops = out["crops"][r]
+            assert crops.shape == (len(boxes), ch * 3 // 2, cw, 1), (r, crops.shape)
+            for k, box in enumerate(boxes):
+                np.testing.assert_array_equal(crops[k], _images.crop_resize(picture, box, pw, ph, cw, ch),
+                                              err_msg=f"request {r}: crop {k} {box.tolist()}")
+                cls = models["classifier"].forward(crops[k])
+                np.testing.assert_allclose(out["probs"][r][k:k + 1], cls["probs"], rtol=1e-5, atol=1e-6)
+                np.testing.assert_array_equal(out["label"][r][k:k + 1], cls["label"])
+            counts.append(len(boxes))
+        return {"jpegs": n_jpegs, "detections": int(sum(counts)), "max_per_request": max(counts),
+                "empty_requests": counts.count(0), "picture_max_diff": worst}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--images", type=int, default=400)
@@ -119,7 +235,16 @@ def main(argv=None):
     parser.add_argument("--depth", type=int, default=8)
     parser.add_argument("--gear-policy", default="upper", choices=("upper", "lower", "nearest"))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device-images", action="store_true",
+                        help="the all-device variant: JPEG decode, resize and crops on DVPP")
     args = parser.parse_args(argv)
+    if args.device_images:
+        figures = check_device_images(args.images, seed=args.seed, depth=args.depth)
+        print(f"{figures['jpegs']} JPEGs: every step equals its numpy/Pillow reference "
+              f"(pictures within {figures['picture_max_diff']} grey levels of Pillow's decode)")
+        print(f"{figures['detections']} detections, up to {figures['max_per_request']} in one request, "
+              f"{figures['empty_requests']} request(s) with none")
+        return
     figures = check(args.images, args.per_request, seed=args.seed, depth=args.depth,
                     gear_policy=args.gear_policy)
     print(f"{figures['images']} images in {figures['requests']} requests: every result equals numpy")

@@ -161,6 +161,21 @@ def _batch_from_shapes(args, plan):
     return batch, given
 
 
+def bench_feeds(target, plan, batch, count=FEED_POOL) -> list:
+    """The random feeds of a bench or trace: JPEGs for a pipeline's bytes inputs (bench/jpegs.py, at
+    the spec's ``bench_size``), random arrays otherwise."""
+    if not plan.byte_inputs:
+        return random_feeds(plan, batch, count)
+    from ascend_engine import spec
+    from ascend_engine.bench import jpegs
+
+    sizes = {}
+    if spec.is_spec_path(target):
+        parsed = spec.parse(spec.read(target), os.path.dirname(os.path.abspath(target)), target)
+        sizes = {i.name: i.bench_size for i in parsed.inputs if i.bench_size}
+    return jpegs.feeds(plan, sizes, count)
+
+
 def random_feeds(plan, batch, count=FEED_POOL, seed=0) -> list:
     """``count`` feeds dicts of random data with the pipeline's input dtypes and shapes.
 
@@ -253,6 +268,8 @@ def _pure_data(args, pool):
     """The random pool, or zeros of its shapes with ais_bench's --pure_data_type zero."""
     if not getattr(args, "zeros", False):
         return pool
+    if any(isinstance(v, bytes) for v in pool[0].values()):
+        raise UsageError("--pure_data_type zero: a bytes input takes JPEGs, which cannot be zeros")
     return [{name: np.zeros_like(a) for name, a in feeds.items()} for feeds in pool]
 
 
@@ -378,15 +395,19 @@ def cmd_bench(args) -> int:
             requests_in = data.load_inputs(args.input, plan)
         except data.DataError as exc:
             raise UsageError(str(exc)) from None
-        rows = next(iter(requests_in[0][1].values())).shape[0]
+        rows = 1 if plan.byte_inputs else next(iter(requests_in[0][1].values())).shape[0]
         if args.batch is not None and args.batch != rows:
             raise UsageError(f"--batch {args.batch}: the --input files carry {rows} row(s) per request")
     batch = rows if requests_in else (shape_batch or args.batch or plan.fixed_batch or 1)
+    if plan.byte_inputs and batch != 1:
+        raise UsageError(f"--batch {batch}: a pipeline with a bytes input runs one JPEG per request "
+                         "(--batch 1)")
     if plan.fixed_batch and batch != plan.fixed_batch:
         source = "the --input files carry" if requests_in else f"--batch {batch}:"
         raise UsageError(f"{source} {batch} row(s) per request, but this pipeline takes a fixed batch of "
                          f"{plan.fixed_batch} (a static model or input)")
-    pool = [f for _, f in requests_in] if requests_in else _pure_data(args, random_feeds(plan, batch))
+    pool = [f for _, f in requests_in] if requests_in else _pure_data(args, bench_feeds(args.target, plan,
+                                                                                         batch))
     requests = None if args.duration else (args.requests or DEFAULT_REQUESTS)
     soc = next((d.soc for d in ae.devices() if d.id == plan.device), "")
     progress = Progress(total=requests, duration=args.duration, enabled=not args.no_progress)

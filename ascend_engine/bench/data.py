@@ -131,7 +131,11 @@ def load_inputs(argument, plan) -> list:
     if len(entries) != len(specs):
         raise DataError(f"--input: expected one file or folder per pipeline input ({names}), in that order, "
                         f"separated by commas; got {len(entries)}")
-    files = [_files_of(entry, name) for entry, (name, _, _) in zip(entries, specs, strict=True)]
+    from ascend_engine.bench import jpegs
+
+    byte_names = set(jpegs.byte_input_names(plan))   # one JPEG file per request
+    files = [jpegs.files_of(entry, name) if name in byte_names else _files_of(entry, name)
+             for entry, (name, _, _) in zip(entries, specs, strict=True)]
     counts = {len(f) for f in files}
     if len(counts) > 1:
         detail = ", ".join(f"{name}: {len(f)}" for (name, _, _), f in zip(specs, files, strict=True))
@@ -141,6 +145,9 @@ def load_inputs(argument, plan) -> list:
     for k in range(len(files[0])):
         feeds = {}
         for (name, dtype, trailing), f in zip(specs, files, strict=True):
+            if name in byte_names:
+                feeds[name] = jpegs.read(f[k], name, trailing[0])
+                continue
             a = read_array(f[k], dtype, trailing, f"input {name!r}")
             if rows is None:
                 rows, first = a.shape[0], f[k]

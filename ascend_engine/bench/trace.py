@@ -13,6 +13,7 @@ from .command import (
     _model_facts,
     _pipeline_for,
     _shaped_request,
+    bench_feeds,
     check_target,
 )
 
@@ -67,8 +68,11 @@ def cmd_trace(args) -> int:
         else:
             raise UsageError(f"--batch {args.batch}: this pipeline takes a fixed batch of {plan.fixed_batch} "
                              "(a static model or input)")
+    trace_feeds = {}
+    if plan.byte_inputs:   # one JPEG per request (bench/jpegs.py)
+        trace_feeds = {"feeds": bench_feeds(args.target, plan, 1, count=min(args.requests, FEED_POOL))}
     with pipe.compile(**kw) as engine:
-        done = engine.trace(args.out, requests=args.requests, batch_size=args.batch)
+        done = engine.trace(args.out, requests=args.requests, batch_size=args.batch, **trace_feeds)
     s = summarize_trace(args.out)
     requests = done.get("requests", args.requests) if isinstance(done, dict) else args.requests
     at = f" at {shapes_text(given)}" if given else ""
@@ -84,8 +88,11 @@ def default_trace_batch(plan) -> tuple:
     The largest batch one execution takes -- unless a host step returns any
     number of rows: its ``max_rows`` bounds what one request may yield, and a
     spec sizes it for the one row per request bench runs by default, so the
-    trace runs one row per request too.
+    trace runs one row per request too.  A pipeline with a bytes input takes
+    one JPEG per request.
     """
+    if plan.byte_inputs:
+        return 1, "; one JPEG per request"
     steps = [n.name for n in plan.nodes if n.kind == "host" and n.rows_any]
     if steps:
         return 1, (f"; 1 row per request: the max_rows of host step {', '.join(steps)} bounds the rows "

@@ -100,7 +100,7 @@ static int build_slot(ae_engine *e, int s, ae_error *err)
         }
         if (p->profile && new_event(e, err, 1, &sl->node_start[n]))
             return -1;
-        if (np->kind == AE_NODE_COPY)
+        if (np->kind == AE_NODE_COPY || np->kind == AE_NODE_IMAGE)
             continue;
         sl->in_sets[n] = e->acl->aclmdlCreateDataset();
         sl->out_sets[n] = e->acl->aclmdlCreateDataset();
@@ -203,10 +203,13 @@ int ae_engine_create(const ae_acl_api *api, const ae_plan *plan, ae_engine **out
         size_t bytes = e->dev_slot_bytes[d] * (size_t)p->depth;
         if (aex_use_device(e, d, err))
             goto failed;
-        rc = e->acl->aclrtMalloc(&e->arenas[d], bytes ? bytes : AE_ALIGN, ACL_MEM_MALLOC_HUGE_FIRST);
+        /* image nodes: every picture is DVPP memory (docs/simulator.md, "DVPP") */
+        int dvpp = d == 0 && p->dvpp;
+        rc = dvpp ? p->dvpp->acldvppMalloc(&e->arenas[d], bytes ? bytes : AE_ALIGN)
+                  : e->acl->aclrtMalloc(&e->arenas[d], bytes ? bytes : AE_ALIGN, ACL_MEM_MALLOC_HUGE_FIRST);
         if (rc != ACL_SUCCESS) {
             e->arenas[d] = NULL;
-            aex_fail(e, err, rc, "aclrtMalloc", NULL,
+            aex_fail(e, err, rc, dvpp ? "acldvppMalloc" : "aclrtMalloc", NULL,
                      "allocating the arena of %zu bytes on device %d (%d slots x %zu bytes)", bytes,
                      (int)e->device_ids[d], p->depth, e->dev_slot_bytes[d]);
             goto failed;
@@ -271,6 +274,8 @@ int ae_engine_create(const ae_acl_api *api, const ae_plan *plan, ae_engine **out
             goto failed;
     if (build_on(e, 0, err) || (p->profile && new_event(e, err, 1, &e->trace_base)))
         goto failed;
+    if (aex_images_create(e, err))
+        goto failed;
     if (aex_steps_start(e, err))
         goto failed;
     *out = e;
@@ -288,6 +293,7 @@ static int release_all(ae_engine *e, ae_error *err)
     const ae_acl_api *acl = e->acl;
     int failed = 0;
     aex_steps_stop(e);   /* no worker may enqueue while things are destroyed */
+    failed += aex_images_release(e, err);
 #define RELEASE(call, ...)                                                          \
     do {                                                                            \
         aclError rc_ = acl->call(__VA_ARGS__);                                      \
@@ -343,8 +349,13 @@ static int release_all(ae_engine *e, ae_error *err)
     e->n_created_streams = 0;
     for (int d = 0; e->arenas && d < e->n_devices; d++) {
         aex_use_device(e, d, NULL);
-        if (e->arenas[d])
+        if (e->arenas[d] && d == 0 && e->plan.dvpp) {
+            aclError rc_ = e->plan.dvpp->acldvppFree(e->arenas[d]);
+            if (rc_ != ACL_SUCCESS && failed++ == 0)
+                aex_fail(e, err, rc_, "acldvppFree", NULL, "acldvppFree failed while closing the engine");
+        } else if (e->arenas[d]) {
             RELEASE(aclrtFree, e->arenas[d]);
+        }
         e->arenas[d] = NULL;
     }
     aex_use_device(e, 0, NULL);

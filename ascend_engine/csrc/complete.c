@@ -129,14 +129,17 @@ static void blame_stream(ae_engine *e, ae_error *err)
                 char what[AE_NAME_MAX + 32];
                 if (e->nodes[n].kind == AE_NODE_HOST)
                     snprintf(what, sizeof what, "the copies of host step '%s'", e->nodes[n].name);
+                else if (e->nodes[n].kind == AE_NODE_IMAGE)
+                    snprintf(what, sizeof what, "image node '%s'", e->nodes[n].name);
                 else if (e->nodes[n].kind == AE_NODE_COPY)
                     snprintf(what, sizeof what, "the copy '%s' between devices", e->nodes[n].name);
                 else if (e->nodes[n].instances > 1)
                     snprintf(what, sizeof what, "model '%s' (instance %d)", e->nodes[n].name, k);
                 else
                     snprintf(what, sizeof what, "model '%s'", e->nodes[n].name);
-                aex_copy_name(err->function, e->nodes[n].kind == AE_NODE_MODEL ? "aclmdlExecuteAsync"
-                                                                             : "aclrtMemcpyAsync");
+                aex_copy_name(err->function, e->nodes[n].kind == AE_NODE_MODEL   ? "aclmdlExecuteAsync"
+                                             : e->nodes[n].kind == AE_NODE_IMAGE ? "acldvpp (DVPP task)"
+                                                                                 : "aclrtMemcpyAsync");
                 blame(e, err, rc, e->nodes[n].name, what);
                 return;
             }

@@ -294,8 +294,9 @@ int aex_enqueue_nodes(ae_engine *e, slot *sl, uint64_t request, int from, int sk
         int kind = e->nodes[n].kind;
         if (kind == AE_NODE_HOST)
             return aex_step_begin(e, sl, request, n, skip, err);   /* its worker goes on */
-        if (kind == AE_NODE_COPY ? enqueue_copy(e, sl, n, skip, err)
-                                 : enqueue_model(e, sl, request, n, skip, err))
+        if (kind == AE_NODE_IMAGE ? aex_images_enqueue(e, sl, n, skip, err)
+            : kind == AE_NODE_COPY ? enqueue_copy(e, sl, n, skip, err)
+                                   : enqueue_model(e, sl, request, n, skip, err))
             return -1;
     }
     if (enqueue_copy_out(e, sl, skip, err))
@@ -317,6 +318,13 @@ int aex_enqueue_request(ae_engine *e, slot *sl, uint64_t request, const void *co
         size_t bytes = aex_row_bytes(e, sl, p->input_tensors[i]) * rows;
         char *stage = sl->host_in + e->in_stage_off[i];
         memcpy(stage, inputs[i], bytes);
+        if (e->img && aex_images_reads_input(e, i)) {
+            /* a JPEG: on the device before its decode is enqueued (the simulator's JPEGD reads the
+             * header at submission, docs/simulator.md "DVPP") */
+            ACL_CALL(e, err, NULL, aclrtMemcpy, aex_tensor_addr(e, sl, p->input_tensors[i]), tp->capacity, stage,
+                     bytes, ACL_MEMCPY_HOST_TO_DEVICE);
+            continue;
+        }
         ACL_CALL(e, err, NULL, aclrtMemcpyAsync, aex_tensor_addr(e, sl, p->input_tensors[i]), tp->capacity,
                  stage, bytes,
                  ACL_MEMCPY_HOST_TO_DEVICE, e->copy_in);

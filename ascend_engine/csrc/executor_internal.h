@@ -14,6 +14,7 @@
  *   chunks.c      the gear rule for rows a host step produced (shared with the planner)
  *   complete.c    waits and polling, delivering requests oldest first, drain and recovery
  *   timeline.c    profile plans: node device times and timeline rows
+ *   image_steps.c image nodes: DVPP channels, pictures and regions per slot, their checks and enqueue
  *
  * One request: ae_engine_submit_shaped (submit.c) checks it, takes slot
  * r % depth (aex_make_room in complete.c frees one when all are busy) and
@@ -87,6 +88,9 @@ typedef struct slot {
     int step_fatal;
     uint64_t generation;          /* bumped when the slot's request is abandoned */
     ae_error step_error;
+    /* Image nodes (image_steps.c): per node, DVPP objects made at compile and
+     * the picture the node wrote for this request. */
+    struct image_slot *images;
 } slot;
 
 /* One request handed to a host step's workers. */
@@ -194,6 +198,9 @@ struct ae_engine {
     int steps_busy;               /* items taken by workers and not yet finished */
     int stopping;
     int step_lock_ready;
+
+    /* Image nodes (image_steps.c): NULL without them. */
+    struct image_engine *img;
 };
 
 /* executor.c */
@@ -305,6 +312,15 @@ int aex_recover(ae_engine *e, ae_error *err);
 int aex_make_room(ae_engine *e, ae_error *err);
 /* The caller's poll function is due at `now` and asks to stop: 1. */
 int aex_poll_due(ae_engine *e, uint64_t now);
+
+/* image_steps.c: channels and per-slot pictures; a request's JPEGs checked
+ * (and their sizes noted for the slot it gets); one image node enqueued. */
+int aex_images_create(ae_engine *e, ae_error *err);
+int aex_images_check(ae_engine *e, const void *const *inputs, const ae_request_shape *shape, ae_error *err);
+int aex_images_enqueue(ae_engine *e, slot *sl, int n, int skip, ae_error *err);
+int aex_images_release(ae_engine *e, ae_error *err);   /* returns how many releases failed */
+void aex_images_take(ae_engine *e, slot *sl);
+int aex_images_reads_input(const ae_engine *e, int input);  /* pipeline input `input` is a decode's JPEG */           /* the checked sizes into the request's slot */
 
 /* timeline.c: a completed request's node device times and timeline row */
 void aex_record_profile(ae_engine *e, slot *sl, uint64_t request);

@@ -58,8 +58,27 @@ int aex_check_plan(const ae_plan *p, ae_error *err)
                 p->n_tensors);
     for (int n = 0; n < p->n_nodes; n++) {
         const ae_node_plan *np = &p->nodes[n];
-        if (np->kind != AE_NODE_MODEL && np->kind != AE_NODE_HOST && np->kind != AE_NODE_COPY)
+        if (np->kind != AE_NODE_MODEL && np->kind != AE_NODE_HOST && np->kind != AE_NODE_COPY &&
+            np->kind != AE_NODE_IMAGE)
             BAD("node '%s' has kind %d", np->name, np->kind);
+        if (np->kind == AE_NODE_IMAGE) {
+            const ae_node_image *im = &np->image;
+            int want_in = im->op == AE_IMAGE_CROP_RESIZE ? 2 : 1;
+            if (!p->dvpp)
+                BAD("image node '%s' needs the DVPP library (the plan's dvpp table)", np->name);
+            if (im->op < AE_IMAGE_DECODE || im->op > AE_IMAGE_CROP_RESIZE || np->n_inputs != want_in ||
+                np->n_outputs != 1 || np->instances > 1 || np->model.dyn_index >= 0 || np->device != 0)
+                BAD("image node '%s': operation %d with %d inputs and %d outputs on device %d", np->name, im->op,
+                    np->n_inputs, np->n_outputs, np->device);
+            if (im->width < 16 || im->height < 6 || (im->op != AE_IMAGE_DECODE &&
+                                                     (im->width % 16 || im->height % 2)))
+                BAD("image node '%s': output %ux%u (width a multiple of 16, height even)", np->name, im->width,
+                    im->height);
+            if (im->op == AE_IMAGE_CROP_RESIZE && (im->max_boxes < 1 || im->max_boxes > AE_IMAGE_MAX_BOXES))
+                BAD("image node '%s': %u boxes at most (1 to %d)", np->name, im->max_boxes, AE_IMAGE_MAX_BOXES);
+            if (im->interpolation > 2)
+                BAD("image node '%s': interpolation %u (0 to 2)", np->name, im->interpolation);
+        }
         if (np->device < 0 || np->device >= n_dev)
             BAD("node '%s' is on device %d of %d", np->name, np->device, n_dev);
         for (int k = 0; k < (np->instances > 1 ? np->instances : 1); k++) {
@@ -284,8 +303,9 @@ int aex_copy_plan(ae_engine *e, const ae_plan *p, ae_error *err)
     for (int n = 0; n < p->n_nodes; n++) {
         const ae_node_plan *src = &p->nodes[n];
         e->nodes[n] = *src;
-        if (src->shape.dyn_kind != AE_DYN_BATCH)
-            e->shaped = 1;
+        if (src->shape.dyn_kind != AE_DYN_BATCH ||
+            (src->kind == AE_NODE_IMAGE && src->image.op == AE_IMAGE_DECODE))
+            e->shaped = 1;   /* requests carry their sizes (a decode: its JPEG's bytes) */
         e->node_inputs[n] = aex_calloc((size_t)src->n_inputs, sizeof(int));
         e->node_outputs[n] = aex_calloc((size_t)src->n_outputs, sizeof(int));
         e->node_gears[n] = aex_calloc((size_t)src->model.n_gears, sizeof(uint64_t));

@@ -126,6 +126,8 @@ static int submit_request(ae_engine *e, const void *const *inputs, uint64_t rows
                        (size_t)shape->gear_count[n] * sizeof(int64_t));
         }
     }
+    if (e->img)
+        aex_images_take(e, sl);
     sl->rows_of[0] = rows;
     sl->rows = rows;
     sl->request = e->next_request;
@@ -179,7 +181,7 @@ int ae_engine_submit_shaped(ae_engine *e, const void *const *inputs, uint64_t ro
 int ae_engine_submit_timed(ae_engine *e, const void *const *inputs, uint64_t rows, void *const *outputs,
                            uint64_t *out_rows, const ae_request_shape *shape, int64_t *times, ae_error *err)
 {
-    if (check_rows(e, rows, err) || check_shape(e, rows, shape, err))
+    if (check_rows(e, rows, err) || check_shape(e, rows, shape, err) || aex_images_check(e, inputs, shape, err))
         return -1;
     if (aex_make_current(e, err) || aex_recover(e, err))
         return -1;

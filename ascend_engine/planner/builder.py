@@ -25,6 +25,7 @@ from ascend_engine._feeds import shape_text
 from ascend_engine.errors import PipelineError
 from ascend_engine.options import OPTIONS
 from ascend_engine.planner import placement, validate
+from ascend_engine.planner.images import check_image_readers
 from ascend_engine.planner.memory import plan_memory
 from ascend_engine.planner.models import describe_file, device_count, is_model, kind_of, peer_link, query_size
 from ascend_engine.planner.nodes import node_order, plan_nodes, plan_tensors
@@ -91,6 +92,7 @@ class _Node:
     fn: object = None          # a host step's Python callable or NativeStep
     rows: str = "same"         # a host step's rows: "same" as its inputs, or "any" up to max_rows
     max_rows: int = 0
+    image: dict | None = None  # an image node's operation and sizes (planner/images.py)
 
     @property
     def native(self) -> bool:
@@ -122,6 +124,7 @@ class Pipeline:
         # tensor index -> (node name, output name) for outputs without a batch
         # dimension in dynamic-batch models (see validate.check_fixed_outputs)
         self._fixed_outputs: dict[int, tuple[str, str]] = {}
+        self._byte_inputs: set[int] = set()   # tensor indices of bytes inputs (one JPEG per request)
 
     def __repr__(self) -> str:
         return (
@@ -174,6 +177,38 @@ class Pipeline:
         handle = self._new_tensor(name, dtype, shape)
         self._inputs.append(handle)
         return handle
+
+    def bytes_input(self, name: str, max_bytes: int) -> TensorHandle:
+        """Declare a pipeline input carrying one byte string per request (a
+        JPEG for :meth:`jpeg_decode`) of at most ``max_bytes`` bytes; only
+        its own length is copied to the device."""
+        max_bytes = positive_int(max_bytes, f"bytes input {name!r}: max_bytes", error=PipelineError)
+        handle = self.input(name, "uint8", (1, max_bytes))
+        self._byte_inputs.add(handle.index)
+        return handle
+
+    def jpeg_decode(self, data: TensorHandle, max_size, name: str | None = None) -> TensorHandle:
+        """Decode the JPEG in bytes input ``data`` on the device (DVPP's JPEGD)
+        into an NV12 picture; JPEGs up to ``max_size`` = (width, height)."""
+        from ascend_engine.planner.images import image_node
+        return image_node(self, "decode", [data], max_size, name)
+
+    def resize(self, image: TensorHandle, size, name: str | None = None,
+               interpolation: str = "default") -> TensorHandle:
+        """Resize a picture on the device (DVPP's VPC) to ``size`` = (width,
+        height): NV12, as a static-AIPP ``YUV420SP_U8`` model input takes it."""
+        from ascend_engine.planner.images import image_node
+        return image_node(self, "resize", [image], size, name, interpolation=interpolation)
+
+    def crop_resize(self, image: TensorHandle, boxes: TensorHandle, size, name: str | None = None,
+                    max_boxes: int = 0, interpolation: str = "default") -> TensorHandle:
+        """Crop every box of ``boxes`` out of ``image`` and resize it to
+        ``size`` on the device, one NV12 picture per box (0 to the boxes'
+        rows).  ``boxes``: a host step's rows="any" output, (rows, 4) int32
+        pixels or float32 fractions of the picture (x0, y0, x1, y1)."""
+        from ascend_engine.planner.images import image_node
+        return image_node(self, "crop_resize", [image, boxes], size, name, max_boxes=max_boxes,
+                          interpolation=interpolation)
 
     def model(self, model, *inputs, name: str | None = None, device: int | None = None, stream=None,
               instances: int = 1):
@@ -351,7 +386,9 @@ class Pipeline:
         workers = validate.workers_per_step(self._nodes, host_workers)
         order = node_order(self._nodes)
         tensors = plan_tensors(self._tensors)
-        max_batch, fixed, domains = validate.check_bindings(order, self._nodes, self._inputs, tensors)
+        check_image_readers(self._nodes, self._outputs)
+        max_batch, fixed, domains = validate.check_bindings(order, self._nodes, self._inputs, tensors,
+                                                            self._byte_inputs)
         in_order = [self._nodes[i] for i in order]
         single = streams == "single"
         # the executor's own chunking rule (ae_chunk_span) sizes the rows after a host step
@@ -363,6 +400,9 @@ class Pipeline:
         if any(n.shape_kind for n in nodes):
             validate.check_shaped_plan(nodes, tensors, max_delay_ms)
         validate.check_batcher(nodes, max_delay_ms)
+        if self._byte_inputs and max_delay_ms:
+            raise PipelineError("max_delay_ms: the dynamic batcher merges requests' rows; a bytes input "
+                                "carries one JPEG per request, so pipelines with one take no batcher")
         for _name, h in self._outputs:
             tensors[h.index].readers.append(len(nodes))   # the copy-out step
         validate.check_unused(self._inputs, tensors)
@@ -382,6 +422,7 @@ class Pipeline:
             profile=bool(profile), timeout_ms=timeout_in_ms, wait=wait,
             tensors=tensors, nodes=nodes,
             inputs=[(h.name, h.index) for h in self._inputs],
+            byte_inputs=tuple(k for k, h in enumerate(self._inputs) if h.index in self._byte_inputs),
             outputs=outputs,
             slot_bytes=slot_bytes, max_batch=max_batch, fixed_batch=fixed,
             working_set=working_set, unshared_bytes=unshared,

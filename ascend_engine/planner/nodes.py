@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ascend_engine.errors import PipelineError
+from ascend_engine.planner.images import plan_image
 from ascend_engine.planner.models import follow, gear_io, kind_of, static_batch
 from ascend_engine.planner.plan import PlanNode, PlanTensor
 from ascend_engine.shapes import row_table
@@ -31,6 +32,7 @@ def node_order(nodes) -> list[int]:
             producer[h.index] = i
     deps = [[producer[h.index] for h in node.inputs if h.index in producer] for node in nodes]
     perm = [i for i, n in enumerate(nodes) if n.kind == "model"]
+    perm += [i for i, n in enumerate(nodes) if n.kind == "image"]
     perm += [i for i, n in enumerate(nodes) if n.kind == "host"]
     at = {i: k for k, i in enumerate(perm)}
     try:
@@ -66,6 +68,9 @@ def plan_nodes(order, graph, tensors, streams, domains, workers, gear_policy, ma
     position = {i: k for k, i in enumerate(order)}
     for i in order:
         node = graph[i]
+        if node.kind == "image":
+            nodes.append(plan_image(node, position[i], tensors, streams[position[i]], domains[i]))
+            continue
         if node.kind == "host":
             nodes.append(_plan_host(node, position[i], tensors, streams[position[i]], domains[i], workers))
             continue

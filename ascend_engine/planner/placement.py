@@ -69,8 +69,8 @@ def assign_streams(nodes, single) -> list[tuple]:
 
     streams = []
     for k, node in enumerate(nodes):
-        if node.kind == "host":
-            streams.append((stream(("host", k)),))
+        if node.kind in ("host", "image"):   # a step's copies, an image node's DVPP work: a stream each
+            streams.append((stream((node.kind, k)),))
             continue
         model = node.model
         key = ("label", node.stream) if node.stream is not None else ("model", id(model))
@@ -85,7 +85,7 @@ def device_of(node, device, tensor_device) -> int:
     """The device id a graph node runs on: where it was placed, where its
     loaded model lives, or the plan's ``device``; a host step where its
     first input is (``tensor_device``: tensor index -> device id)."""
-    if node.kind == "host":
+    if node.kind in ("host", "image"):
         return tensor_device[node.inputs[0].index]
     if node.device is not None:
         return node.device

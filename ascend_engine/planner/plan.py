@@ -69,6 +69,7 @@ class PlanNode:
     follow: tuple = ()                # shaped nodes: Model.output_follow
     dims_table: tuple = ()            # dims gears over a host step's rows: every gear's values
     row_dims: tuple = ()              # ... and where the inputs' rows sit among them
+    image: dict = field(default_factory=dict)   # an image node: op, size, max_boxes, ... (planner/images.py)
 
 
 @dataclass
@@ -105,6 +106,7 @@ class Plan:
     devices: tuple = ()      # device ids; [0] is `device` (inputs arrive and outputs leave there)
     device_slot_bytes: tuple = ()   # one slot's bytes on each device ([0] == slot_bytes)
     stream_devices: tuple = ()      # per compute stream: index into devices
+    byte_inputs: tuple = ()         # pipeline inputs (indices) carrying one byte string per request
 
     @property
     def shaped(self) -> bool:
@@ -120,7 +122,7 @@ class Plan:
         """Bytes per slot and per node, the arena, and the recommended pool size."""
         per_node = {}
         for n in self.nodes:
-            if n.kind == "host":
+            if n.kind in ("host", "image"):
                 per_node[n.name] = sum(self.tensors[t].capacity for t in n.outputs)
                 continue
             per_node[n.name] = sum(self.tensors[t].capacity for t in n.outputs) + carve(n.dyn_size) * (

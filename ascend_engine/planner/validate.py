@@ -28,6 +28,7 @@ import numpy as np
 from ascend_engine._feeds import shape_text
 from ascend_engine.errors import PipelineError
 from ascend_engine.options import host_workers as host_workers_of
+from ascend_engine.planner.images import check_image_node
 from ascend_engine.planner.models import gear_io, kind_of, static_batch
 from ascend_engine.shapes import bytes_per_row, gear_text
 
@@ -86,7 +87,7 @@ def row_domain(node, nodes, tensors, position) -> int:
     return next(iter(domains))
 
 
-def check_bindings(order, nodes, inputs, tensors) -> tuple[int, int, dict]:
+def check_bindings(order, nodes, inputs, tensors, byte_inputs=frozenset()) -> tuple[int, int, dict]:
     """Check every edge against the model descriptors and give every
     tensor its row domain; returns (max_batch, fixed_batch, {graph node
     index: its row domain})."""
@@ -98,6 +99,9 @@ def check_bindings(order, nodes, inputs, tensors) -> tuple[int, int, dict]:
     domains = {}
     for i in order:
         node = nodes[i]
+        if node.kind == "image":
+            domains[i] = check_image_node(node, nodes, tensors, byte_inputs, position)
+            continue
         domain = domains[i] = row_domain(node, nodes, tensors, position)
         if node.kind == "host":
             if node.native:

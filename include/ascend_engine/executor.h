@@ -45,6 +45,13 @@ extern "C" {
 #define AE_NODE_MODEL 0
 #define AE_NODE_HOST 1
 #define AE_NODE_COPY 2            /* a tensor copied to another device (see ae_node_copy) */
+#define AE_NODE_IMAGE 3           /* DVPP work on pictures (see ae_node_image) */
+
+/* What an image node does (ae_node_image.op). */
+#define AE_IMAGE_DECODE 0         /* JPEG bytes (a pipeline input) -> NV12 picture */
+#define AE_IMAGE_RESIZE 1         /* NV12 picture -> NV12 picture of width x height */
+#define AE_IMAGE_CROP_RESIZE 2    /* NV12 picture + boxes (a host step's rows) -> one picture per box */
+#define AE_IMAGE_MAX_BOXES 256    /* regions of one batch crop call at most */
 
 /* How a model picks its gear for a number of rows between two gears (rows
  * produced by a host step; see ae_chunk_next). */
@@ -172,6 +179,29 @@ typedef struct ae_node_copy {
     int bridge_stream;
 } ae_node_copy;
 
+/*
+ * An image node (AE_NODE_IMAGE): DVPP work on its own stream and channel.
+ * inputs[0] is the picture it reads (for a decode: a pipeline input holding
+ * one JPEG, whose bytes are the request's row bytes of that tensor), and a
+ * crop_resize reads its boxes from inputs[1], rows of four int32 pixels or
+ * float32 fractions (x0, y0, x1, y1; x1, y1 excluded) written by a host step:
+ * the executor reads them from the step's staging when it enqueues the node.
+ * outputs[0] is NV12 (YUV420SP) at width x height, width a multiple of 16 and
+ * height even, so the layout is the VPC's and the AIPP's alike; a crop_resize
+ * writes one such picture per box (rows of its output, in the boxes' domain).
+ * A decode writes the JPEG's own size (width x height here are the largest
+ * it accepts); requests whose JPEG is unreadable, of another kind, larger or
+ * not whole fail at submission, naming the node.  Pictures, regions and
+ * configurations are created per slot at compile; the arena is DVPP memory.
+ */
+typedef struct ae_node_image {
+    int op;                     /* AE_IMAGE_* */
+    uint32_t width, height;     /* the output picture's size (a decode: the largest JPEG) */
+    uint32_t max_boxes;         /* crop_resize: boxes per request at most (<= AE_IMAGE_MAX_BOXES) */
+    int boxes_float;            /* crop_resize: boxes are float32 fractions (else int32 pixels) */
+    uint32_t interpolation;     /* acldvppSetResizeConfigInterpolation: 0 default, 1 bilinear, 2 nearest */
+} ae_node_image;
+
 /* A model node's dynamic shapes.  An AE_DYN_HW or AE_DYN_DIMS node
  * ("shaped") takes its gear per request from ae_engine_submit_shaped
  * (model.n_gears may be 0), or from the step before it that changed the
@@ -223,6 +253,7 @@ typedef struct ae_node_plan {
     ae_node_host host;
     ae_node_copy copy;
     ae_node_shape shape;
+    ae_node_image image;
 } ae_node_plan;
 
 typedef struct ae_plan {
@@ -254,6 +285,9 @@ typedef struct ae_plan {
     const int32_t *device_ids;
     const size_t *device_slot_bytes;
     const int *stream_devices;  /* per compute stream: its device index */
+    /* DVPP (ae_load_dvpp), required by a plan with image nodes: device 0's
+     * arena then comes from acldvppMalloc, so every picture is DVPP memory. */
+    const ae_dvpp_api *dvpp;
 } ae_plan;
 
 typedef struct ae_engine ae_engine;

@@ -21,6 +21,7 @@
 #include <stddef.h>
 
 #include "ascend_engine/acl.h"
+#include "ascend_engine/acl_dvpp.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -65,6 +66,21 @@ int ae_backend_initialized(void);
  * "" when it did not fall back.  Meant to be shown to the user once.
  */
 const char *ae_backend_note(void);
+/*
+ * DVPP (libacl_dvpp.so), loaded only when an engine has image nodes: the
+ * library beside the loaded AscendCL library (the simulator's companion for
+ * the simulator), else the dynamic linker's libacl_dvpp.so.  Returns the
+ * table (every entry set), or NULL with a message naming the paths tried or
+ * the missing function.  Thread-safe; a success is kept for the process.
+ */
+typedef struct ae_dvpp_api {
+#define AE_DVPP_FN(ret, name, params) ret (*name) params;
+#include "ascend_engine/dvpp_functions.h"
+#undef AE_DVPP_FN
+} ae_dvpp_api;
+
+const ae_dvpp_api *ae_load_dvpp(char *err, size_t err_len);
+
 /* Message saying which optional function is missing, for a NULL entry. */
 const char *ae_missing_function_message(const char *name);
 

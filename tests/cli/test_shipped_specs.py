@@ -50,7 +50,15 @@ def models_for(folder, text):
         import detector_classifier
 
         detector_classifier.build_models(str(folder))
-        for name in ("detector_classifier.py", "_models.py"):   # the host step's module, beside the spec
+        # the host step's modules, beside the spec
+        for name in ("detector_classifier.py", "_models.py", "_images.py"):
+            shutil.copy(os.path.join(EXAMPLES, name), folder)
+    if "detector_nv12.om" in text:   # the all-device variant (image steps)
+        sys.path.insert(0, EXAMPLES)
+        import detector_classifier
+
+        detector_classifier.build_image_models(str(folder))
+        for name in ("detector_classifier.py", "_models.py", "_images.py"):
             shutil.copy(os.path.join(EXAMPLES, name), folder)
     if "det.om" in text:
         shaped.build(folder)
@@ -77,7 +85,9 @@ def test_bench_and_trace_run_with_their_defaults(where, suffix, text, tmp_path):
     assert fig["config"]["batch"] == 1
     labels = fig["step_labels"]
     for node, label in labels.items():
-        assert label == (f"host step {node}" if f"name: {node}\n    function" in text else f"model {node}")
+        kind = ("host step" if f"name: {node}\n    function" in text else
+                "image step" if f"{{name: {node}, op:" in text else "model")
+        assert label == f"{kind} {node}"
     assert f"{len(labels)} step" in proc.stdout and ", ".join(labels.values()) in proc.stdout
     trace = tmp_path / "t.json"
     proc = ok(run_cli("trace", str(spec), *options, "--out", str(trace), cwd=str(tmp_path)))

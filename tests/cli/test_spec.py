@@ -136,7 +136,7 @@ SHAPE_DIM = ("expected a positive dimension, -1 or null (the batch as the first 
 
 SCHEMA_ERRORS = [
     (("modles",), [], "modles", "unknown key (did you mean 'models'?); allowed keys: device, inputs, models, "
-                                "host, outputs, compile"),
+                                "host, images, outputs, compile"),
     (("outputs",), DELETE, "", "missing required key 'outputs'"),
     (("device",), "0", "device", "expected a device id (an integer), got str '0'"),
     (("device",), -1, "device", "expected a device id of at least 0, got -1"),
@@ -256,7 +256,7 @@ def test_file_errors_name_the_file_and_position(tmp_path):
     with pytest.raises(spec.SpecError) as info:
         spec.load(not_mapping)
     assert str(info.value) == (f"{not_mapping}: expected a mapping with keys device, inputs, models, "
-                               "host, outputs, compile, got list [1, 2]")
+                               "host, images, outputs, compile, got list [1, 2]")
 
     with pytest.raises(spec.SpecError, match="cannot read the spec file: No such file or directory"):
         spec.load(tmp_path / "absent.yaml")

@@ -108,3 +108,50 @@ def test_trace_of_a_host_step_pipeline_has_the_step_lane(dc_models, tmp_path):
     with open(tmp_path / "t.json") as f:
         names = {e["name"] for e in json.load(f)["traceEvents"] if e["ph"] == "X"}
     assert {"detector", "nms", "classifier"} <= names
+
+
+# ---- the all-device variant (JPEG -> DVPP -> AIPP models, only boxes on the host) ----------------------
+
+
+@pytest.fixture(scope="module")
+def image_models(tmp_path_factory):
+    return detector_classifier.build_image_models(str(tmp_path_factory.mktemp("dci")), detector_us=0,
+                                                  classifier_us=0)
+
+
+@pytest.mark.parametrize("depth", [1, 4])
+def test_all_device_detector_classifier_matches_its_references(image_models, depth):
+    f = detector_classifier.check_device_images(12, seed=depth, depth=depth, models=image_models)
+    assert f["jpegs"] == 12 and f["detections"] >= 12
+    assert f["max_per_request"] >= 2 and f["picture_max_diff"] <= 3
+
+
+def test_all_device_check_catches_a_dropped_box(image_models):
+    def drop_last(scores, boxes):
+        return detector_classifier.pixel_boxes(scores, boxes)[:-1]
+
+    with pytest.raises(AssertionError, match=r"request \d+: boxes"):
+        detector_classifier.check_device_images(4, models=image_models, step=drop_last)
+
+
+def test_all_device_pipeline_moves_only_boxes_and_labels(image_models):
+    pipe = detector_classifier.build_device_pipeline(image_models, debug=False)
+    plan = pipe.plan()
+    assert [name for name, _ in plan.outputs] == ["boxes", "label", "probs"]
+    assert [(n.name, n.kind) for n in plan.nodes] == [
+        ("decode", "image"), ("resize", "image"), ("detector", "model"), ("nms", "host"), ("crops", "image"),
+        ("classifier", "model")]
+
+
+def test_pixel_boxes_are_even_inside_the_picture_and_large_enough():
+    rng = np.random.default_rng(7)
+    w, h = detector_classifier.PICTURE
+    for _ in range(50):
+        scores = rng.uniform(0, 1, (1, detector_classifier.CANDIDATES)).astype(np.float32)
+        boxes = rng.uniform(0, 1, (1, detector_classifier.CANDIDATES, 4)).astype(np.float32)
+        got = detector_classifier.pixel_boxes(scores, boxes)
+        assert got.dtype == np.int32 and got.shape[1] == 4
+        x0, y0, x1, y1 = got.T
+        assert (x0 % 2 == 0).all() and (y0 % 2 == 0).all() and (x1 % 2 == 0).all() and (y1 % 2 == 0).all()
+        assert (x0 >= 0).all() and (y0 >= 0).all() and (x1 <= w).all() and (y1 <= h).all()
+        assert (x1 - x0 >= 16).all() and (y1 - y0 >= 16).all()

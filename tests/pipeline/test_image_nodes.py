@@ -1,0 +1,334 @@
+"""Image nodes in pipelines (docs/executor.md, "Image nodes"): JPEG decode,
+resize and crop_resize on DVPP, feeding static-AIPP models, checked against a
+numpy/Pillow reference of the same steps."""
+
+import asyncio
+import io
+import json
+
+import numpy as np
+import pytest
+from helpers.aipp import BT601_NV12_TO_RGB, reference
+from helpers.dvpp import jpeg_bytes, sample_image
+
+import ascend_engine as ae
+from ascend_engine import sim
+from ascend_engine.errors import EngineError, PipelineError
+from ascend_engine.sim import aipp as aipp_settings
+
+W, H = 64, 48          # the detector's picture
+CW, CH = 32, 32        # the classifier's crops
+AIPP = {"aipp_mode": "static", "input_format": "YUV420SP_U8", **BT601_NV12_TO_RGB}
+
+
+def aipp_model(folder, name, w, h):
+    """A model whose output is its AIPP input's RGB tensor (times one)."""
+    g = sim.Graph(name)
+    x = g.input("image", "float32", (1, 3, h, w), "NCHW")
+    g.output("y", g.mul(x, g.const(np.ones((1, 3, h, w), np.float32))))
+    return g.save(str(folder / f"{name}.om"), aipp={"image": AIPP})
+
+
+def aipp_reference(picture, w, h):
+    s = aipp_settings.resolve(AIPP, "image", (1, 3, h, w), "NCHW", "float32")
+    return reference(s, picture.reshape(-1))
+
+
+def bilinear(plane, out_w, out_h, x0=0, y0=0, in_w=None, in_h=None):
+    """Bilinear with pixel centres aligned, edges clamped (docs/simulator.md, "DVPP", resampling)."""
+    in_w = plane.shape[1] - x0 if in_w is None else in_w
+    in_h = plane.shape[0] - y0 if in_h is None else in_h
+    p = plane.astype(np.float64)
+    sx = np.clip((np.arange(out_w) + 0.5) * in_w / out_w - 0.5, 0, in_w - 1)
+    sy = np.clip((np.arange(out_h) + 0.5) * in_h / out_h - 0.5, 0, in_h - 1)
+    xa, ya = np.floor(sx).astype(int), np.floor(sy).astype(int)
+    xb, yb = np.minimum(xa + 1, in_w - 1), np.minimum(ya + 1, in_h - 1)
+    fx, fy = sx - xa, sy - ya
+    sub = p[y0:y0 + in_h, x0:x0 + in_w]
+    top = sub[ya][:, xa] * (1 - fx) + sub[ya][:, xb] * fx
+    bot = sub[yb][:, xa] * (1 - fx) + sub[yb][:, xb] * fx
+    return top * (1 - fy)[:, None] + bot * fy[:, None]
+
+
+def decoded_planes(jpeg):
+    """Y, U, V of a JPEG as JPEGD gives them: libjpeg's YCbCr, chroma averaged over 2x2 blocks."""
+    from PIL import Image
+
+    img = Image.open(io.BytesIO(jpeg))
+    img.draft("YCbCr", img.size)
+    ycc = np.asarray(img.convert("YCbCr")).astype(np.float64)
+    h, w = ycc.shape[0] & ~1, ycc.shape[1] & ~1
+    ycc = ycc[:h, :w]
+    chroma = ycc[:, :, 1:].reshape(h // 2, 2, w // 2, 2, 2).mean(axis=(1, 3))
+    return ycc[:, :, 0], chroma[..., 0], chroma[..., 1]
+
+
+def planes(picture, w, h):
+    flat = picture.reshape(-1)
+    y = flat[: w * h].reshape(h, w).astype(np.float64)
+    uv = flat[w * h: w * h * 3 // 2].reshape(h // 2, w // 2, 2).astype(np.float64)
+    return y, uv[..., 0], uv[..., 1]
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("image_nodes")
+    return aipp_model(folder, "det", W, H), aipp_model(folder, "cls", CW, CH)
+
+
+def detector_pipeline(det, max_size=(1024, 1024)):
+    pipe = ae.Pipeline()
+    data = pipe.bytes_input("jpeg", 1 << 20)
+    picture = pipe.resize(pipe.jpeg_decode(data, max_size, name="decode"), (W, H), name="resize")
+    pipe.output("y", pipe.model(det, picture, name="det"))
+    pipe.output("picture", picture)
+    return pipe
+
+
+def test_decode_resize_aipp_model_matches_the_reference(models):
+    det, _ = models
+    jpeg = jpeg_bytes(sample_image(200, 150, seed=3))
+    with detector_pipeline(det).compile(depth=4) as engine:
+        out = engine.run({"jpeg": jpeg})
+    picture = out["picture"]
+    assert picture.shape == (1, H * 3 // 2, W, 1)
+    got = planes(picture, W, H)
+    want_y, want_u, want_v = decoded_planes(jpeg)
+    # decode within a grey level of Pillow's libjpeg, then bilinear: 2 levels for rounding on both
+    np.testing.assert_allclose(got[0], bilinear(want_y, W, H), atol=2.5)
+    np.testing.assert_allclose(got[1], bilinear(want_u, W // 2, H // 2), atol=2.5)
+    np.testing.assert_allclose(got[2], bilinear(want_v, W // 2, H // 2), atol=2.5)
+    # the model sees exactly the AIPP of the picture the VPC wrote
+    np.testing.assert_array_equal(out["y"], aipp_reference(picture, W, H))
+
+
+def test_submit_run_async_and_run_batch(models):
+    det, _ = models
+    jpegs = [jpeg_bytes(sample_image(96 + 32 * k, 64 + 16 * k, seed=k)) for k in range(4)]
+    with detector_pipeline(det).compile(depth=2) as engine:
+        alone = [engine.run({"jpeg": j})["picture"] for j in jpegs]
+        futures = [engine.submit({"jpeg": j}) for j in jpegs]
+        for f, want in zip(futures, alone, strict=True):
+            np.testing.assert_array_equal(f.result(timeout=30)["picture"], want)
+
+        async def gather():
+            return await asyncio.gather(*(engine.run_async({"jpeg": j}) for j in jpegs))
+
+        for got, want in zip(asyncio.run(gather()), alone, strict=True):
+            np.testing.assert_array_equal(got["picture"], want)
+        batch = engine.run_batch({"jpeg": jpegs}, batch_size=1)
+        np.testing.assert_array_equal(batch["picture"], np.concatenate(alone))
+        assert len({a.tobytes() for a in alone}) == 4
+
+
+@pytest.mark.parametrize("bad", ["truncated", "not a jpeg", "progressive", "too large"])
+def test_a_bad_jpeg_fails_its_request_alone(models, bad):
+    det, _ = models
+    good = jpeg_bytes(sample_image(120, 80, seed=1))
+    data = {"truncated": good[: len(good) // 2], "not a jpeg": b"\x89PNG not a jpeg at all" * 4,
+            "progressive": jpeg_bytes(sample_image(120, 80), progressive=True),
+            "too large": jpeg_bytes(sample_image(300, 80))}[bad]
+    with detector_pipeline(det, max_size=(256, 256)).compile(depth=2) as engine:
+        want = engine.run({"jpeg": good})["picture"]
+        first = engine.submit({"jpeg": good})
+        why = {"truncated": "end marker", "not a jpeg": "not a JPEG it can read",
+               "progressive": "progressive",
+               "too large": "this node decodes 32x32 to 256x256"}[bad]
+        # refused at submission, naming the node and why: nothing reached the device
+        with pytest.raises((EngineError, ae.errors.AclError), match=f"image node 'decode'.*{why}"):
+            engine.run({"jpeg": data})
+        np.testing.assert_array_equal(first.result(timeout=30)["picture"], want)
+        np.testing.assert_array_equal(engine.run({"jpeg": good})["picture"], want)
+
+
+def crops_pipeline(det, cls, boxes_fn, max_boxes=8):
+    pipe = ae.Pipeline()
+    data = pipe.bytes_input("jpeg", 1 << 20)
+    picture = pipe.resize(pipe.jpeg_decode(data, (1024, 1024), name="decode"), (W, H), name="resize")
+    scores = pipe.model(det, picture, name="det")
+    boxes = pipe.host(boxes_fn, scores, outputs=[("boxes", "int32", (-1, 4))], rows="any",
+                      max_rows=max_boxes, name="nms")
+    crops = pipe.crop_resize(picture, boxes, (CW, CH), name="crops")
+    pipe.output("classes", pipe.model(cls, crops, name="cls"))
+    pipe.output("crops", crops)
+    pipe.output("picture", picture)
+    return pipe
+
+
+@pytest.mark.parametrize("count", [0, 1, 5])
+def test_crop_resize_from_a_host_steps_boxes(models, count):
+    det, cls = models
+    table = np.array([[0, 0, 64, 48], [8, 6, 40, 30], [20, 10, 52, 42], [2, 2, 34, 34], [30, 16, 62, 48]],
+                     np.int32)
+
+    def nms(scores):
+        return table[:count]
+
+    jpeg = jpeg_bytes(sample_image(160, 120, seed=5))
+    with crops_pipeline(det, cls, nms).compile(depth=3) as engine:
+        out = engine.run({"jpeg": jpeg})
+        again = engine.submit({"jpeg": jpeg}).result(timeout=30)
+    assert out["crops"].shape == (count, CH * 3 // 2, CW, 1)
+    assert out["classes"].shape == (count, 3, CH, CW)
+    np.testing.assert_array_equal(again["crops"], out["crops"])
+    y, _, _ = planes(out["picture"], W, H)
+    for k, (x0, y0, x1, y1) in enumerate(table[:count]):
+        crop_y, _, _ = planes(out["crops"][k], CW, CH)
+        want = bilinear(y, CW, CH, x0, y0, x1 - x0, y1 - y0)
+        np.testing.assert_allclose(crop_y, want, atol=1.5)
+        np.testing.assert_array_equal(out["classes"][k:k + 1], aipp_reference(out["crops"][k], CW, CH))
+
+
+def test_a_trace_has_a_lane_per_image_node(models, tmp_path):
+    det, cls = models
+    jpeg = jpeg_bytes(sample_image(160, 120, seed=5))
+    with crops_pipeline(det, cls, lambda s: np.array([[0, 0, 32, 32]], np.int32)).compile(
+            depth=2, profile=True) as engine:
+        path = tmp_path / "trace.json"
+        engine.trace(str(path), feeds=[{"jpeg": jpeg}], requests=3)
+    doc = json.loads(path.read_text())
+    names = {e.get("args", {}).get("name") for e in doc["traceEvents"] if e.get("ph") == "M"}
+    for node in ("decode", "resize", "crops"):
+        assert any(n and n.endswith(f"image node {node}") for n in names), names
+
+
+def test_plan_time_refusals(models):
+    det, cls = models
+    pipe = ae.Pipeline()
+    data = pipe.bytes_input("jpeg", 4096)
+    picture = pipe.jpeg_decode(data, (512, 512))
+    with pytest.raises(PipelineError, match="multiple of 16"):
+        pipe.resize(picture, (50, 40))
+    with pytest.raises(PipelineError, match="outside the DVPP"):
+        pipe.resize(picture, (8192, 48))
+    small = pipe.resize(picture, (CW, CH), name="small")
+    pipe.output("y", pipe.model(det, small, name="det"))
+    with pytest.raises(PipelineError,
+                       match="model node 'det' input 'image' reads resize 'small'.*static-AIPP"):
+        pipe.plan()
+
+    pipe = ae.Pipeline()
+    x = pipe.input("x", "float32", (1, 3, H, W))
+    picture = pipe.resize(pipe.jpeg_decode(pipe.bytes_input("jpeg", 4096), (512, 512)), (W, H))
+    pipe.output("y", pipe.model(det, picture, name="det"))
+    boxes = pipe.host(lambda a: a, x, outputs=[("b", "int32", (-1, 4))], rows="same", name="same")
+    pipe.output("crops", pipe.crop_resize(picture, boxes, (CW, CH), name="crops"))
+    with pytest.raises(PipelineError, match="crop_resize 'crops': its boxes must be an output of a host step "
+                                            "with rows=\"any\""):
+        pipe.plan()
+
+    pipe = ae.Pipeline()
+    x = pipe.input("x", "uint8", (1, 10))
+    pipe.output("y", pipe.model(det, pipe.resize(pipe.jpeg_decode(x, (512, 512)), (W, H)), name="det"))
+    with pytest.raises(PipelineError, match="decodes a bytes input"):
+        pipe.plan()
+
+
+def host_crop(picture, x0, y0, x1, y1):
+    """crop_resize of the region [x0, x1) x [y0, y1) (even bounds) of an NV12 picture, on the host."""
+    y, u, v = planes(picture, W, H)
+    return (bilinear(y, CW, CH, x0, y0, x1 - x0, y1 - y0),
+            bilinear(u, CW // 2, CH // 2, x0 // 2, y0 // 2, (x1 - x0) // 2, (y1 - y0) // 2),
+            bilinear(v, CW // 2, CH // 2, x0 // 2, y0 // 2, (x1 - x0) // 2, (y1 - y0) // 2))
+
+
+# boxes the VPC cannot take as they are, and the regions the executor makes of them
+# (docs/executor.md, "Image nodes": even first, odd last, at least 10 x 6, inside the picture)
+ODD_AND_SMALL = [([3, 9, 37, 39], (2, 8, 38, 40)),     # odd bounds widen to even ones
+                 ([0, 0, 4, 3], (0, 0, 10, 6)),         # grown to the least region
+                 ([60, 42, 64, 48], (54, 42, 64, 48)),  # grown, then moved back inside
+                 ([-8, -9, 90, 69], (0, 0, 64, 48))]    # clamped to the picture
+# (every y is a multiple of 3, so each box is exact as float32 fractions of 64 x 48 too)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32"])
+def test_boxes_are_aligned_grown_and_clamped(models, dtype):
+    det, cls = models
+    boxes = np.array([b for b, _ in ODD_AND_SMALL], np.float64)
+    if dtype == "float32":
+        boxes = boxes / np.array([W, H, W, H])
+    boxes = boxes.astype(dtype)
+
+    pipe = ae.Pipeline()
+    picture = pipe.resize(pipe.jpeg_decode(pipe.bytes_input("jpeg", 1 << 20), (1024, 1024)), (W, H))
+    scores = pipe.model(det, picture, name="det")
+    kept = pipe.host(lambda s: boxes, scores, outputs=[("boxes", dtype, (-1, 4))], rows="any", max_rows=8,
+                     name="nms")
+    pipe.output("crops", pipe.crop_resize(picture, kept, (CW, CH), name="crops"))
+    pipe.output("picture", picture)
+    with pipe.compile(depth=2) as engine:
+        out = engine.run({"jpeg": jpeg_bytes(sample_image(160, 120, seed=9))})
+    assert out["crops"].shape == (len(ODD_AND_SMALL), CH * 3 // 2, CW, 1)
+    for k, (_, region) in enumerate(ODD_AND_SMALL):
+        got = planes(out["crops"][k], CW, CH)
+        for plane, want in zip(got, host_crop(out["picture"], *region), strict=True):
+            np.testing.assert_allclose(plane, want, atol=0.5 + 1e-9, err_msg=f"box {k} -> {region}")
+
+
+def test_odd_sized_jpegs_decode_to_even_pictures(models):
+    det, _ = models
+    jpeg = jpeg_bytes(sample_image(101, 77, seed=4))
+    with detector_pipeline(det).compile(depth=2) as engine:
+        picture = engine.run({"jpeg": jpeg})["picture"]
+    want_y, want_u, want_v = decoded_planes(jpeg)
+    assert want_y.shape == (76, 100)
+    got = planes(picture, W, H)
+    np.testing.assert_allclose(got[0], bilinear(want_y, W, H), atol=2.5)
+    np.testing.assert_allclose(got[1], bilinear(want_u, W // 2, H // 2), atol=2.5)
+
+
+def test_request_refusals_before_submission(models):
+    det, _ = models
+    good = jpeg_bytes(sample_image(120, 80, seed=1))
+    pipe = ae.Pipeline()
+    picture = pipe.resize(pipe.jpeg_decode(pipe.bytes_input("jpeg", len(good)), (256, 256), name="decode"),
+                          (W, H))
+    pipe.output("y", pipe.model(det, picture, name="det"))
+    with pipe.compile(depth=2) as engine:
+        with pytest.raises(ValueError, match=rf"input 'jpeg': {len(good) + 1} bytes; this bytes input takes "
+                                             rf"1 to {len(good)}"):
+            engine.run({"jpeg": good + b"\0"})
+        with pytest.raises(ValueError, match="runs one image per request: batch_size must be 1, got 2"):
+            engine.run_batch({"jpeg": [good, good]}, batch_size=2)
+        assert engine.run({"jpeg": good})["y"].shape == (1, 3, H, W)
+
+
+def test_plan_time_refusals_of_scaling_boxes_and_counts(models):
+    det, _ = models
+
+    def base():
+        pipe = ae.Pipeline()
+        return pipe, pipe.jpeg_decode(pipe.bytes_input("jpeg", 4096), (512, 512))
+
+    pipe, decoded = base()
+    tiny = pipe.resize(decoded, (16, 6), name="tiny")
+    pipe.output("big", pipe.resize(tiny, (512, 6), name="big"))
+    pipe.output("y", pipe.model(det, pipe.resize(decoded, (W, H)), name="det"))
+    with pytest.raises(PipelineError, match=r"resize 'big': 16x6 to 512x6 is beyond the VPC's scaling "
+                                            r"\(each side 1/32 to 16 times\)"):
+        pipe.plan()
+
+    for dtype, max_boxes, message in [
+            ("int64", 0, r"crop_resize 'crops': boxes are \(rows, 4\) int32 pixels or float32 fractions"),
+            ("int32", 4, r"crop_resize 'crops': host step 'nms' returns up to 8 boxes, more than "
+                         r"max_boxes=4")]:
+        pipe, decoded = base()
+        picture = pipe.resize(decoded, (W, H))
+        boxes = pipe.host(lambda s: s, pipe.model(det, picture, name="det"),
+                          outputs=[("boxes", dtype, (-1, 4))], rows="any", max_rows=8, name="nms")
+        pipe.output("crops", pipe.crop_resize(picture, boxes, (CW, CH), name="crops", max_boxes=max_boxes))
+        with pytest.raises(PipelineError, match=message):
+            pipe.plan()
+
+
+def test_a_jpeg_of_exactly_max_size_decodes(models):
+    # the decoded picture's buffer holds JPEGD's whole NV12 layout at max_size (strides: 128 x 16)
+    det, _ = models
+    pipe = detector_pipeline(det, max_size=(250, 250))
+    plan = pipe.plan()
+    decode = next(n for n in plan.nodes if n.name == "decode")
+    assert plan.tensors[decode.outputs[0]].shape[1:] == (256 * 256 * 3 // 2,)
+    jpeg = jpeg_bytes(sample_image(250, 250, seed=8))
+    with pipe.compile(depth=2) as engine:
+        picture = engine.run({"jpeg": jpeg})["picture"]
+    np.testing.assert_allclose(planes(picture, W, H)[0], bilinear(decoded_planes(jpeg)[0], W, H), atol=2.5)

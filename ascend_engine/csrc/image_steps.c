@@ -290,8 +290,11 @@ int aex_images_check(ae_engine *e, const void *const *inputs, const ae_request_s
         acldvppJpegFormat format = ACL_JPEG_CSS_UNKNOWN;
         aclError rc = im->d->acldvppJpegGetImageInfoV2(data, (uint32_t)size, &w, &h, &components, &format);
         if (rc != ACL_SUCCESS) {
-            aex_fail(e, err, rc, "acldvppJpegGetImageInfoV2", np->name,
-                     "image node '%s': the request's %zu bytes are not a JPEG it can read", np->name, size);
+            /* the request's input, not the device, is at fault: refused like every other bad
+             * JPEG below (an EngineError), the DVPP code in the message */
+            aex_fail(e, err, 0, "acldvppJpegGetImageInfoV2", np->name,
+                     "image node '%s': the request's %zu bytes are not a JPEG it can read "
+                     "(acldvppJpegGetImageInfoV2 returned %d)", np->name, size, (int)rc);
             goto refused;
         }
         if (check_coding(data, size, why, sizeof why)) {

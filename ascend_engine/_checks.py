@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import reprlib
 
 import numpy as np
 
@@ -16,11 +17,26 @@ MAX_DEPTH = 4096                 # request slots; the event budget runs out long
 MAX_TIMEOUT_MS = 2**31 - 1       # AscendCL takes int32 milliseconds
 MAX_QUEUE = 1 << 20              # requests waiting for a slot (compile(max_queue=))
 
+# Bounded: a value shown in an error message may be huge (a list of feeds dicts of arrays) or
+# self-referencing (YAML aliases make a few hundred bytes into billions of elements).
+SHORT = reprlib.Repr()
+SHORT.maxlevel = 2
+SHORT.maxstring = 30
+SHORT.maxother = 30
+for _attr in ("maxlist", "maxtuple", "maxdict", "maxset"):
+    setattr(SHORT, _attr, 4)
+
+
+def shown(value) -> str:
+    """``value`` as an error message shows it: its repr, at most 40 characters."""
+    text = SHORT.repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
 
 def positive_int(value, what: str, limit: int = 2**62, error: type[Exception] = ValueError) -> int:
     """``value`` as an int in [1, limit]; a float, a bool or a string is refused, not truncated."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise error(f"{what} must be an integer, got {value!r} ({type(value).__name__})")
+        raise error(f"{what} must be an integer, got {shown(value)} ({type(value).__name__})")
     value = int(value)
     if not 1 <= value <= limit:
         raise error(f"{what} must be between 1 and {limit}, got {value}")
@@ -31,7 +47,7 @@ def byte_count(value, what: str, limit: int = 2**62) -> int:
     """A number of bytes to allocate, in [1, limit]: TypeError for anything but an
     integer (a bool included), ValueError outside the range (not an OverflowError)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{what} must be a number of bytes (an integer), got {value!r} "
+        raise TypeError(f"{what} must be a number of bytes (an integer), got {shown(value)} "
                         f"({type(value).__name__})")
     return positive_int(value, what, limit)
 
@@ -39,7 +55,7 @@ def byte_count(value, what: str, limit: int = 2**62) -> int:
 def device_id(value, what: str = "device", error: type[Exception] = ValueError) -> int:
     """A device id: an int from 0 (whether the device exists is AscendCL's to say)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise error(f"{what} must be a device id (an integer), got {value!r} ({type(value).__name__})")
+        raise error(f"{what} must be a device id (an integer), got {shown(value)} ({type(value).__name__})")
     if not 0 <= int(value) < 1024:
         raise error(f"{what} must be a device id between 0 and 1023, got {value}")
     return int(value)
@@ -49,7 +65,7 @@ def delay_ms(value, what: str, error: type[Exception] = ValueError) -> float:
     """A delay in milliseconds: a finite number from 0 to one minute."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value)) \
             or not 0 <= float(value) <= 60000:
-        raise error(f"{what} must be a number of milliseconds from 0 to 60000, got {value!r}")
+        raise error(f"{what} must be a number of milliseconds from 0 to 60000, got {shown(value)}")
     return float(value)
 
 
@@ -58,7 +74,7 @@ def timeout_ms(value, what: str = "timeout", error: type[Exception] = ValueError
     if value is None:
         return -1
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise error(f"{what} must be a number of seconds or None (wait forever), got {value!r} "
+        raise error(f"{what} must be a number of seconds or None (wait forever), got {shown(value)} "
                     f"({type(value).__name__})")
     value = float(value)
     if not math.isfinite(value):
@@ -86,7 +102,7 @@ def tensor_dtype(value, what: str, error: type[Exception] = ValueError) -> np.dt
     try:
         dt = np.dtype(value)
     except (TypeError, ValueError):
-        raise error(f"{what}: expected a dtype such as 'float32' or 'int8', got {value!r}") from None
+        raise error(f"{what}: expected a dtype such as 'float32' or 'int8', got {shown(value)}") from None
     if not is_tensor_dtype(dt):
         raise error(f"{what}: expected a numeric or bool dtype, got {dt} (its bytes are copied to and from "
                     "the device as they are)")
@@ -139,7 +155,7 @@ def shape(value, what: str, error: type[Exception] = ValueError, variable: bool 
         dims = list(value)
     except TypeError:
         raise error(f"{what}: shape must be a sequence of dimensions such as (-1, 64), "
-                    f"got {value!r}") from None
+                    f"got {shown(value)}") from None
     if not dims:
         raise error(f"{what}: shape must have at least one dimension (the batch), got {tuple(dims)}")
     out = []
@@ -147,7 +163,7 @@ def shape(value, what: str, error: type[Exception] = ValueError, variable: bool 
         if d is None:
             d = -1   # None is the batch, as -1 is (docs/sim-graph.md)
         if isinstance(d, bool) or not isinstance(d, numbers.Integral):
-            raise error(f"{what}: dimension {k} must be an integer, got {d!r} ({type(d).__name__})")
+            raise error(f"{what}: dimension {k} must be an integer, got {shown(d)} ({type(d).__name__})")
         d = int(d)
         if d == -1 and k > 0 and not variable or d == 0 or d < -1 or d > MAX_DIM:
             where = "in any dimension" if variable else "only first"

@@ -96,7 +96,7 @@ cdef class DeviceBuffer(Resource):
     cdef void *_ptr
     cdef readonly size_t nbytes
     cdef readonly Device device
-    cdef int _offset_ok(self, size_t offset) except -1
+    cdef size_t _offset_of(self, offset) except? 0
 
 
 cdef class HostBuffer(Resource):

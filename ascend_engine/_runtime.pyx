@@ -26,6 +26,7 @@ model and executor layers rely on:
 import atexit
 import collections
 import logging
+import numbers
 import os
 import threading
 import warnings

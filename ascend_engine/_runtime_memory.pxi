@@ -53,12 +53,16 @@ cdef class DeviceBuffer(Resource):
         checked_aclrtFree(p)
         return 0
 
-    cdef int _offset_ok(self, size_t offset) except -1:
-        if offset >= self.nbytes:
+    cdef size_t _offset_of(self, offset) except? 0:
+        """``offset`` checked: an integer inside the buffer (a TypeError or ValueError naming
+        it, never an OverflowError)."""
+        if isinstance(offset, bool) or not isinstance(offset, numbers.Integral):
+            raise TypeError(f"offset must be an integer, got {type(offset).__name__}")
+        if not 0 <= offset < self.nbytes:
             raise ValueError(f"offset {offset} outside the buffer ({self.nbytes} bytes)")
-        return 0
+        return <size_t>offset
 
-    def copy_from(self, src, stream=None, *, size_t offset=0):
+    def copy_from(self, src, stream=None, *, offset=0):
         """Copy all of ``src`` (host buffer or DeviceBuffer) into this buffer at ``offset``.
 
         The runtime checks the bounds: a source larger than the space left
@@ -72,7 +76,7 @@ cdef class DeviceBuffer(Resource):
         cdef DeviceBuffer other
         self._ensure_open()
         s = stream_handle(stream)
-        self._offset_ok(offset)
+        cdef size_t off = self._offset_of(offset)
         keep = None
         if isinstance(src, DeviceBuffer):
             other = src
@@ -88,8 +92,8 @@ cdef class DeviceBuffer(Resource):
             if isinstance(src, HostBuffer):
                 keep = src   # an object, not a view: close() stays possible once streams are done
         make_current(self._ctx)
-        dst = <char *>self._ptr + offset
-        dmax = self.nbytes - offset
+        dst = <char *>self._ptr + off
+        dmax = self.nbytes - off
         if stream is None:
             with nogil:
                 checked_aclrtMemcpy(dst, dmax, v.ptr, v.nbytes, kind)
@@ -99,7 +103,7 @@ cdef class DeviceBuffer(Resource):
             (<Stream>stream)._keep(self)
         return self
 
-    def copy_to(self, out=None, stream=None, *, size_t offset=0, nbytes=None, dtype=None):
+    def copy_to(self, out=None, stream=None, *, offset=0, nbytes=None, dtype=None):
         """Copy this buffer (from ``offset``, ``nbytes`` bytes, default: the rest) to the host.
 
         ``out``: a writable buffer to fill (it must be large enough, or the
@@ -113,8 +117,8 @@ cdef class DeviceBuffer(Resource):
         cdef const void *src
         self._ensure_open()
         s = stream_handle(stream)
-        self._offset_ok(offset)
-        count = self.nbytes - offset if nbytes is None else <size_t>nbytes
+        cdef size_t off = self._offset_of(offset)
+        count = self.nbytes - off if nbytes is None else byte_count(nbytes, "copy_to: nbytes")
         if out is None:
             dt = tensor_dtype(dtype if dtype is not None else numpy.uint8, "copy_to: dtype", TypeError)
             if count % dt.itemsize:
@@ -123,7 +127,7 @@ cdef class DeviceBuffer(Resource):
         elif isinstance(out, numpy.ndarray):   # the device's bytes land as they are: no PyObject pointers
             tensor_array(out, "copy_to: out")
         keep = _host_view(out, True, &v)
-        src = <const char *>self._ptr + offset
+        src = <const char *>self._ptr + off
         if isinstance(out, HostBuffer):
             keep = out
         make_current(self._ctx)
@@ -182,12 +186,11 @@ cdef class HostBuffer(Resource):
     view is left (close() raises BufferError otherwise).
     """
 
-    def __init__(self, size_t nbytes, device=None):
+    def __init__(self, nbytes, device=None):
         cdef void *p = NULL
         cdef Resource owner
         own = None
-        if nbytes == 0:
-            raise ValueError("nbytes must be > 0")
+        nbytes = byte_count(nbytes, "HostBuffer nbytes")
         if device is None:
             # Pinned memory needs a device context: hold a reference to device 0.
             own = device = Device(0)

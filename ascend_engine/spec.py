@@ -35,14 +35,13 @@ from __future__ import annotations
 import difflib
 import importlib
 import os
-import reprlib
 import sys
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from ascend_engine._checks import is_tensor_dtype
+from ascend_engine._checks import is_tensor_dtype, shown
 from ascend_engine._checks import shape as check_shape
 from ascend_engine.errors import (
     PipelineError,
@@ -139,24 +138,11 @@ class Loaded(NamedTuple):
 
 # ---- schema checks ----------------------------------------------------------------
 
-# Bounded: a value in an error message may be huge or self-referencing (YAML
-# aliases make a few hundred bytes into billions of elements).
-_SHORT = reprlib.Repr()
-_SHORT.maxlevel = 2
-_SHORT.maxstring = 30
-_SHORT.maxother = 30
-for _attr in ("maxlist", "maxtuple", "maxdict", "maxset"):
-    setattr(_SHORT, _attr, 4)
-
-
 def _kind(value) -> str:
-    """How a value reads in an error message: its type and (short) repr."""
+    """How a value reads in an error message: its type and (bounded) repr."""
     if value is None:
         return "null"
-    text = _SHORT.repr(value)
-    if len(text) > 40:
-        text = text[:37] + "..."
-    return f"{type(value).__name__} {text}"
+    return f"{type(value).__name__} {shown(value)}"
 
 
 class _Checker:
@@ -389,7 +375,7 @@ def _dtype(c, key, value) -> np.dtype:
     try:
         dt = np.dtype(value)
     except (TypeError, ValueError):
-        c.fail(key, f"expected a dtype name such as 'float32' or 'int8', got {_SHORT.repr(value)}")
+        c.fail(key, f"expected a dtype name such as 'float32' or 'int8', got {shown(value)}")
     if not is_tensor_dtype(dt):
         c.fail(key, f"expected a numeric or bool dtype, got {value!r}")
     return dt

@@ -171,3 +171,15 @@ def test_a_bad_simulator_variable_is_the_runtimes_error_not_a_model_nodes(model)
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["InvalidParamError", "False", "aclInit"]
+
+
+def test_a_huge_wrong_argument_is_shown_bounded(model):
+    # trace(requests=[one feeds dict per request]) is a natural mistake: the message names the
+    # argument and shows what was given in at most 40 characters, not every array in the list
+    feeds = [{"x": np.zeros((64, WIDTH), np.float32)}] * 50
+    with compile_chain([model], depth=2, profile=True) as engine:
+        with pytest.raises(ValueError) as refused:
+            engine.trace("unused.json", requests=feeds)
+    message = str(refused.value)
+    assert message.startswith("requests must be an integer, got [{'x': array(") and message.endswith("(list)")
+    assert len(message) < 120, message

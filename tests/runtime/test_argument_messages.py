@@ -1,5 +1,6 @@
-"""DeviceBuffer arguments refused with a message naming them: a size no
-allocation can have, and arrays whose bytes are PyObject pointers."""
+"""DeviceBuffer and HostBuffer arguments refused with a message naming them: a
+size no allocation can have, a count or offset outside the buffer (never a
+raw OverflowError), and arrays whose bytes are PyObject pointers."""
 
 import numpy as np
 import pytest
@@ -18,6 +19,32 @@ def test_a_size_that_is_not_an_integer_is_a_type_error_naming_it(dev, size):
     with pytest.raises(TypeError, match=f"DeviceBuffer nbytes must be a number of bytes \\(an integer\\), "
                                         f"got {size!r}"):
         ae.DeviceBuffer(dev, size)
+
+
+@pytest.mark.parametrize("size", [-1, 0, 2**64])
+def test_a_host_buffer_size_out_of_range_is_a_value_error_naming_it(dev, size):
+    with pytest.raises(ValueError, match=f"HostBuffer nbytes must be between 1 and .*, got {size}$"):
+        ae.HostBuffer(size, dev)
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"nbytes": -1}, ValueError, "copy_to: nbytes must be between 1 and .*, got -1$"),
+    ({"nbytes": 2**64}, ValueError, f"copy_to: nbytes must be between 1 and .*, got {2**64}$"),
+    ({"nbytes": 1.5}, TypeError, "copy_to: nbytes must be a number of bytes \\(an integer\\), got 1.5"),
+    ({"offset": -5}, ValueError, "offset -5 outside the buffer \\(64 bytes\\)"),
+    ({"offset": 2**70}, ValueError, f"offset {2**70} outside the buffer"),
+    ({"offset": 64}, ValueError, "offset 64 outside the buffer"),
+    ({"offset": 1.5}, TypeError, "offset must be an integer, got float"),
+])
+def test_copy_counts_and_offsets_out_of_range_name_what_was_given(dev, kwargs, error, message):
+    with ae.DeviceBuffer(dev, 64) as buf:
+        with pytest.raises(error, match=message):
+            buf.copy_to(**kwargs)
+        if "offset" in kwargs:
+            with pytest.raises(error, match=message):
+                buf.copy_from(np.zeros(4, np.uint8), **kwargs)
+        buf.copy_from(np.arange(64, dtype=np.uint8))
+        np.testing.assert_array_equal(buf.copy_to(offset=60), [60, 61, 62, 63])   # the buffer still works
 
 
 def test_a_numpy_integer_size_still_allocates(dev):

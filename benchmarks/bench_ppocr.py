@@ -55,17 +55,6 @@ REQUESTS = 120
 DEPTH = 8
 
 
-def picture(lines, size=(720, 400)):
-    from PIL import Image, ImageDraw, ImageFont
-
-    im = Image.new("RGB", size, "white")
-    draw = ImageDraw.Draw(im)
-    font = ImageFont.load_default(size=40)
-    for i, text in enumerate(lines):
-        draw.text((24, 24 + 90 * i), text, fill="black", font=font)
-    return np.asarray(im)
-
-
 def real_map(det_onnx, x):
     """The detector's probability map for input ``x``, computed by ONNX Runtime."""
     import onnxruntime as ort
@@ -96,7 +85,7 @@ def pipeline_on_map(om, prob):
 
 def test_ppocr_timing_only_against_bound(benchmark, timing_only_models, monkeypatch):
     onnx_paths, om, soc = timing_only_models
-    x = ppocr.det_input(picture(LINES))
+    x = ppocr.det_input(ppocr.text_picture(LINES, (720, 400)))
     prob = real_map(onnx_paths["det"], x)
     lines, *_ = ppocr.find_lines(x, prob)
     monkeypatch.setenv("ASCEND_SIM_COMPUTE", "skip")  # read at each model load

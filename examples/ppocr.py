@@ -236,6 +236,19 @@ def build_pipeline(om) -> ae.Pipeline:
     return pipe
 
 
+def text_picture(lines, size=(720, 300)):
+    """An RGB uint8 picture of ``lines`` of black text on white (Pillow's default font, 40 px, one
+    line every 90 px): something to read without a photo at hand."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    im = Image.new("RGB", size, "white")
+    draw = ImageDraw.Draw(im)
+    font = ImageFont.load_default(size=40)
+    for i, text in enumerate(lines):
+        draw.text((24, 24 + 90 * i), text, fill="black", font=font)
+    return np.asarray(im)
+
+
 def read(engine, image, chars):
     """The lines of text in an RGB uint8 picture: [(text, (y0, x0, y1, x1))]."""
     out = engine.run({"image": det_input(image)})

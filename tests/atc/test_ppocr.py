@@ -32,23 +32,12 @@ def models(tmp_path_factory):
     return onnx_paths, ppocr.convert_models(onnx_paths, str(tmp_path_factory.mktemp("ppocr")))
 
 
-def picture(lines, size=(720, 300)):
-    from PIL import Image, ImageDraw, ImageFont
-
-    im = Image.new("RGB", size, "white")
-    draw = ImageDraw.Draw(im)
-    font = ImageFont.load_default(size=40)
-    for i, text in enumerate(lines):
-        draw.text((24, 24 + 90 * i), text, fill="black", font=font)
-    return np.asarray(im)
-
-
 def test_the_words_read_are_the_words_drawn(models):
     onnx_paths, om = models
     chars = ppocr.characters(onnx_paths["rec"])
     with ppocr.build_pipeline(om).compile(depth=2) as engine:
-        found = ppocr.read(engine, picture(LINES), chars)
-        upside_down = ppocr.read(engine, picture(LINES[:1])[::-1, ::-1].copy(), chars)
+        found = ppocr.read(engine, ppocr.text_picture(LINES), chars)
+        upside_down = ppocr.read(engine, ppocr.text_picture(LINES[:1])[::-1, ::-1].copy(), chars)
     assert [t.replace(" ", "").lower() for t, _ in found] == [t.replace(" ", "").lower() for t in LINES]
     assert [t.replace(" ", "") for t, _ in upside_down] == ["HELLOWORLD2026"]  # the classifier turned it
     assert all(y1 > y0 and x1 > x0 for _, (y0, x0, y1, x1) in found)

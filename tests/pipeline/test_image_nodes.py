@@ -3,8 +3,9 @@ resize and crop_resize on DVPP, feeding static-AIPP models, checked against a
 numpy/Pillow reference of the same steps."""
 
 import asyncio
-import io
 import json
+import os
+import sys
 
 import numpy as np
 import pytest
@@ -14,6 +15,12 @@ from helpers.dvpp import jpeg_bytes, sample_image
 import ascend_engine as ae
 from ascend_engine import sim
 from ascend_engine.errors import EngineError, PipelineError
+
+# the decode reference is the all-device example's (examples/_images.py), not a copy of it
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                "examples"))
+from _images import decode_planes  # noqa: E402
+
 from ascend_engine.sim import aipp as aipp_settings
 
 W, H = 64, 48          # the detector's picture
@@ -50,19 +57,6 @@ def bilinear(plane, out_w, out_h, x0=0, y0=0, in_w=None, in_h=None):
     return top * (1 - fy)[:, None] + bot * fy[:, None]
 
 
-def decoded_planes(jpeg):
-    """Y, U, V of a JPEG as JPEGD gives them: libjpeg's YCbCr, chroma averaged over 2x2 blocks."""
-    from PIL import Image
-
-    img = Image.open(io.BytesIO(jpeg))
-    img.draft("YCbCr", img.size)
-    ycc = np.asarray(img.convert("YCbCr")).astype(np.float64)
-    h, w = ycc.shape[0] & ~1, ycc.shape[1] & ~1
-    ycc = ycc[:h, :w]
-    chroma = ycc[:, :, 1:].reshape(h // 2, 2, w // 2, 2, 2).mean(axis=(1, 3))
-    return ycc[:, :, 0], chroma[..., 0], chroma[..., 1]
-
-
 def planes(picture, w, h):
     flat = picture.reshape(-1)
     y = flat[: w * h].reshape(h, w).astype(np.float64)
@@ -93,7 +87,7 @@ def test_decode_resize_aipp_model_matches_the_reference(models):
     picture = out["picture"]
     assert picture.shape == (1, H * 3 // 2, W, 1)
     got = planes(picture, W, H)
-    want_y, want_u, want_v = decoded_planes(jpeg)
+    want_y, want_u, want_v = decode_planes(jpeg)
     # decode within a grey level of Pillow's libjpeg, then bilinear: 2 levels for rounding on both
     np.testing.assert_allclose(got[0], bilinear(want_y, W, H), atol=2.5)
     np.testing.assert_allclose(got[1], bilinear(want_u, W // 2, H // 2), atol=2.5)
@@ -271,7 +265,7 @@ def test_odd_sized_jpegs_decode_to_even_pictures(models):
     jpeg = jpeg_bytes(sample_image(101, 77, seed=4))
     with detector_pipeline(det).compile(depth=2) as engine:
         picture = engine.run({"jpeg": jpeg})["picture"]
-    want_y, want_u, want_v = decoded_planes(jpeg)
+    want_y, want_u, want_v = decode_planes(jpeg)
     assert want_y.shape == (76, 100)
     got = planes(picture, W, H)
     np.testing.assert_allclose(got[0], bilinear(want_y, W, H), atol=2.5)
@@ -332,4 +326,4 @@ def test_a_jpeg_of_exactly_max_size_decodes(models):
     jpeg = jpeg_bytes(sample_image(250, 250, seed=8))
     with pipe.compile(depth=2) as engine:
         picture = engine.run({"jpeg": jpeg})["picture"]
-    np.testing.assert_allclose(planes(picture, W, H)[0], bilinear(decoded_planes(jpeg)[0], W, H), atol=2.5)
+    np.testing.assert_allclose(planes(picture, W, H)[0], bilinear(decode_planes(jpeg)[0], W, H), atol=2.5)

@@ -150,10 +150,12 @@ def test_a_dead_replica_fails_its_requests_and_the_others_keep_serving(replicas,
     while not replicas.replicas[victim]["alive"]:
         assert time.monotonic() < deadline, "the replica was not restarted"
         time.sleep(0.2)
+    # (the restart may come while the five requests above are still being sent: some may reach it)
+    before = replicas.stats()[victim]["requests"]
     feeds = rows(400, seed=5)
     assert_matches_reference(replicas.run_batch(feeds, batch_size=8)["y"], sim.reference(g, feeds)["y"])
     stats = replicas.stats()
-    assert stats[victim]["requests"] == 25  # the new engine served only its share of that batch
+    assert stats[victim]["requests"] - before == 25  # the new engine serves its share of the batch
 
 
 def test_without_restarts_the_handle_serves_with_the_replicas_left(cluster, model):

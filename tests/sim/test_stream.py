@@ -124,3 +124,22 @@ def test_stream_budget():
         """,
         env={"ASCEND_SIM_MAX_STREAMS": "4"},
     )
+
+
+def test_stream_workers_are_named_for_the_simulated_device(sim, lib, stream):
+    # a profiler or a benchmark tells the simulated device's CPU from the host's by this name
+    import os
+    import threading
+
+    n = 16
+    dev = sim.malloc(n)
+    host = (ctypes.c_uint8 * n)()
+    sim.ok(lib.aclrtMemcpyAsync(host, n, dev, n, D2H, stream))
+    sim.ok(lib.aclrtSynchronizeStream(stream))   # its worker has run a task: it is named by now
+    names = {}
+    for tid in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{tid}/comm") as f:
+            names[int(tid)] = f.read().strip()
+    assert "ae-sim-stream" in names.values()
+    assert names[threading.get_native_id()] != "ae-sim-stream"   # the caller keeps its own name
+    sim.ok(lib.aclrtFree(dev))

@@ -43,6 +43,10 @@ static void *worker_main(void *arg)
      * Linux's default 50 us) keeps each modelled execution close to its
      * declared latency. */
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+    /* Named, so that a profiler or a benchmark tells the simulated device's
+     * work (copies, kernels, DVPP pixels) from the host's (docs/simulator.md,
+     * "Streams"). */
+    prctl(PR_SET_NAME, "ae-sim-stream", 0, 0, 0);
     pthread_mutex_lock(&s->mu);
     for (;;) {
         while (s->count == 0 && !s->stopping) {

@@ -210,3 +210,6 @@ cdef extern from "ascend_engine/executor.h" nogil:
     void ae_chunk_next(const uint64_t *gears, int n_gears, int policy, uint64_t left, uint64_t *gear,
                        uint64_t *take)
     uint64_t ae_chunk_span(const uint64_t *gears, int n_gears, int policy, uint64_t max_rows)
+    int ae_rows_to_boxes(void *ctx, uint64_t request, const ae_host_tensor *inputs, int n_inputs,
+                         ae_host_tensor *outputs, int n_outputs, uint64_t *rows_out, char *message,
+                         size_t message_size)

@@ -20,6 +20,13 @@ def chunk_span(gears, policy, uint64_t max_rows):
     return int(ae_chunk_span(g, n, _GEAR_POLICY[policy], max_rows))
 
 
+def rows_to_boxes_address():
+    """The address of ``ae_rows_to_boxes`` (executor.h), the native host step
+    the planner puts before a crop_resize whose boxes are a model output
+    (docs/executor.md, "Image nodes")."""
+    return <size_t>&ae_rows_to_boxes
+
+
 def chunk_plan(gears, policy, uint64_t rows):
     """[(gear, rows taken)] of the executions a model with ``gears`` runs for
     ``rows`` rows after a host step (the executor's own rule, ae_chunk_next)."""

@@ -13,6 +13,10 @@ and an ``images:`` list adds the image nodes of ``Pipeline.jpeg_decode``,
       - {name: picture, op: resize, inputs: [decode], size: [64, 48]}
       - {name: crops, op: crop_resize, inputs: [picture, nms.boxes], size: [32, 32], max_boxes: 8}
 
+A crop_resize's boxes may be a model output too (``inputs: [picture,
+det.boxes]``): the pipeline brings them to the host with a native step of its
+own (docs/executor.md, "Image nodes", "Boxes from a model").
+
 :mod:`ascend_engine.spec` calls :func:`bytes_input` and :func:`image_steps`
 while it checks a document and :func:`add_image` while it builds one; the
 sizes are checked here for their form, and against the DVPP's limits by the
@@ -39,8 +43,8 @@ class ImageSpec:
     """An image node: its name, operation (``jpeg_decode``, ``resize`` or
     ``crop_resize``), input references (the picture or bytes input, then the
     boxes for a crop_resize), its ``size`` (a decode: its ``max_size``) as
-    (width, height), ``max_boxes`` (0: the boxes' ``max_rows``) and
-    interpolation."""
+    (width, height), ``max_boxes`` (0: the boxes' ``max_rows``, or every box
+    of a model output) and interpolation."""
 
     name: str
     op: str
@@ -100,7 +104,8 @@ def image_steps(c, raw, input_refs) -> list:
             c.fail(f"{key}.op", f"expected one of {', '.join(IMAGE_OPS)}, got {kind_of(c, op)}")
         refs = input_refs(c, f"{key}.inputs", value["inputs"])
         if len(refs) != IMAGE_OPS[op]:
-            what = ("the picture and the boxes (a host step's rows: any output)" if op == "crop_resize" else
+            what = ("the picture and the boxes (a model output or a host step's rows: any output)"
+                    if op == "crop_resize" else
                     "the bytes input" if op == "jpeg_decode" else "the picture")
             c.fail(f"{key}.inputs", f"{op} takes {IMAGE_OPS[op]} input(s), {what}; got {len(refs)}")
         size_key, other = ("max_size", "size") if op == "jpeg_decode" else ("size", "max_size")

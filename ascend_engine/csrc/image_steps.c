@@ -16,7 +16,9 @@
  * 310, 64 elsewhere, height stride to 16) and lets a request whose JPEG is
  * unreadable, progressive, arithmetic-coded, too large or cut short fail at
  * submission, alone, naming the node.  Boxes are read from their host step's
- * staging when the step's worker enqueues the crop.
+ * staging when the step's worker enqueues the crop; boxes a model computes
+ * reach that staging through ae_rows_to_boxes, a native host step the
+ * planner inserts before the crop.
  */
 #include "executor_internal.h"
 
@@ -416,6 +418,37 @@ static int enqueue_crops(ae_engine *e, slot *sl, int n, aclrtStream st, ae_error
     is->roi_nums[0] = (uint32_t)k;
     DVPP_CALL(e, err, np->name, acldvppVpcBatchCropResizeAsync, im->channels[n], is->src, is->roi_nums, 1, is->dst,
               is->rois, im->resize[n], st);
+    return 0;
+}
+
+#define BOX_BYTES 16u   /* x0, y0, x1, y1: four 4-byte values */
+
+/* The native step before a crop_resize fed by a model's boxes (executor.h):
+ * no GIL, no Python, one copy of rows * K boxes. */
+int ae_rows_to_boxes(void *ctx, uint64_t request, const ae_host_tensor *inputs, int n_inputs,
+                     ae_host_tensor *outputs, int n_outputs, uint64_t *rows_out, char *message,
+                     size_t message_size)
+{
+    const char *node = ctx ? (const char *)ctx : "crop_resize";
+    (void)request;
+    if (n_inputs != 1 || n_outputs != 1 || outputs[0].row_bytes != BOX_BYTES || inputs[0].row_bytes == 0 ||
+        inputs[0].row_bytes % BOX_BYTES) {
+        snprintf(message, message_size, "host step '%s boxes': takes one tensor of rows of boxes (4 values "
+                 "of 4 bytes each) and returns one of boxes", node);
+        return -1;
+    }
+    uint64_t per_row = inputs[0].row_bytes / BOX_BYTES;
+    uint64_t boxes = inputs[0].rows * per_row;
+    if (boxes > outputs[0].rows) {
+        snprintf(message, message_size, "host step '%s boxes': the request has %llu boxes (%llu row(s) of %llu), "
+                 "more than crop_resize '%s' takes (max_boxes=%llu)", node, (unsigned long long)boxes,
+                 (unsigned long long)inputs[0].rows, (unsigned long long)per_row, node,
+                 (unsigned long long)outputs[0].rows);
+        return -1;
+    }
+    if (boxes)
+        memcpy(outputs[0].data, inputs[0].data, (size_t)boxes * BOX_BYTES);
+    *rows_out = boxes;
     return 0;
 }
 

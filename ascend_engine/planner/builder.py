@@ -25,7 +25,7 @@ from ascend_engine._feeds import shape_text
 from ascend_engine.errors import PipelineError
 from ascend_engine.options import OPTIONS
 from ascend_engine.planner import placement, validate
-from ascend_engine.planner.images import check_image_readers
+from ascend_engine.planner.images import check_image_readers, size_box_steps
 from ascend_engine.planner.memory import plan_memory
 from ascend_engine.planner.models import describe_file, device_count, is_model, kind_of, peer_link, query_size
 from ascend_engine.planner.nodes import node_order, plan_nodes, plan_tensors
@@ -93,6 +93,7 @@ class _Node:
     rows: str = "same"         # a host step's rows: "same" as its inputs, or "any" up to max_rows
     max_rows: int = 0
     image: dict | None = None  # an image node's operation and sizes (planner/images.py)
+    boxes_for: tuple | None = None  # a step the planner put before a crop_resize: (its name, max_boxes asked)
 
     @property
     def native(self) -> bool:
@@ -204,8 +205,13 @@ class Pipeline:
                     max_boxes: int = 0, interpolation: str = "default") -> TensorHandle:
         """Crop every box of ``boxes`` out of ``image`` and resize it to
         ``size`` on the device, one NV12 picture per box (0 to the boxes'
-        rows).  ``boxes``: a host step's rows="any" output, (rows, 4) int32
-        pixels or float32 fractions of the picture (x0, y0, x1, y1)."""
+        rows).  ``boxes``: int32 pixels or float32 fractions of the picture
+        (x0, y0, x1, y1), either a host step's rows="any" output (rows, 4),
+        or a model output (rows, 4) or (rows, K, 4), every box of which is
+        cropped: the planner then puts a native host step named
+        ``"<name> boxes"`` before the crop to bring them to the host.
+        ``max_boxes`` caps the boxes of one request (default: all the
+        boxes can carry; 256 at most)."""
         from ascend_engine.planner.images import image_node
         return image_node(self, "crop_resize", [image, boxes], size, name, max_boxes=max_boxes,
                           interpolation=interpolation)
@@ -389,6 +395,7 @@ class Pipeline:
         check_image_readers(self._nodes, self._outputs)
         max_batch, fixed, domains = validate.check_bindings(order, self._nodes, self._inputs, tensors,
                                                             self._byte_inputs)
+        size_box_steps(self._nodes, order, tensors, max_batch)
         in_order = [self._nodes[i] for i in order]
         single = streams == "single"
         # the executor's own chunking rule (ae_chunk_span) sizes the rows after a host step

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ascend_engine._feeds import shape_text
 from ascend_engine.errors import PipelineError
 from ascend_engine.planner.plan import PlanNode
 
@@ -76,12 +77,67 @@ def image_node(pipe, op, inputs, size, name, max_boxes=0, interpolation="default
             raise PipelineError(f"{where}: max_boxes must be 1 to {MAX_BOXES} (one batch crop call), "
                                 f"got {max_boxes!r}")
         image["max_boxes"] = max_boxes
+        handles[1] = model_boxes(pipe, name, handles[1], max_boxes)
         image["boxes_float"] = handles[1].dtype == np.float32
     node = _Node(name, None, handles, kind="image", image=image)
     pipe._names.add(name)
     pipe._nodes.append(node)
     node.outputs.append(pipe._new_tensor(f"{name}.image", np.dtype(np.uint8), out_shape))
     return node.outputs[0]
+
+
+def model_boxes(pipe, crop, boxes, max_boxes):
+    """``boxes`` as crop_resize ``crop`` reads them: a model output goes
+    through a native host step the planner puts before the crop,
+    ae_rows_to_boxes (executor.h), which brings the boxes to the host (the
+    VPC's batch crop takes its regions from the host when it is enqueued) as
+    (rows x K, 4) rows; any other handle is returned as it is."""
+    import ctypes
+
+    from ascend_engine._executor import rows_to_boxes_address
+    from ascend_engine.planner.builder import NativeStep, _Node
+
+    producer = next((n for n in pipe._nodes if any(h.index == boxes.index for h in n.outputs)), None)
+    if producer is None or producer.kind != "model":
+        return boxes
+    shape = tuple(boxes.shape)
+    if (boxes.dtype not in (np.dtype(np.int32), np.dtype(np.float32)) or len(shape) not in (2, 3)
+            or shape[-1] != 4 or (len(shape) == 3 and shape[1] < 1)):
+        raise PipelineError(f"crop_resize {crop!r}: boxes from model output {boxes.name!r} are (rows, 4) or "
+                            f"(rows, K, 4) int32 pixels or float32 fractions (x0, y0, x1, y1), got "
+                            f"{boxes.dtype} {shape_text(shape, '-1')}")
+    step = f"{crop} boxes"
+    if step in pipe._names:
+        raise PipelineError(f"crop_resize {crop!r}: the name {step!r} of the step that brings its boxes to "
+                            "the host is already used in this pipeline")
+    name = ctypes.create_string_buffer(crop.encode())    # the step's context: the node its messages name
+    fn = NativeStep(rows_to_boxes_address(), ctypes.addressof(name), keep=name)
+    node = _Node(step, None, [boxes], kind="host", fn=fn, rows="any", max_rows=max_boxes,
+                 boxes_for=(crop, max_boxes))
+    pipe._names.add(step)
+    pipe._nodes.append(node)
+    node.outputs.append(pipe._new_tensor(f"{step}.boxes", boxes.dtype, (-1, 4)))
+    return node.outputs[0]
+
+
+def size_box_steps(nodes, order, tensors, max_batch):
+    """Give each step :func:`model_boxes` inserted its max_rows, and its crop
+    its max_boxes: the max_boxes asked, or every box the model output can
+    carry (its rows at most times K), within one batch crop's regions."""
+    by_name = {n.name: n for n in nodes}
+    for i in order:
+        step = nodes[i]
+        if step.boxes_for is None:
+            continue
+        crop, asked = step.boxes_for
+        src = step.inputs[0]
+        per_row = src.shape[1] if len(src.shape) == 3 else 1
+        domain = tensors[src.index].domain
+        most = (max_batch if domain < 0 else nodes[order[domain]].max_rows) * per_row
+        if not asked and most > MAX_BOXES:
+            raise PipelineError(f"crop_resize {crop!r}: model output {src.name!r} carries up to {most} boxes "
+                                f"a request; one batch crop takes {MAX_BOXES} at most: set max_boxes")
+        step.max_rows = by_name[crop].image["max_boxes"] = min(asked, most) if asked else most
 
 
 def _picture_of(node, nodes_by_output, what):
@@ -119,11 +175,13 @@ def check_image_node(node, nodes, tensors, byte_inputs, position) -> int:
         boxes = node.inputs[1]
         step = by_output.get(boxes.index)
         if step is None or step.kind != "host" or step.rows != "any":
-            raise PipelineError(f"crop_resize {node.name!r}: its boxes must be an output of a host step with "
-                                f"rows=\"any\" (0 to max_rows boxes per request), got {boxes.name!r}")
+            raise PipelineError(f"crop_resize {node.name!r}: its boxes must be a model output or an output "
+                                f"of a host step with rows=\"any\" (0 to max_rows boxes per request), got "
+                                f"{boxes.name!r}")
         if boxes.dtype not in (np.dtype(np.int32), np.dtype(np.float32)) or tuple(boxes.shape[1:]) != (4,):
             raise PipelineError(f"crop_resize {node.name!r}: boxes are (rows, 4) int32 pixels or float32 "
                                 f"fractions (x0, y0, x1, y1), got {boxes.dtype} {boxes.shape}")
+        # a step model_boxes inserted is sized (again) by size_box_steps once the request's rows are known
         if step.max_rows > node.image["max_boxes"] and node.image["max_boxes"]:
             raise PipelineError(f"crop_resize {node.name!r}: host step {step.name!r} returns up to "
                                 f"{step.max_rows} boxes, more than max_boxes={node.image['max_boxes']}")

@@ -116,6 +116,19 @@ typedef int (*ae_host_fn)(void *ctx, uint64_t request, const ae_host_tensor *inp
                           size_t message_size);
 
 /*
+ * The host step the planner inserts before a crop_resize whose boxes are a
+ * model output (docs/executor.md, "Image nodes"): inputs[0] holds rows of K
+ * boxes of 4 values (row_bytes = K * 16, int32 or float32, copied as they
+ * are); the function writes them as rows * K output rows of 4 values and
+ * sets *rows_out.  More boxes than outputs[0].rows (the step's max_rows, the
+ * crop's max_boxes) fail the request with a message naming the node; ctx is
+ * that node's name (a NUL-terminated string, or NULL).
+ */
+int ae_rows_to_boxes(void *ctx, uint64_t request, const ae_host_tensor *inputs, int n_inputs,
+                     ae_host_tensor *outputs, int n_outputs, uint64_t *rows_out, char *message,
+                     size_t message_size);
+
+/*
  * A step that changes shapes.  In a plan with dynamic-shape nodes (see
  * ae_request_shape) a step may read tensors whose size changes per request
  * and write outputs whose trailing dimensions it chooses per request (crops

@@ -245,3 +245,52 @@ def test_bench_jpegs_follow_bench_size_else_the_decode(folder):
     assert [Image.open(io.BytesIO(f["jpeg"])).size for f in pool] == [(96, 64), (96, 64)]
     assert pool[0]["jpeg"] != pool[1]["jpeg"]
     assert Image.open(io.BytesIO(jpegs.feeds(plan, {}, 1)[0]["jpeg"])).size == (1920, 1080)   # 4096 capped
+
+
+MODEL_BOXES_SPEC = """\
+inputs:
+  jpeg: {dtype: bytes, max_bytes: 1048576}
+images:
+  - {name: decode, op: jpeg_decode, inputs: [jpeg], max_size: [4096, 4096]}
+  - {name: resize, op: resize, inputs: decode, size: [64, 48]}
+  - {name: crops, op: crop_resize, inputs: [resize, detector.boxes], size: [32, 32]}
+models:
+  - {name: detector, path: detector_nv12.om, inputs: [resize]}
+  - {name: classifier, path: classifier_nv12.om, inputs: [crops]}
+outputs: {label: classifier.label, crops: crops}
+"""
+
+
+def test_a_spec_crops_a_models_boxes_without_host_code(folder):
+    # detector.boxes is (1, 32, 4) float32: the planner inserts the native step "crops boxes", so the spec
+    # holds no code and loads without allow_code; it crops what a Python step passing the boxes on crops
+    import yaml
+
+    path, models = folder
+    pipe, kwargs = spec.load(yaml.safe_load(MODEL_BOXES_SPEC), base_dir=str(path))
+    assert next(n for n in pipe.plan().nodes if n.name == "crops boxes").max_rows == dc.CANDIDATES
+    rng = np.random.default_rng(4)
+    jpegs = [_images.random_jpeg(rng, 160, 120) for _ in range(3)]
+    with pipe.compile(depth=2) as engine:
+        got = [engine.run({"jpeg": j}) for j in jpegs]
+    with _host_step_reference(models).compile(depth=2) as engine:
+        want = [engine.run({"jpeg": j}) for j in jpegs]
+    for g, w in zip(got, want, strict=True):
+        assert g["crops"].shape[0] == dc.CANDIDATES
+        np.testing.assert_array_equal(g["crops"], w["crops"])
+        np.testing.assert_array_equal(g["label"], w["label"])
+
+
+def _host_step_reference(models):
+    """The same pipeline with a Python host step passing the detector's boxes on."""
+    import ascend_engine as ae
+
+    pipe = ae.Pipeline()
+    picture = pipe.resize(pipe.jpeg_decode(pipe.bytes_input("jpeg", 1 << 20), (4096, 4096)), dc.PICTURE)
+    _scores, boxes = pipe.model(models["detector"].path, picture, name="detector")
+    kept = pipe.host(lambda b: b.reshape(-1, 4), boxes, outputs=[("boxes", "float32", (-1, 4))], rows="any",
+                     max_rows=dc.CANDIDATES, name="pass")
+    crops = pipe.crop_resize(picture, kept, dc.CROP, name="crops")
+    pipe.output("label", pipe.model(models["classifier"].path, crops, name="classifier")[1])
+    pipe.output("crops", crops)
+    return pipe

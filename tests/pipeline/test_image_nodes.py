@@ -208,8 +208,8 @@ def test_plan_time_refusals(models):
     pipe.output("y", pipe.model(det, picture, name="det"))
     boxes = pipe.host(lambda a: a, x, outputs=[("b", "int32", (-1, 4))], rows="same", name="same")
     pipe.output("crops", pipe.crop_resize(picture, boxes, (CW, CH), name="crops"))
-    with pytest.raises(PipelineError, match="crop_resize 'crops': its boxes must be an output of a host step "
-                                            "with rows=\"any\""):
+    with pytest.raises(PipelineError, match="crop_resize 'crops': its boxes must be a model output or an "
+                                            "output of a host step with rows=\"any\""):
         pipe.plan()
 
     pipe = ae.Pipeline()
@@ -327,3 +327,104 @@ def test_a_jpeg_of_exactly_max_size_decodes(models):
     with pipe.compile(depth=2) as engine:
         picture = engine.run({"jpeg": jpeg})["picture"]
     np.testing.assert_allclose(planes(picture, W, H)[0], bilinear(decode_planes(jpeg)[0], W, H), atol=2.5)
+
+
+# boxes a model computes (docs/executor.md, "Image nodes", "Boxes from a model"): even bounds, so each
+# region is its box, and every y a multiple of 6, so each box is exact as float32 fractions of 64 x 48
+BOX_TABLE = np.array([[0, 0, 64, 48], [8, 6, 40, 30], [20, 12, 52, 42], [2, 18, 34, 48]], np.int32)
+
+
+def boxes_model(folder, name, table, dtype, shape):
+    """A detector with an NV12 AIPP input whose ``boxes`` output (``shape``,
+    ``dtype``) is ``table`` whatever the picture: 0 x the picture's mean + the
+    table (as fractions of the picture for float32), cast for int32."""
+    values = table.astype(np.float64)
+    if dtype == "float32":
+        values = values / np.array([W, H, W, H])
+    g = sim.Graph(name)
+    x = g.input("image", "float32", (1, 3, H, W), "NCHW")
+    mean = g.reshape(g.mean(x, axes=[1, 2, 3], keepdims=True), (1,) * len(shape))
+    boxes = g.add(g.mul(mean, g.const(np.zeros((1,) * len(shape), np.float32))),
+                  g.const(values.astype(np.float32).reshape(shape)))
+    g.output("boxes", boxes if dtype == "float32" else g.cast(boxes, dtype))
+    return g.save(str(folder / f"{name}.om"), aipp={"image": AIPP})
+
+
+def model_boxes_pipeline(boxes_det, cls, max_boxes=0):
+    pipe = ae.Pipeline()
+    picture = pipe.resize(pipe.jpeg_decode(pipe.bytes_input("jpeg", 1 << 20), (1024, 1024), name="decode"),
+                          (W, H), name="resize")
+    boxes = pipe.model(boxes_det, picture, name="det")
+    crops = pipe.crop_resize(picture, boxes, (CW, CH), name="crops", max_boxes=max_boxes)
+    pipe.output("classes", pipe.model(cls, crops, name="cls"))
+    pipe.output("crops", crops)
+    pipe.output("picture", picture)
+    return pipe
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32"])
+@pytest.mark.parametrize("form", ["(rows, 4)", "(rows, K, 4)"])
+def test_crop_resize_from_a_models_boxes(models, tmp_path, form, dtype):
+    _, cls = models
+    table = BOX_TABLE[1:2] if form == "(rows, 4)" else BOX_TABLE[1:]
+    shape = (1, 4) if form == "(rows, 4)" else (1, len(table), 4)
+    det = boxes_model(tmp_path, "boxes_det", table, dtype, shape)
+    pipe = model_boxes_pipeline(det, cls)
+    plan = pipe.plan()
+    # the planner inserted a native step before the crop; the crop takes every box the model gives
+    step = next(n for n in plan.nodes if n.name == "crops boxes")
+    assert (step.kind, step.rows_any, step.max_rows) == ("host", True, len(table))
+    assert isinstance(step.fn, ae.NativeStep)
+    assert next(n for n in plan.nodes if n.name == "crops").image["max_boxes"] == len(table)
+    jpegs = [jpeg_bytes(sample_image(160, 120, seed=s)) for s in (5, 6)]
+    with pipe.compile(depth=2) as engine:
+        results = [engine.run({"jpeg": jpegs[0]}), engine.submit({"jpeg": jpegs[1]}).result(timeout=30)]
+    for out in results:
+        assert out["crops"].shape == (len(table), CH * 3 // 2, CW, 1)
+        for k, box in enumerate(table):
+            got = planes(out["crops"][k], CW, CH)
+            for plane, want in zip(got, host_crop(out["picture"], *box), strict=True):
+                np.testing.assert_allclose(plane, want, atol=0.5 + 1e-9, err_msg=f"box {k}: {box}")
+            np.testing.assert_array_equal(out["classes"][k:k + 1], aipp_reference(out["crops"][k], CW, CH))
+
+
+def test_the_inserted_step_has_its_own_trace_lane(models, tmp_path):
+    _, cls = models
+    det = boxes_model(tmp_path, "boxes_det", BOX_TABLE, "int32", (1, 4, 4))
+    with model_boxes_pipeline(det, cls).compile(depth=2, profile=True) as engine:
+        path = tmp_path / "trace.json"
+        engine.trace(str(path), feeds=[{"jpeg": jpeg_bytes(sample_image(160, 120, seed=5))}], requests=2)
+    doc = json.loads(path.read_text())
+    names = {e.get("args", {}).get("name") for e in doc["traceEvents"] if e.get("ph") == "M"}
+    assert any(n and n.endswith("host step crops boxes") for n in names), names
+
+
+def test_model_boxes_refusals(models, tmp_path):
+    _, cls = models
+    for dtype, shape, got in [("int32", (1, 5), r"int32 \(1, 5\)"), ("int64", (1, 4), r"int64 \(1, 4\)"),
+                              ("int32", (1, 2, 2), r"int32 \(1, 2, 2\)")]:
+        det = boxes_model(tmp_path, "bad_det", np.zeros(shape, np.int32), dtype, shape)
+        with pytest.raises(PipelineError, match=r"crop_resize 'crops': boxes from model output 'det.boxes' "
+                                                r"are \(rows, 4\) or \(rows, K, 4\) int32 pixels or float32 "
+                                                rf"fractions \(x0, y0, x1, y1\), got {got}"):
+            model_boxes_pipeline(det, cls)
+    many = boxes_model(tmp_path, "many_det", np.tile(BOX_TABLE, (65, 1)), "int32", (1, 260, 4))
+    with pytest.raises(PipelineError, match="crop_resize 'crops': model output 'det.boxes' carries up to "
+                                            "260 boxes a request; one batch crop takes 256 at most: set "
+                                            "max_boxes"):
+        model_boxes_pipeline(many, cls).plan()
+    capped = model_boxes_pipeline(many, cls, max_boxes=256).plan()
+    assert next(n for n in capped.nodes if n.name == "crops boxes").max_rows == 256
+
+
+def test_more_boxes_than_max_boxes_fail_the_request_in_the_native_step(models, tmp_path):
+    _, cls = models
+    det = boxes_model(tmp_path, "boxes_det", BOX_TABLE, "int32", (1, 4, 4))
+    pipe = model_boxes_pipeline(det, cls, max_boxes=3)
+    assert next(n for n in pipe.plan().nodes if n.name == "crops boxes").max_rows == 3
+    with pipe.compile(depth=2) as engine:
+        for _ in range(2):   # the request fails alone; the engine takes the next
+            with pytest.raises(ae.errors.HostStepError,
+                               match=r"host step 'crops boxes': the request has 4 boxes \(1 row\(s\) of 4\), "
+                                     r"more than crop_resize 'crops' takes \(max_boxes=3\)"):
+                engine.run({"jpeg": jpeg_bytes(sample_image(160, 120, seed=5))})

@@ -118,7 +118,12 @@ cdef class DeviceBuffer(Resource):
         self._ensure_open()
         s = stream_handle(stream)
         cdef size_t off = self._offset_of(offset)
-        count = self.nbytes - off if nbytes is None else byte_count(nbytes, "copy_to: nbytes")
+        if nbytes is None:
+            count = self.nbytes - off
+        elif isinstance(nbytes, numbers.Integral) and not isinstance(nbytes, bool) and nbytes == 0:
+            count = 0       # nothing to copy (an open dimension of 0): a valid, empty copy
+        else:
+            count = byte_count(nbytes, "copy_to: nbytes")
         if out is None:
             dt = tensor_dtype(dtype if dtype is not None else numpy.uint8, "copy_to: dtype", TypeError)
             if count % dt.itemsize:

@@ -98,7 +98,7 @@ class _Node:
     @property
     def native(self) -> bool:
         """A host step implemented in native code (it carries rows, not shapes)."""
-        return isinstance(self.fn, NativeStep)
+        return isinstance(self.fn, NativeStep) or self.boxes_for is not None   # bound at plan()
 
 
 class Pipeline:
@@ -395,11 +395,13 @@ class Pipeline:
         check_image_readers(self._nodes, self._outputs)
         max_batch, fixed, domains = validate.check_bindings(order, self._nodes, self._inputs, tensors,
                                                             self._byte_inputs)
-        size_box_steps(self._nodes, order, tensors, max_batch)
+        # the executor's own chunking rule (ae_chunk_span) sizes the rows after a host step, and its
+        # ae_rows_to_boxes brings a model's boxes to the host for a crop_resize (planner/images.py)
+        from ascend_engine._executor import chunk_span, rows_to_boxes_address
+
+        size_box_steps(self._nodes, order, tensors, max_batch, rows_to_boxes_address())
         in_order = [self._nodes[i] for i in order]
         single = streams == "single"
-        # the executor's own chunking rule (ae_chunk_span) sizes the rows after a host step
-        from ascend_engine._executor import chunk_span
 
         nodes = plan_nodes(order, self._nodes, tensors, placement.assign_streams(in_order, single), domains,
                            workers, gear_policy, max_batch, chunk_span)

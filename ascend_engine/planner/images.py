@@ -12,6 +12,8 @@ equal the picture's size.
 
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 
 from ascend_engine._feeds import shape_text
@@ -91,11 +93,10 @@ def model_boxes(pipe, crop, boxes, max_boxes):
     through a native host step the planner puts before the crop,
     ae_rows_to_boxes (executor.h), which brings the boxes to the host (the
     VPC's batch crop takes its regions from the host when it is enqueued) as
-    (rows x K, 4) rows; any other handle is returned as it is."""
-    import ctypes
-
-    from ascend_engine._executor import rows_to_boxes_address
-    from ascend_engine.planner.builder import NativeStep, _Node
+    (rows x K, 4) rows; any other handle is returned as it is.  The step's
+    function is bound at plan() (:func:`size_box_steps`), where the planner
+    may import the executor."""
+    from ascend_engine.planner.builder import _Node
 
     producer = next((n for n in pipe._nodes if any(h.index == boxes.index for h in n.outputs)), None)
     if producer is None or producer.kind != "model":
@@ -110,9 +111,7 @@ def model_boxes(pipe, crop, boxes, max_boxes):
     if step in pipe._names:
         raise PipelineError(f"crop_resize {crop!r}: the name {step!r} of the step that brings its boxes to "
                             "the host is already used in this pipeline")
-    name = ctypes.create_string_buffer(crop.encode())    # the step's context: the node its messages name
-    fn = NativeStep(rows_to_boxes_address(), ctypes.addressof(name), keep=name)
-    node = _Node(step, None, [boxes], kind="host", fn=fn, rows="any", max_rows=max_boxes,
+    node = _Node(step, None, [boxes], kind="host", fn=None, rows="any", max_rows=max_boxes,
                  boxes_for=(crop, max_boxes))
     pipe._names.add(step)
     pipe._nodes.append(node)
@@ -120,10 +119,13 @@ def model_boxes(pipe, crop, boxes, max_boxes):
     return node.outputs[0]
 
 
-def size_box_steps(nodes, order, tensors, max_batch):
+def size_box_steps(nodes, order, tensors, max_batch, rows_to_boxes):
     """Give each step :func:`model_boxes` inserted its max_rows, and its crop
     its max_boxes: the max_boxes asked, or every box the model output can
-    carry (its rows at most times K), within one batch crop's regions."""
+    carry (its rows at most times K), within one batch crop's regions; and
+    its function, ae_rows_to_boxes at address ``rows_to_boxes``."""
+    from ascend_engine.planner.builder import NativeStep  # (builder imports this module)
+
     by_name = {n.name: n for n in nodes}
     for i in order:
         step = nodes[i]
@@ -138,6 +140,8 @@ def size_box_steps(nodes, order, tensors, max_batch):
             raise PipelineError(f"crop_resize {crop!r}: model output {src.name!r} carries up to {most} boxes "
                                 f"a request; one batch crop takes {MAX_BOXES} at most: set max_boxes")
         step.max_rows = by_name[crop].image["max_boxes"] = min(asked, most) if asked else most
+        name = ctypes.create_string_buffer(crop.encode())   # the step's context: the node its messages name
+        step.fn = NativeStep(rows_to_boxes, ctypes.addressof(name), keep=name)   # ae_rows_to_boxes
 
 
 def _picture_of(node, nodes_by_output, what):

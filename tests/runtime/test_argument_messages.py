@@ -45,6 +45,7 @@ def test_copy_counts_and_offsets_out_of_range_name_what_was_given(dev, kwargs, e
                 buf.copy_from(np.zeros(4, np.uint8), **kwargs)
         buf.copy_from(np.arange(64, dtype=np.uint8))
         np.testing.assert_array_equal(buf.copy_to(offset=60), [60, 61, 62, 63])   # the buffer still works
+        assert buf.copy_to(nbytes=0).shape == (0,)   # an empty copy is valid (an open dimension of 0)
 
 
 def test_a_numpy_integer_size_still_allocates(dev):

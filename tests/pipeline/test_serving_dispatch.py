@@ -109,7 +109,9 @@ def test_a_lone_run_waits_on_its_own_thread_and_a_busy_one_queues(model, slow):
         out = engine.run(feeds_for(1, 2))
         np.testing.assert_allclose(out["y"], slow.ref(x=feeds_for(1, 2)["x"]), rtol=1e-5, atol=1e-6)
         assert busy.done()
-        assert engine.stats()["serving"]["dispatched_by"] == {"caller": 2}
+        by = engine.stats()["serving"]["dispatched_by"]
+    # both through the queue: put on by their callers, or by the completer when it held the engine
+    assert "alone" not in by and sum(by.values()) == 2, by
 
 
 def test_a_lone_run_above_max_batch_is_split_as_submit_splits_it(model):

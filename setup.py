@@ -226,7 +226,7 @@ def extensions():
             include_dirs=["include", numpy.get_include()],
             depends=headers + ["ascend_engine/csrc/executor_internal.h", "ascend_engine/_executor_errors.pxi",
                                "ascend_engine/_host_steps.pxi", "ascend_engine/_plan_marshal.pxi",
-                               "ascend_engine/_executor_reports.pxi"],
+                               "ascend_engine/_executor_reports.pxi", "ascend_engine/_executor_run_many.pxi"],
             extra_compile_args=["-O2"],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         ),

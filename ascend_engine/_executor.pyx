@@ -564,7 +564,7 @@ cdef class Engine(Resource):
                 raise ValueError("run_batch(times=) times the executor's own loop: a plan with host steps or "
                                  "dynamic shapes runs its requests through submit(); time those instead")
             requests, join = self._requests.batches(feeds, batch)
-            return join(list(self._run_submitted(requests)))
+            return join(list(_submitted_results(self, requests)))
         arrays, rows = self._requests.prepare(feeds)
         self._requests.check_fixed(rows, min(batch, self.plan.max_batch))
         return self._run_direct(arrays, rows, batch, times)
@@ -637,84 +637,8 @@ cdef class Engine(Resource):
         if times is not None and not isinstance(times, list):
             raise TypeError(f"run_many(times=) takes a list to append to, got {type(times).__name__}")
         if self._requests.direct:
-            return self._run_many_direct(feeds_iterable, times)
-        return self._run_submitted(feeds_iterable, times)
-
-    def _run_submitted(self, feeds_iterable, times=None):
-        """run_many through submit(): each feeds dict one request, ``depth``
-        in flight.  An abandoned generator cancels what has not started; what
-        has runs to the end into arrays its request owns."""
-        pending = collections.deque()
-        timed = times is not None
-        try:
-            for feeds in feeds_iterable:
-                if len(pending) >= self.plan.depth:
-                    yield self._call_result(pending.popleft(), times)
-                pending.append(self._admit(feeds, None, True, None, timed))
-            while pending:
-                yield self._call_result(pending.popleft(), times)
-        finally:
-            for call in pending:
-                call.future.cancel()
-
-    @staticmethod
-    def _call_result(call, times):
-        result = call.future.result()
-        if times is not None:
-            times.append(tuple(call.times))
-        return result
-
-    def _run_many_direct(self, feeds_iterable, times=None):
-        """run_many of a plain plan: each request's record goes to the
-        executor from this thread, and this thread completes it (no server
-        hand-over: the least host CPU per request)."""
-        mine = collections.deque()   # this generator's records, oldest first
-        requests = self._requests
-        cdef _Arrays ins
-        try:
-            for feeds in feeds_iterable:
-                arrays, rows = requests.prepare(feeds)
-                if rows > self.plan.max_batch:
-                    # rare: deliver ours, then run this one split
-                    while mine:
-                        yield self._collect(mine.popleft(), times)
-                    split_times = None if times is None else np.zeros((1, 2), np.int64)
-                    result = self.run_batch(feeds, batch_size=rows, times=split_times)
-                    if times is not None:
-                        times.append((int(split_times[0, 0]), int(split_times[0, 1])))
-                    yield result
-                    continue
-                requests.check_fixed(rows, rows)
-                record = DeviceRequest(requests.outputs_for(rows))
-                if times is not None:
-                    record.times = np.zeros(2, np.int64)
-                ins = _Arrays(arrays)
-                if len(mine) >= self.plan.depth:
-                    yield self._collect(mine.popleft(), times)
-                with self._lock:
-                    self._submit(record, ins, rows)
-                mine.append(record)
-            while mine:
-                yield self._collect(mine.popleft(), times)
-        finally:
-            # abandoned with requests on the device: the completer delivers
-            # them in the background (unless another thread holds the engine,
-            # which then frees their slots as it needs them)
-            if mine and self._engine is not NULL and self._lock.acquire(blocking=False):
-                try:
-                    self._server.hand_over()
-                finally:
-                    self._lock.release()
-
-    def _collect(self, record, times=None):
-        if not record.done:
-            with self._lock:
-                self._wait_for(record)
-        elif record.error is not None:
-            raise record.error
-        if times is not None:
-            times.append((int(record.times[0]), int(record.times[1])))
-        return self._requests.result(record.outputs)
+            return _direct_results(self, feeds_iterable, times)
+        return _submitted_results(self, feeds_iterable, times)
 
     # ---- the serving protocol (ascend_engine.serving; engine lock held unless said) ----
 
@@ -821,3 +745,4 @@ cdef class Engine(Resource):
 
 # What the engine reports: its counters, its memory, its timelines.
 include "_executor_reports.pxi"
+include "_executor_run_many.pxi"

@@ -54,7 +54,7 @@ cdef object _trace(Engine self, path, requests, feeds, batch_size):
     work, other = self._requests.trace_requests(feeds, int(requests), batch)
     self._timeline_begin(requests)
     try:
-        for _ in self._run_submitted(work):
+        for _ in _submitted_results(self, work):
             pass
     finally:
         request_ids, table = self._timeline_end()

@@ -24,6 +24,17 @@ def shape_text(shape, dynamic: str = "batch") -> str:
     return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
 
 
+def check_names(feeds, names, owner: str) -> None:
+    """``feeds`` is a mapping holding exactly the inputs ``names`` (TypeError or ValueError naming
+    what is missing and what is not an input)."""
+    if not isinstance(feeds, Mapping):
+        raise TypeError(f"feeds must be a dict of input name -> array, got {type(feeds).__name__}")
+    missing = [n for n in names if n not in feeds]
+    extra = [n for n in feeds if n not in names]
+    if missing or extra:
+        raise ValueError(f"{owner} inputs are {names}: missing {missing}, unexpected {extra}")
+
+
 def check_feeds(feeds, specs, owner: str, batched: bool = True):
     """Check ``feeds`` (input name -> array) against ``specs`` before anything runs.
 
@@ -40,13 +51,7 @@ def check_feeds(feeds, specs, owner: str, batched: bool = True):
     Names must match exactly and dtypes too (no silent casts).  The arrays
     come back in input order, C-contiguous (copied only when they were not).
     """
-    if not isinstance(feeds, Mapping):
-        raise TypeError(f"feeds must be a dict of input name -> array, got {type(feeds).__name__}")
-    names = [name for name, _, _ in specs]
-    missing = [n for n in names if n not in feeds]
-    extra = [n for n in feeds if n not in names]
-    if missing or extra:
-        raise ValueError(f"{owner} inputs are {names}: missing {missing}, unexpected {extra}")
+    check_names(feeds, [name for name, _, _ in specs], owner)
     arrays, rows = [], None
     for name, dtype, shape in specs:
         a = feeds[name]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ascend_engine._feeds import check_feeds
+from ascend_engine._feeds import check_feeds, check_names
 from ascend_engine.requests import HostSteps
 from ascend_engine.shapes import RequestShape
 
@@ -48,13 +48,7 @@ class Images(HostSteps):
 
     def prepare(self, feeds):
         """Bytes inputs as byte strings, the others as arrays of one row; (arrays, 1)."""
-        if not isinstance(feeds, dict):
-            raise TypeError(f"feeds must be a dict of input name -> value, got {type(feeds).__name__}")
-        names = [name for name, _, _ in self.input_specs]
-        unknown = sorted(set(feeds) - set(names))
-        missing = [n for n in names if n not in feeds]
-        if unknown or missing:
-            raise ValueError(f"pipeline inputs are {names}: missing {missing}, unknown {unknown}")
+        check_names(feeds, [name for name, _, _ in self.input_specs], "pipeline")
         arrays = []
         for k, (name, _dtype, trailing) in enumerate(self.input_specs):
             if k in self.byte_inputs:

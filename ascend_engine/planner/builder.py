@@ -409,9 +409,6 @@ class Pipeline:
         if any(n.shape_kind for n in nodes):
             validate.check_shaped_plan(nodes, tensors, max_delay_ms)
         validate.check_batcher(nodes, max_delay_ms)
-        if self._byte_inputs and max_delay_ms:
-            raise PipelineError("max_delay_ms: the dynamic batcher merges requests' rows; a bytes input "
-                                "carries one JPEG per request, so pipelines with one take no batcher")
         for _name, h in self._outputs:
             tensors[h.index].readers.append(len(nodes))   # the copy-out step
         validate.check_unused(self._inputs, tensors)

@@ -285,7 +285,13 @@ def check_shaped_sources(inputs, nodes, tensors, plan_nodes):
 
 
 def check_batcher(plan_nodes, max_delay_ms):
-    """The dynamic batcher splits rows back per caller: no host step may set its own rows."""
+    """The dynamic batcher merges requests' rows and splits them back per caller: no host step may
+    set its own rows, and no JPEG may be decoded (a bytes input is one JPEG per request)."""
+    decodes = [n.name for n in plan_nodes if n.kind == "image" and n.image["op"] == "decode"]
+    if max_delay_ms and decodes:
+        raise PipelineError(f"max_delay_ms: the dynamic batcher merges requests' rows, but image node(s) "
+                            f"{', '.join(map(repr, decodes))} decode one JPEG per request: compile with "
+                            "max_delay_ms=0")
     if max_delay_ms and any(n.rows_any for n in plan_nodes):
         raise PipelineError(
             "max_delay_ms: the dynamic batcher merges requests and splits their rows back per caller, "

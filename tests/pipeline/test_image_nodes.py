@@ -187,6 +187,15 @@ def test_a_trace_has_a_lane_per_image_node(models, tmp_path):
         assert any(n and n.endswith(f"image node {node}") for n in names), names
 
 
+def test_the_dynamic_batcher_is_refused_for_decoded_jpegs(models):
+    det, _ = models
+    with pytest.raises(PipelineError, match="max_delay_ms: the dynamic batcher merges requests' rows, but "
+                                            "image node\\(s\\) 'decode' decode one JPEG per request: "
+                                            "compile with max_delay_ms=0"):
+        detector_pipeline(det).plan(max_delay_ms=2)
+    assert detector_pipeline(det).plan(max_delay_ms=0).nodes   # without the batcher it plans
+
+
 def test_plan_time_refusals(models):
     det, cls = models
     pipe = ae.Pipeline()
@@ -285,6 +294,11 @@ def test_request_refusals_before_submission(models):
             engine.run({"jpeg": good + b"\0"})
         with pytest.raises(ValueError, match="runs one image per request: batch_size must be 1, got 2"):
             engine.run_batch({"jpeg": [good, good]}, batch_size=2)
+        with pytest.raises(ValueError, match=r"pipeline inputs are \['jpeg'\]: missing \['jpeg'\], "
+                                             r"unexpected \['image'\]"):
+            engine.run({"image": good})
+        with pytest.raises(TypeError, match="input 'jpeg': one byte string per request .* got list"):
+            engine.run({"jpeg": [good]})
         assert engine.run({"jpeg": good})["y"].shape == (1, 3, H, W)
 
 

@@ -57,10 +57,9 @@ def image_node(pipe, op, inputs, size, name, max_boxes=0, interpolation="default
     """Record an image node on ``pipe`` (a Pipeline) and return its output handle."""
     from ascend_engine.planner.builder import _Node
 
-    where = f"{op} {name!r}" if name else op
     if name is None:
         name = f"{op}{sum(n.kind == 'image' for n in pipe._nodes)}"
-        where = f"{op} {name!r}"
+    where = f"{op} {name!r}"
     if name in pipe._names:
         raise PipelineError(f"{where}: the name is already used in this pipeline")
     handles = [pipe._check(h, where) for h in inputs]
@@ -172,7 +171,7 @@ def check_image_node(node, nodes, tensors, byte_inputs, position) -> int:
             raise PipelineError(f"{where}: {sw}x{sh} to {w}x{h} is beyond the VPC's scaling (each side "
                                 f"1/{MAX_DOWN} to {MAX_UP} times)")
         domain = tensors[node.inputs[0].index].domain
-        if tensors[node.inputs[0].index].domain >= 0:
+        if domain >= 0:
             raise PipelineError(f"{where}: its picture must carry the request's rows (one picture per "
                                 "request), not a host step's")
     if op == "crop_resize":

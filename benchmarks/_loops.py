@@ -31,16 +31,22 @@ from helpers import simlib  # noqa: E402
 DYNAMIC_TENSOR = b"ascend_mbatch_shape_data"
 
 
-def build_c_loop(folder):
-    """Compile native/chain_loop.c into ``folder`` and load it."""
-    out = os.path.join(str(folder), "chain_loop.so")
+def compile_loop(folder, name):
+    """Compile native/NAME.c against the simulator into ``folder``; returns the library's path."""
+    out = os.path.join(str(folder), f"{name}.so")
     libdir = os.path.dirname(simlib.library_path())
     subprocess.run(
-        ["gcc", "-O2", "-shared", "-fPIC", "-I", os.path.join(REPO, "include"),
-         os.path.join(HERE, "native", "chain_loop.c"), "-o", out,
+        ["gcc", "-O2", "-Wall", "-Wextra", "-shared", "-fPIC", "-I", os.path.join(REPO, "include"),
+         os.path.join(HERE, "native", f"{name}.c"), "-o", out,
          f"-L{libdir}", "-lascendcl_sim", f"-Wl,-rpath,{libdir}"],
         check=True,
     )
+    return out
+
+
+def build_c_loop(folder):
+    """Compile native/chain_loop.c into ``folder`` and load it."""
+    compile_loop(folder, "chain_loop")
     return load_c_loop(folder)
 
 
@@ -64,15 +70,7 @@ def run_c_loop(lib, paths, depth, n, batch, ring_wait=False):
 def build_sync_loop(folder):
     """Compile native/sync_loop.c (one model, synchronous H2D / aclmdlExecute / D2H) into ``folder``
     and load it."""
-    out = os.path.join(str(folder), "sync_loop.so")
-    libdir = os.path.dirname(simlib.library_path())
-    subprocess.run(
-        ["gcc", "-O2", "-shared", "-fPIC", "-I", os.path.join(REPO, "include"),
-         os.path.join(HERE, "native", "sync_loop.c"), "-o", out,
-         f"-L{libdir}", "-lascendcl_sim", f"-Wl,-rpath,{libdir}"],
-        check=True,
-    )
-    lib = ctypes.CDLL(out)
+    lib = ctypes.CDLL(compile_loop(folder, "sync_loop"))
     lib.sync_loop.restype = ctypes.c_longlong
     lib.sync_loop.argtypes = [ctypes.c_char_p, ctypes.c_int]
     return lib

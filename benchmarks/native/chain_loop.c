@@ -28,26 +28,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "ascend_engine/acl.h"
+#include "loops.h"
 
 #define MAX_MODELS 64
 #define MAX_DEPTH 16
-#define CHECK(call)                                                                          \
-    do {                                                                                     \
-        aclError rc_ = (call);                                                               \
-        if (rc_ != ACL_SUCCESS) {                                                            \
-            fprintf(stderr, "%s failed: %d %s\n", #call, rc_, aclGetRecentErrMsg());       \
-            return -1;                                                                       \
-        }                                                                                    \
-    } while (0)
-
-static long long thread_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /* One model of the chain: its id, description, and the index of its batch
  * gear input (or -1 for a static model). */
 typedef struct {
@@ -196,7 +180,7 @@ static int enqueue(chain *c, chain_slot *s)
 __attribute__((noinline, noclone)) static long long run_requests(chain *c, int n_requests, int ring_wait)
 {
     int depth = c->depth;
-    long long start = thread_cpu_ns();
+    long long start = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
     for (int r = 0; r < n_requests; r++) {
         chain_slot *s = &c->s[r % depth];
         if (s->busy && ring_wait) {
@@ -216,7 +200,7 @@ __attribute__((noinline, noclone)) static long long run_requests(chain *c, int n
         if (s->busy && deliver(c, s))
             return -1;
     }
-    return thread_cpu_ns() - start;
+    return cpu_ns(CLOCK_THREAD_CPUTIME_ID) - start;
 }
 
 long long chain_loop(const char *const *paths, int n_models, int depth, int n_requests, int batch, int ring_wait)

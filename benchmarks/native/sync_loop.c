@@ -16,23 +16,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "ascend_engine/acl.h"
-
-#define CHECK(call)                                                                          \
-    do {                                                                                     \
-        aclError rc_ = (call);                                                               \
-        if (rc_ != ACL_SUCCESS) {                                                            \
-            fprintf(stderr, "%s failed: %d %s\n", #call, rc_, aclGetRecentErrMsg());       \
-            return -1;                                                                       \
-        }                                                                                    \
-    } while (0)
-
-static long long process_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
+#include "loops.h"
 
 /* One row's bytes of a float32 tensor of these dims (the first dimension is the batch). */
 static size_t row_bytes(const aclmdlIODims *dims)
@@ -67,7 +51,7 @@ static long long run(uint32_t id, aclmdlDesc *desc, int n_requests)
     float *host_in = calloc(1, in_row), *host_out = calloc(1, out_row);
     if (!host_in || !host_out)
         return -1;
-    long long start = process_cpu_ns();
+    long long start = cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
     for (int r = 0; r < n_requests; r++) {
         host_in[0] = (float)r;
         CHECK(aclrtMemcpy(dev_in, in_size, host_in, in_row, ACL_MEMCPY_HOST_TO_DEVICE));
@@ -76,7 +60,7 @@ static long long run(uint32_t id, aclmdlDesc *desc, int n_requests)
         CHECK(aclmdlExecute(id, ins, outs));
         CHECK(aclrtMemcpy(host_out, out_row, dev_out, out_row, ACL_MEMCPY_DEVICE_TO_HOST));
     }
-    long long elapsed = process_cpu_ns() - start;
+    long long elapsed = cpu_ns(CLOCK_PROCESS_CPUTIME_ID) - start;
     for (size_t b = 0; b < aclmdlGetDatasetNumBuffers(ins); b++)
         aclDestroyDataBuffer(aclmdlGetDatasetBuffer(ins, b));
     for (size_t b = 0; b < aclmdlGetDatasetNumBuffers(outs); b++)

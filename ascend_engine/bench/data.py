@@ -47,16 +47,19 @@ def _fits(shape, trailing) -> bool:
             and all(d >= 1 if w == -1 else d == w for d, w in zip(shape[1:], trailing, strict=True)))
 
 
-def _files_of(entry, name):
+def files_of(entry, name, suffixes=SUFFIXES, what="input"):
+    """The files an ``--input`` entry names for input ``name``: the file, or a folder's files
+    ending in ``suffixes``, in name order; ``what`` says which kind of input in messages."""
+    kinds = " or ".join(suffixes)
     if os.path.isdir(entry):
-        files = sorted(os.path.join(entry, f) for f in os.listdir(entry) if f.lower().endswith(SUFFIXES))
+        files = sorted(os.path.join(entry, f) for f in os.listdir(entry) if f.lower().endswith(suffixes))
         if not files:
-            raise DataError(f"--input folder {entry} (input {name!r}) holds no .npy or .bin files")
+            raise DataError(f"--input folder {entry} ({what} {name!r}) holds no {kinds} files")
         return files
-    if not os.path.exists(entry):
+    if not os.path.isfile(entry):
         raise DataError(f"--input: no file or folder {entry} (input {name!r})")
-    if not entry.lower().endswith(SUFFIXES):
-        raise DataError(f"--input file {entry} (input {name!r}): expected a .npy or .bin file")
+    if not entry.lower().endswith(suffixes):
+        raise DataError(f"--input file {entry} ({what} {name!r}): expected a {kinds} file")
     return [entry]
 
 
@@ -134,7 +137,7 @@ def load_inputs(argument, plan) -> list:
     from ascend_engine.bench import jpegs
 
     byte_names = set(jpegs.byte_input_names(plan))   # one JPEG file per request
-    files = [jpegs.files_of(entry, name) if name in byte_names else _files_of(entry, name)
+    files = [jpegs.files_of(entry, name) if name in byte_names else files_of(entry, name)
              for entry, (name, _, _) in zip(entries, specs, strict=True)]
     counts = {len(f) for f in files}
     if len(counts) > 1:

@@ -79,18 +79,9 @@ def feeds(plan, sizes, count, seed=0) -> list:
 def files_of(entry, name) -> list:
     """The JPEG files an ``--input`` entry names for bytes input ``name`` (a file, or a folder's
     .jpg/.jpeg files in name order)."""
-    from ascend_engine.bench.data import DataError
+    from ascend_engine.bench.data import files_of as input_files
 
-    if os.path.isdir(entry):
-        found = sorted(os.path.join(entry, f) for f in os.listdir(entry) if f.lower().endswith(JPEG_SUFFIXES))
-        if not found:
-            raise DataError(f"--input folder {entry} (bytes input {name!r}) holds no .jpg or .jpeg files")
-        return found
-    if not os.path.isfile(entry):
-        raise DataError(f"--input: no file or folder {entry} (input {name!r})")
-    if not entry.lower().endswith(JPEG_SUFFIXES):
-        raise DataError(f"--input file {entry} (bytes input {name!r}): expected a .jpg or .jpeg file")
-    return [entry]
+    return input_files(entry, name, JPEG_SUFFIXES, "bytes input")
 
 
 def read(path, name, max_bytes) -> bytes:

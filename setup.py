@@ -230,6 +230,17 @@ def extensions():
             extra_compile_args=["-O2"],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         ),
+        # DB text-detection post-processing and greedy CTC for OCR pipelines (docs/executor.md,
+        # "DB text boxes"); -ffp-contract=off: ascend_engine/steps/ocr.py's numpy reference
+        # repeats its floating-point operations one by one and must round as it does.
+        Extension(
+            "ascend_engine.steps._ocr",
+            sources=["ascend_engine/steps/_ocr.pyx", "ascend_engine/steps/csrc/db_postprocess.c"],
+            include_dirs=["include", "ascend_engine/steps/csrc", numpy.get_include()],
+            depends=headers + ["ascend_engine/steps/csrc/db_postprocess.h"],
+            extra_compile_args=["-O2", "-ffp-contract=off"],
+            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        ),
     ]
     return [sim_library, dvpp_library, cblas_library], cython_modules
 

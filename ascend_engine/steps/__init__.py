@@ -1,0 +1,2 @@
+"""Native steps between models (docs/executor.md): :mod:`ascend_engine.steps.ocr`
+holds DB text-detection post-processing."""

@@ -31,7 +31,7 @@ MAX_MAP_SIDE = 1 << 20
 
 
 def _native():
-    from ascend_engine.steps import _ocr   # the extension; imported when first used
+    from ascend_engine.steps import _ocr  # the extension; imported when first used
 
     return _ocr
 
@@ -62,11 +62,11 @@ def _map_size(where, prob):
     if len(shape) == 4 and shape[1] == 1:
         shape = (shape[0], *shape[2:])
     if len(shape) != 3 or any(d < 1 or d > MAX_MAP_SIDE for d in shape[1:]):
-        raise PipelineError(f"{where}: the map {prob.name!r} must be (rows, H, W) or (rows, 1, H, W) with fixed "
-                            f"H and W (1 to {MAX_MAP_SIDE}), got {tuple(prob.shape)}")
+        raise PipelineError(f"{where}: the map {prob.name!r} must be (rows, H, W) or (rows, 1, H, W) with "
+                            f"fixed H and W (1 to {MAX_MAP_SIDE}), got {tuple(prob.shape)}")
     if shape[0] not in (-1, 1):
-        raise PipelineError(f"{where}: the map {prob.name!r} holds {shape[0]} rows; the step reads one map per "
-                            "request (rows 1, or -1 with one row a request)")
+        raise PipelineError(f"{where}: the map {prob.name!r} holds {shape[0]} rows; the step reads one map "
+                            "per request (rows 1, or -1 with one row a request)")
     return shape[1], shape[2]
 
 
@@ -91,8 +91,8 @@ def db_postprocess(pipe, prob, picture=None, *, name="db", thresh=DEFAULTS["thre
     inputs = [prob]
     if picture is not None:
         if np.dtype(picture.dtype) != np.float32 or tuple(picture.shape)[1:] != (4,):
-            raise PipelineError(f"{where}: picture {picture.name!r} must be float32 (rows, 4): height, width, "
-                                f"ratio_h, ratio_w; got {picture.dtype} {tuple(picture.shape)}")
+            raise PipelineError(f"{where}: picture {picture.name!r} must be float32 (rows, 4): height, "
+                                f"width, ratio_h, ratio_w; got {picture.dtype} {tuple(picture.shape)}")
         inputs.append(picture)
     params = _native().DBParams(name, height, width, values["thresh"], values["box_thresh"],
                                 values["unclip_ratio"], values["min_size"], values["max_candidates"],
@@ -230,7 +230,8 @@ def _score(rect, prob):
     y1 = int(max(0.0, min(h - 1.0, math.ceil(max(ys)))))
     px, py = np.meshgrid(np.arange(x0, x1 + 1, dtype=np.float64), np.arange(y0, y1 + 1, dtype=np.float64))
     a, b = px * ux + py * uy, px * vx + py * vy
-    inside = ((a >= a0 - INSIDE_EPS) & (a <= a1 + INSIDE_EPS) & (b >= b0 - INSIDE_EPS) & (b <= b1 + INSIDE_EPS))
+    eps = INSIDE_EPS
+    inside = (a >= a0 - eps) & (a <= a1 + eps) & (b >= b0 - eps) & (b <= b1 + eps)
     values = prob[y0:y1 + 1, x0:x1 + 1].astype(np.float64)[inside]
     return float(values.sum() / len(values)) if len(values) else 0.0
 

@@ -18,8 +18,9 @@ import ppocr  # noqa: E402
 import ascend_engine as ae  # noqa: E402
 
 PIL = pytest.importorskip("PIL")
-pytest.importorskip("scipy")
 LINES = ["HELLO WORLD 2026", "ascend engine", "Pipeline 42"]
+TEN = ["first line", "second line", "third line", "fourth line", "fifth line", "sixth line", "seventh line",
+       "eighth line", "ninth line", "tenth line"]
 
 
 @pytest.fixture(scope="module")
@@ -41,6 +42,44 @@ def test_the_words_read_are_the_words_drawn(models):
     assert [t.replace(" ", "").lower() for t, _ in found] == [t.replace(" ", "").lower() for t in LINES]
     assert [t.replace(" ", "") for t, _ in upside_down] == ["HELLOWORLD2026"]  # the classifier turned it
     assert all(y1 > y0 and x1 > x0 for _, (y0, x0, y1, x1) in found)
+
+
+def plain(text):
+    return text.replace(" ", "").lower()
+
+
+def test_every_line_of_a_taller_picture_is_read_where_it_was_drawn(models):
+    onnx_paths, om = models
+    chars = ppocr.characters(onnx_paths["rec"])
+    picture = ppocr.text_picture(TEN, (720, 920))    # scaled by 640 / 920 for the detector
+    with ppocr.build_pipeline(om).compile(depth=2) as engine:
+        found = ppocr.read(engine, picture, chars)
+    assert [plain(t) for t, _ in found] == [plain(t) for t in TEN]
+    for i, (_, (y0, x0, y1, x1)) in enumerate(found):
+        # text_picture draws line i from y = 24 + 90 i, 40 px high, at x = 24: boxes in its own pixels
+        assert y0 <= 24 + 90 * i + 12 and y1 >= 24 + 90 * i + 30 and y1 - y0 < 90, (i, y0, y1)
+        assert 0 <= x0 <= 30 and 100 < x1 <= 720
+    with ppocr.build_pipeline(om, max_lines=4).compile(depth=2) as engine:
+        with pytest.raises(ae.HostStepError, match="the picture holds 10 text lines, more than max_lines=4"):
+            ppocr.read(engine, picture, chars)
+
+
+def test_native_post_processing_reads_what_the_python_one_reads(models):
+    onnx_paths, om = models
+    chars = ppocr.characters(onnx_paths["rec"])
+    pictures = [
+        ppocr.text_picture(LINES),
+        ppocr.text_picture(TEN[:5], (600, 480)),
+        ppocr.text_picture(["Native steps", "without the GIL"], (900, 200)),
+        ppocr.text_picture(LINES[:1])[::-1, ::-1].copy(),
+        np.full((200, 300, 3), 255, np.uint8),          # no text at all
+    ]
+    with ppocr.build_pipeline(om, native=True).compile(depth=2) as native, \
+            ppocr.build_pipeline(om, native=False).compile(depth=2) as python:
+        for picture in pictures:
+            assert ppocr.read(native, picture, chars) == ppocr.read(python, picture, chars)
+        assert ppocr.read(native, pictures[-1], chars) == []
+        assert len(ppocr.read(native, pictures[1], chars)) == 5
 
 
 def test_each_model_equals_onnx_runtime(models):

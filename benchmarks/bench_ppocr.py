@@ -24,9 +24,12 @@ Figures:
   from a profiled pass (timing events on every step, ``stats()``'s
   ``device_ms_per_node``);
 * throughput of ``run_batch`` (profiling off, depth 8, one picture per
-  request) against that bound, with one and with two host workers: goal >= 0.9;
-* the first host step's own time per request (``find_lines``, the costliest of
-  the three Python steps), to say when the host, not the device, is the bound.
+  request) against that bound, with the post-processing in C (``native``: DB
+  boxes and CTC by ascend_engine.steps.ocr, without the GIL) and in numpy
+  (``python``: their references), each with one and with two host workers,
+  the four engines alternated round by round: goal >= 0.9 with native steps;
+* each variant's host time per request for ``find_lines`` (DB boxes, crops
+  and resizes) and ``ctc``, to say when the host, not the device, is the bound.
 """
 
 import os
@@ -45,7 +48,6 @@ sys.path.insert(0, HERE)
 from _report import report  # noqa: E402
 
 pytest.importorskip("onnxruntime", reason="sim atc needs onnx and onnxruntime")
-pytest.importorskip("scipy")
 PIL = pytest.importorskip("PIL")
 
 import ppocr  # noqa: E402
@@ -73,26 +75,39 @@ def timing_only_models(request, tmp_path_factory):
     return onnx_paths, om, request.param
 
 
-def pipeline_on_map(om, prob):
+def pipeline_on_map(om, prob, native):
     """examples/ppocr.py's pipeline whose first host step reads ``prob`` (the real map)."""
     real_find_lines = ppocr.find_lines
-    ppocr.find_lines = lambda image, _zeros: real_find_lines(image, prob)
+    ppocr.find_lines = lambda image, _zeros, picture, **kw: real_find_lines(image, prob, picture, **kw)
     try:
-        return ppocr.build_pipeline(om)
+        return ppocr.build_pipeline(om, native=native)
     finally:
         ppocr.find_lines = real_find_lines
 
 
+def host_ms(fn, *args, repeat=10):
+    """Wall time of fn(*args) in ms, the best of ``repeat`` calls."""
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn(*args)
+        best = min(best, time.perf_counter() - t0)
+    return best * 1000.0
+
+
 def test_ppocr_timing_only_against_bound(benchmark, timing_only_models, monkeypatch):
     onnx_paths, om, soc = timing_only_models
-    x = ppocr.det_input(ppocr.text_picture(LINES, (720, 400)))
+    image = ppocr.text_picture(LINES, (720, 400))
+    x, picture = ppocr.det_input(image), ppocr.picture_row(image)
     prob = real_map(onnx_paths["det"], x)
-    lines, *_ = ppocr.find_lines(x, prob)
+    lines, rec, widths, _ = ppocr.find_lines(x, prob, picture)
+    assert ppocr.find_lines(x, prob, picture, native=False)[0].shape == lines.shape
+    rec_probs = np.random.default_rng(0).random((len(lines), ppocr.MAX_COLUMNS, 6625), np.float32)
     monkeypatch.setenv("ASCEND_SIM_COMPUTE", "skip")  # read at each model load
-    pipe = pipeline_on_map(om, prob)
-    feeds = {"image": np.repeat(x, REQUESTS, axis=0)}
+    pipes = {variant: pipeline_on_map(om, prob, variant == "native") for variant in ("native", "python")}
+    feeds = {"image": np.repeat(x, REQUESTS, axis=0), "picture": np.repeat(picture, REQUESTS, axis=0)}
 
-    with pipe.compile(depth=DEPTH, profile=True) as engine:
+    with pipes["native"].compile(depth=DEPTH, profile=True) as engine:
         engine.run_batch(feeds, batch_size=1)
         per_node = engine.stats()["device_ms_per_node"]
     # stats() accumulates each node's device time over the pass: per request, divide by it
@@ -100,28 +115,31 @@ def test_ppocr_timing_only_against_bound(benchmark, timing_only_models, monkeypa
     slowest = max(models, key=models.get)
     bound = 1000.0 / models[slowest]
 
-    t0 = time.perf_counter()
-    for _ in range(10):
-        ppocr.find_lines(x, prob)
-    find_lines_ms = (time.perf_counter() - t0) * 100.0
+    steps = {
+        "find_lines_native_ms": host_ms(ppocr.find_lines, x, prob, picture),
+        "find_lines_python_ms": host_ms(lambda: ppocr.find_lines(x, prob, picture, native=False)),
+        "ctc_native_ms": host_ms(ppocr.ctc_native, rec_probs),
+        "ctc_python_ms": host_ms(ppocr.ctc, rec_probs),
+    }
 
-    rates = {1: [], 2: []}
-    engines = {w: pipe.compile(depth=DEPTH, host_workers=w) for w in rates}
+    keys = [(variant, w) for variant in pipes for w in (1, 2)]
+    rates = {k: [] for k in keys}
+    engines = {(v, w): pipes[v].compile(depth=DEPTH, host_workers=w) for v, w in keys}
     try:
         for engine in engines.values():
-            engine.run_batch({"image": x}, batch_size=1)  # warm
+            engine.run_batch({"image": x, "picture": picture}, batch_size=1)  # warm
 
-        def once():  # one pass of each, alternated, so both see the same machine
-            for w, engine in engines.items():
+        def once():  # one pass of each, alternated, so all see the same machine
+            for k, engine in engines.items():
                 t0 = time.perf_counter()
                 engine.run_batch(feeds, batch_size=1)
-                rates[w].append(REQUESTS / (time.perf_counter() - t0))
+                rates[k].append(REQUESTS / (time.perf_counter() - t0))
 
         benchmark.pedantic(once, rounds=3, iterations=1)
     finally:
         for engine in engines.values():
             engine.close()
-    best = {w: max(r) for w, r in rates.items()}
+    best = {f"{v}_{w}_workers": max(r) for (v, w), r in rates.items()}
     report(
         benchmark,
         f"PP-OCR (det -> find_lines -> cls -> upright -> rec -> ctc), ASCEND_SIM_COMPUTE=skip, {soc}",
@@ -130,11 +148,11 @@ def test_ppocr_timing_only_against_bound(benchmark, timing_only_models, monkeypa
             **{f"device_ms_{k}": v for k, v in models.items()},
             "slowest": slowest,
             "bound_req_s": bound,
-            "find_lines_host_ms": find_lines_ms,
-            "host_bound_req_s": 1000.0 / find_lines_ms,
-            **{f"engine_req_s_{w}_workers": r for w, r in best.items()},
-            **{f"engine_over_bound_{w}_workers": r / bound for w, r in best.items()},
-            **{f"rounds_req_s_{w}_workers": ", ".join(f"{v:.1f}" for v in r) for w, r in rates.items()},
+            **steps,
+            **{f"engine_req_s_{k}": r for k, r in best.items()},
+            **{f"engine_over_bound_{k}": r / bound for k, r in best.items()},
+            **{f"rounds_req_s_{v}_{w}_workers": ", ".join(f"{r:.1f}" for r in rates[(v, w)])
+               for v, w in keys},
         },
     )
     assert len(lines) == len(LINES), "the real map must find every drawn line"

@@ -202,10 +202,16 @@ def numpy_ctc(probs):
 
 def test_ctc_greedy_equals_numpy():
     rng = np.random.default_rng(3)
-    for _ in range(20):
-        lines, cols, classes = (int(v) for v in rng.integers(1, 12, 3))
-        probs = rng.integers(0, 4, (lines, cols, classes)).astype(np.float32)   # ties: the first class wins
+    for _ in range(40):   # rows under and over the 16 values a vectorised step takes
+        lines, cols = (int(v) for v in rng.integers(1, 12, 2))
+        classes = int(rng.integers(1, 90))
+        probs = rng.integers(0, 6, (lines, cols, classes)).astype(np.float32)   # ties: the first class wins
         np.testing.assert_array_equal(ocr.ctc_greedy(probs), numpy_ctc(probs))
+    probs = rng.random((3, 20, 6625), np.float32)       # a recognizer's classes
+    np.testing.assert_array_equal(ocr.ctc_greedy(probs), numpy_ctc(probs))
+    probs[1, 7, 5000] = np.nan
+    with pytest.raises(ValueError, match=r"ctc: NaN at column 7, class 5000 \(line 1\)"):
+        ocr.ctc_greedy(probs)
     probs = np.zeros((1, 5, 3), np.float32)
     probs[0, [0, 1, 3, 4], [2, 2, 2, 1]] = 1.0          # 2 2 blank 2 1 -> 2 2 1
     np.testing.assert_array_equal(ocr.ctc_greedy(probs), [[2, 2, 1, -1, -1]])

@@ -6,6 +6,7 @@ native step, and its numpy reference (docs/executor.md, "DB text boxes").
   (``rows="any"``, up to ``max_candidates``).  It runs the C function
   ``ae_db_postprocess`` (steps/csrc/db_postprocess.c) on the host-step workers
   without the GIL.
+* :func:`db_step` is the same function as a NativeStep, for a spec file.
 * :func:`db_boxes` runs the same C code on one map, the GIL released: for a
   Python step that reads maps whose size changes per request (a native step
   takes fixed shapes only).
@@ -21,6 +22,7 @@ import math
 
 import numpy as np
 
+from ascend_engine._checks import positive_int
 from ascend_engine.errors import PipelineError
 from ascend_engine.planner.builder import MAX_STEP_ROWS, NativeStep
 
@@ -46,11 +48,8 @@ def check_params(where, thresh, box_thresh, unclip_ratio, min_size, max_candidat
         if key in ("unclip_ratio", "min_size") and value < 0:
             raise PipelineError(f"{where}: {key} must be >= 0, got {value!r}")
         values[key] = float(value)
-    if (isinstance(max_candidates, bool) or not isinstance(max_candidates, (int, np.integer))
-            or not 1 <= max_candidates <= MAX_STEP_ROWS):
-        raise PipelineError(f"{where}: max_candidates must be an int from 1 to {MAX_STEP_ROWS}, "
-                            f"got {max_candidates!r}")
-    values["max_candidates"] = int(max_candidates)
+    values["max_candidates"] = positive_int(max_candidates, f"{where}: max_candidates", MAX_STEP_ROWS,
+                                            error=PipelineError)
     return values
 
 
@@ -94,12 +93,27 @@ def db_postprocess(pipe, prob, picture=None, *, name="db", thresh=DEFAULTS["thre
             raise PipelineError(f"{where}: picture {picture.name!r} must be float32 (rows, 4): height, "
                                 f"width, ratio_h, ratio_w; got {picture.dtype} {tuple(picture.shape)}")
         inputs.append(picture)
-    params = _native().DBParams(name, height, width, values["thresh"], values["box_thresh"],
-                                values["unclip_ratio"], values["min_size"], values["max_candidates"],
-                                picture is not None)
-    step = NativeStep(_native().db_postprocess_address(), params.address, keep=params)
+    step = db_step(height, width, picture=picture is not None, name=name, **values)
     return pipe.host(step, *inputs, name=name, rows="any", max_rows=values["max_candidates"],
                      outputs=[("boxes", "float32", (-1, 4, 2)), ("scores", "float32", (-1,))])
+
+
+def db_step(height, width, *, picture=False, name="db", thresh=DEFAULTS["thresh"],
+            box_thresh=DEFAULTS["box_thresh"], unclip_ratio=DEFAULTS["unclip_ratio"],
+            min_size=DEFAULTS["min_size"], max_candidates=DEFAULTS["max_candidates"]) -> NativeStep:
+    """The DB step's function as a :class:`NativeStep` for ``height`` x
+    ``width`` maps (with a picture input when ``picture``), for a spec file's
+    ``host:`` entry (docs/pipeline-spec.md, "DB text boxes").  Its messages
+    name the step ``name``; :func:`db_postprocess` is the same with the
+    checks of the graph."""
+    where = f"db_postprocess step {name!r}"
+    values = check_params(where, thresh, box_thresh, unclip_ratio, min_size, max_candidates)
+    height = positive_int(height, f"{where}: the map's height", MAX_MAP_SIDE, error=PipelineError)
+    width = positive_int(width, f"{where}: the map's width", MAX_MAP_SIDE, error=PipelineError)
+    params = _native().DBParams(name, height, width, values["thresh"], values["box_thresh"],
+                                values["unclip_ratio"], values["min_size"], values["max_candidates"],
+                                bool(picture))
+    return NativeStep(_native().db_postprocess_address(), params.address, keep=params)
 
 
 def db_boxes(prob, picture=None, *, name="db", thresh=DEFAULTS["thresh"], box_thresh=DEFAULTS["box_thresh"],

@@ -3,6 +3,9 @@ pipeline: a native step after a detector, checked against its numpy reference
 request by request; bad maps fail their own request, naming the step; bad
 graphs are refused when the step is added."""
 
+import json
+import uuid
+
 import numpy as np
 import pytest
 
@@ -99,5 +102,31 @@ def test_bad_graphs_are_refused_when_the_step_is_added(detector):
         ocr.db_postprocess(pipe, prob, pipe.input("p", "float32", (-1, 3)), name="db")
     with pytest.raises(ae.PipelineError, match="box_thresh must be a finite number, got inf"):
         ocr.db_postprocess(pipe, prob, box_thresh=float("inf"))
-    with pytest.raises(ae.PipelineError, match="max_candidates must be an int from 1 to 1048576, got 0"):
+    with pytest.raises(ae.PipelineError, match="max_candidates must be between 1 and 1048576, got 0"):
         ocr.db_postprocess(pipe, prob, max_candidates=0)
+
+
+def test_a_spec_file_names_the_step_made_by_db_step(detector, tmp_path):
+    module = f"db_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{module}.py").write_text(
+        "from ascend_engine.steps import ocr\n\n"
+        f"DB = ocr.db_step({H}, {W}, name='db', unclip_ratio=0.0, max_candidates=8)\n")
+    doc = {
+        "inputs": {"x": {"dtype": "float32", "shape": [-1, 1, H, W]}},
+        "models": [{"name": "det", "path": detector, "inputs": ["x"]}],
+        "host": [{"name": "db", "function": f"{module}:DB", "inputs": ["det.prob"], "rows": "any",
+                  "max_rows": 8, "outputs": {"boxes": {"dtype": "float32", "shape": [-1, 4, 2]},
+                              "scores": {"dtype": "float32", "shape": [-1]}}}],
+        "outputs": {"boxes": "db.boxes", "scores": "db.scores"},
+    }
+    (tmp_path / "db.yaml").write_text(json.dumps(doc))
+    prob = text_map(np.random.default_rng(4))
+    prob[2:8, 3:30] = 0.95
+    with ae.Pipeline.from_spec(tmp_path / "db.yaml", allow_code=True).compile(depth=2) as engine:
+        out = engine.run({"x": prob[None, None]})
+    boxes, scores = ocr.db_boxes_reference(prob, unclip_ratio=0.0, max_candidates=8)
+    assert len(boxes) >= 1
+    np.testing.assert_array_equal(out["boxes"], boxes)
+    np.testing.assert_allclose(out["scores"], scores, rtol=1e-6)
+    with pytest.raises(ae.PipelineError, match="the map's width must be between 1 and 1048576, got 0"):
+        ocr.db_step(H, 0)

@@ -182,7 +182,7 @@ def test_bad_arguments_are_refused():
         ocr.db_boxes(prob.astype(np.float64))
     with pytest.raises(ValueError, match="unclip_ratio must be >= 0, got -1"):
         ocr.db_boxes(prob, unclip_ratio=-1)
-    with pytest.raises(ValueError, match="max_candidates must be an int from 1"):
+    with pytest.raises(ValueError, match="max_candidates must be between 1 and"):
         ocr.db_boxes(prob, max_candidates=0)
     with pytest.raises(ValueError, match="thresh must be a finite number, got nan"):
         ocr.db_boxes(prob, thresh=float("nan"))

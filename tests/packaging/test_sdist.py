@@ -16,6 +16,7 @@ GENERATED = [
     "ascend_engine/_runtime.c",
     "ascend_engine/_model.c",
     "ascend_engine/_executor.c",
+    "ascend_engine/steps/_ocr.c",
 ]
 
 
@@ -51,6 +52,9 @@ def test_build_inputs_are_named(setup_module):
         "include/ascend_engine/dvpp_functions.h",
         "ascend_engine/sim/include/acl/ops/acl_dvpp.h",
         "include/ascend_engine/ascend_sim.h",
+        "ascend_engine/steps/_ocr.pyx",
+        "ascend_engine/steps/csrc/db_postprocess.c",
+        "ascend_engine/steps/csrc/db_postprocess.h",
         "tools/gen_acl_pxd.py",
         "ascend_engine/py.typed",
         "README.md",

@@ -130,3 +130,15 @@ def test_a_spec_file_names_the_step_made_by_db_step(detector, tmp_path):
     np.testing.assert_allclose(out["scores"], scores, rtol=1e-6)
     with pytest.raises(ae.PipelineError, match="the map's width must be between 1 and 1048576, got 0"):
         ocr.db_step(H, 0)
+
+
+def test_a_step_made_for_another_map_size_fails_each_request_naming_both_sizes(detector):
+    pipe = ae.Pipeline(device=0)
+    prob = pipe.model(detector, pipe.input("x", "float32", (-1, 1, H, W)), name="det")
+    boxes, _ = pipe.host(ocr.db_step(H, W + 1, name="db"), prob, name="db", rows="any", max_rows=1000,
+                         outputs=[("boxes", "float32", (-1, 4, 2)), ("scores", "float32", (-1,))])
+    pipe.output("boxes", boxes)
+    with pipe.compile(depth=2) as engine:
+        with pytest.raises(ae.HostStepError, match=rf"a map row holds {H * W * 4} bytes, expected "
+                                                   rf"{H * (W + 1) * 4} \({H} x {W + 1} float32\)"):
+            engine.run({"x": np.zeros((1, 1, H, W), np.float32)})

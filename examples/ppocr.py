@@ -311,6 +311,8 @@ def main(argv=None):
                    help=f"most text lines read in one picture (default {MAX_LINES}); more fail, saying so")
     p.add_argument("--python", action="store_true", help="post-process in numpy instead of C")
     args = p.parse_args(argv)
+    if args.max_lines < 1:
+        p.error(f"--max-lines must be at least 1, got {args.max_lines}")
     from PIL import Image
 
     onnx_paths = fetch_models(args.models or os.path.join(tempfile.gettempdir(), "ascend-engine-ppocr"))
@@ -318,7 +320,12 @@ def main(argv=None):
         om = convert_models(onnx_paths, out)
         with build_pipeline(om, native=not args.python, max_lines=args.max_lines).compile(depth=2) as engine:
             image = np.asarray(Image.open(args.picture).convert("RGB"))
-            for text, box in read(engine, image, characters(onnx_paths["rec"])):
+            try:
+                found = read(engine, image, characters(onnx_paths["rec"]))
+            except ae.HostStepError as exc:  # too many lines: the step's own message, not its traceback
+                print(f"ppocr.py: {exc.__cause__ or exc}", file=sys.stderr)
+                return 1
+            for text, box in found:
                 print(f"{box}: {text}")
     return 0
 

@@ -18,6 +18,7 @@ import ppocr  # noqa: E402
 import ascend_engine as ae  # noqa: E402
 
 PIL = pytest.importorskip("PIL")
+pytest.importorskip("PIL.Image")
 LINES = ["HELLO WORLD 2026", "ascend engine", "Pipeline 42"]
 TEN = ["first line", "second line", "third line", "fourth line", "fifth line", "sixth line", "seventh line",
        "eighth line", "ninth line", "tenth line"]
@@ -101,3 +102,18 @@ def test_each_model_equals_onnx_runtime(models):
         with ae.Model.load(om[name]) as m:
             got = next(iter(m(x=x).values()))
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=name)
+
+
+def test_the_command_prints_every_line_in_picture_pixels_or_says_how_many_it_found(models, tmp_path, capsys):
+    onnx_paths, _ = models
+    picture = tmp_path / "ten.png"
+    PIL.Image.fromarray(ppocr.text_picture(TEN, (720, 920))).save(picture)
+    folder = os.path.dirname(onnx_paths["det"])
+    assert ppocr.main([str(picture), "--models", folder]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert [plain(line.split(": ", 1)[1]) for line in printed] == [plain(t) for t in TEN]
+    assert printed[-1].startswith("(8")          # the tenth line, drawn at y = 834 of 920
+    assert ppocr.main([str(picture), "--models", folder, "--max-lines", "4"]) == 1
+    assert capsys.readouterr().err.strip() == (
+        "ppocr.py: the picture holds 10 text lines, more than max_lines=4 (examples/ppocr.py --max-lines): "
+        "none were read")

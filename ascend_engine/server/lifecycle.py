@@ -102,6 +102,8 @@ def run(root: str, host: str = "127.0.0.1", http_port: int = 8000, grpc_port: in
         metrics_port: int | None = 8002, device=None, allow_code=False, drain_seconds: float = 30.0) -> int:
     """Load the repository at ``root`` and serve it until a signal; returns the exit status."""
     repository = Repository.load(root, device=device, allow_code=allow_code)
+    for line in repository.problems():
+        print(line, file=sys.stderr, flush=True)
     loop = new_loop()
     try:
         loop.run_until_complete(serve(Service(repository), host, http_port, grpc_port, metrics_port,

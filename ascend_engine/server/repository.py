@@ -8,20 +8,30 @@ Layout::
         1/pipeline.yaml      version 1
         2/pipeline.yaml      version 2 (the latest: what a request without a version gets)
 
+      resnet/                model "resnet", as a Triton user lays it out
+        config.pbtxt         Triton's model configuration (server/triton_config.py)
+        1/model.om           version 1
+
 A version folder holds one spec file (``pipeline.yaml``/``.yml``/``.json``, or
 the only spec file there).  Every version is compiled into its own engine when
 the server starts; a spec that fails to load stops the start with its error.
+A folder with a ``config.pbtxt`` serves its model file as a one-model pipeline
+with the config's batching, instances and versions; a config that cannot be read
+or that contradicts its model leaves that model UNAVAILABLE, with the reason in
+the repository index, and the server serves the others (as Triton does).
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 
 from ascend_engine import spec as specs
-from ascend_engine.errors import InferenceServerError
-from ascend_engine.server import protocol
+from ascend_engine.errors import InferenceServerError, ModelConfigError
+from ascend_engine.server import protocol, triton_config
 
 PLATFORM = "ascend_engine_pipeline"
+MODEL_PLATFORM = "ascend_engine_om"        # a Triton folder's model.om
 SPEC_NAMES = tuple("pipeline" + suffix for suffix in specs.SPEC_SUFFIXES)
 
 
@@ -43,7 +53,8 @@ class TensorInfo:
 class Model:
     """One version of one model: its compiled engine and what the protocol says about it."""
 
-    def __init__(self, name: str, version: str, path: str, engine, inputs, outputs, compile_kwargs):
+    def __init__(self, name: str, version: str, path: str, engine, inputs, outputs, compile_kwargs,
+                 served=None):
         self.name = name
         self.version = version
         self.path = path
@@ -53,27 +64,48 @@ class Model:
         self.input_names = {t.name: t for t in inputs}
         self.output_names = {t.name: t for t in outputs}
         self.compile_kwargs = compile_kwargs
+        self.served = served               # triton_config.ServedModel of a Triton folder, else None
+        # {name: (model's shape, client's shape)} where a config's reshape makes them differ
+        self.batched = served is None or served.max_batch_size > 0
+        self.reshape_in, self.reshape_out = {}, {}
+        if served is not None:
+            for tensors, into in ((served.inputs, self.reshape_in), (served.outputs, self.reshape_out)):
+                for t in tensors:
+                    if t.shape != t.model_shape:
+                        into[t.name] = (t.model_shape, t.shape)
 
     @property
     def max_batch(self) -> int:
         return self.engine.max_batch
 
+    @property
+    def platform(self) -> str:
+        return PLATFORM if self.served is None else MODEL_PLATFORM
+
     def metadata(self, versions) -> dict:
-        return {"name": self.name, "versions": list(versions), "platform": PLATFORM,
+        return {"name": self.name, "versions": list(versions), "platform": self.platform,
                 "inputs": [t.metadata() for t in self.inputs],
                 "outputs": [t.metadata() for t in self.outputs]}
 
     def config(self) -> dict:
         """The model configuration, as Triton's ``/v2/models/{m}/config`` words it."""
+        first = 1 if self.batched else 0      # dims leave out the batch dimension, when there is one
+
         def tensor(t, dims_key):
-            return {"name": t.name, "data_type": "TYPE_" + t.datatype, dims_key: list(t.shape[1:])}
+            return {"name": t.name, "data_type": "TYPE_" + t.datatype, dims_key: list(t.shape[first:])}
 
         plan = self.engine.plan
-        config = {"name": self.name, "platform": PLATFORM, "backend": "ascend-engine",
-                  "max_batch_size": self.max_batch,
+        served = self.served
+        max_batch = self.max_batch if served is None else served.max_batch_size
+        count = 1 if served is None else served.instances
+        group = {"name": self.name, "kind": "KIND_MODEL", "count": count}
+        if served is not None and served.devices:
+            group.update(kind="KIND_GPU", gpus=list(served.devices))
+        config = {"name": self.name, "platform": self.platform, "backend": "ascend-engine",
+                  "max_batch_size": max_batch,
                   "input": [tensor(t, "dims") for t in self.inputs],
                   "output": [tensor(t, "dims") for t in self.outputs],
-                  "instance_group": [{"name": self.name, "kind": "KIND_MODEL", "count": 1}],
+                  "instance_group": [group],
                   "parameters": {"depth": {"string_value": str(plan.depth)},
                                  "max_queue": {"string_value": str(plan.max_queue)}}}
         policy = {"timeout_action": plan.timeout_action.upper(), "allow_timeout_override": True,
@@ -128,6 +160,8 @@ class Model:
                 raise protocol.bad_request(f"input '{name}': unexpected shape {list(array.shape)}, model "
                                            f"'{self.name}' expects {list(want.shape)}")
             batch = array.shape[0] if array.shape else 1
+            if not self.batched:
+                continue                      # no batch dimension: the shape check above is the whole check
             if not 1 <= batch <= self.max_batch:
                 raise protocol.bad_request(f"input '{name}': batch size {batch}, model '{self.name}' takes "
                                            f"1 to {self.max_batch} (its max_batch_size)")
@@ -135,7 +169,19 @@ class Model:
                 raise protocol.bad_request(f"input '{name}': batch size {batch} differs from the other "
                                            f"inputs' {rows}")
             rows = batch
+        for name, (model_shape, _) in self.reshape_in.items():
+            tensors[name] = self._reshaped(tensors[name], model_shape)
         return tensors
+
+    def _reshaped(self, array, shape):
+        return array.reshape(array.shape[:1] + tuple(shape[1:]) if self.batched else tuple(shape))
+
+    def results(self, outputs: dict) -> dict:
+        """The engine's outputs as the config's dims give them (its ``reshape``)."""
+        for name, (_, dims) in self.reshape_out.items():
+            if name in outputs:
+                outputs[name] = self._reshaped(outputs[name], dims)
+        return outputs
 
 
 def _spec_in(folder: str) -> str | None:
@@ -151,28 +197,59 @@ def _spec_in(folder: str) -> str | None:
 
 
 def scan(root: str) -> dict:
-    """{model name: {version: spec path}} of a repository folder (nothing is loaded)."""
+    """{model name: {version: path}} of a repository folder (nothing is loaded): a spec file, or a
+    Triton folder's model file.  A Triton folder whose config cannot be read is left out: see
+    :func:`scan_all`, which also says why."""
+    found, failed = scan_all(root)
+    if not found and not failed:
+        raise InferenceServerError(500, f"the model repository {root} holds no pipeline spec and no model "
+                                        f"folder (one model per NAME.yaml, NAME/VERSION/pipeline.yaml, or "
+                                        f"NAME/config.pbtxt with NAME/VERSION/model.om)")
+    return found
+
+
+def scan_all(root: str) -> tuple:
+    """``(found, failed)``: ``found`` as :func:`scan` returns it, ``failed`` {model name: reason} for
+    the Triton folders whose config cannot be read or names no model file."""
     if not os.path.isdir(root):
         raise InferenceServerError(500, f"the model repository {root} is not a folder")
-    found = {}
+    found, failed = {}, {}
     for entry in sorted(os.listdir(root)):
         path = os.path.join(root, entry)
         if os.path.isfile(path) and specs.is_spec_path(entry):
             found.setdefault(os.path.splitext(entry)[0], {})["1"] = path
         elif os.path.isdir(path) and not entry.startswith("."):
+            if os.path.isfile(os.path.join(path, triton_config.CONFIG_NAME)):
+                try:
+                    found[entry] = _triton_versions(path)
+                except ModelConfigError as exc:
+                    failed[entry] = str(exc)
+                continue
             versions = {v: _spec_in(os.path.join(path, v)) for v in sorted(os.listdir(path))
                         if v.isdigit() and os.path.isdir(os.path.join(path, v))}
             versions = {str(int(v)): p for v, p in versions.items() if p is not None}
             if versions:
                 found[entry] = versions
-    if not found:
-        raise InferenceServerError(500, f"the model repository {root} holds no pipeline spec (one model per "
-                                        f"NAME.yaml, or NAME/VERSION/pipeline.yaml)")
-    return found
+    return found, failed
+
+
+def _triton_versions(folder: str) -> dict:
+    """{version: model file} that a Triton folder's version_policy serves."""
+    served = triton_config.read(os.path.join(folder, triton_config.CONFIG_NAME))
+    files = {str(int(v)): triton_config.model_file(folder, v, served) for v in sorted(os.listdir(folder))
+             if v.isdigit() and os.path.isdir(os.path.join(folder, v))}
+    available = [v for v, f in files.items() if os.path.isfile(f)]
+    if not available:
+        filename = served.config.default_model_filename or triton_config.DEFAULT_MODEL_FILENAME
+        raise ModelConfigError(f"{folder}: no version folder holds a model file {filename} (expected "
+                               f"{folder}{os.sep}1{os.sep}{filename})")
+    return {v: files[v] for v in triton_config.versions_served(served, available)}
 
 
 def load_model(name: str, version: str, path: str, device=None, allow_code=False) -> Model:
-    """Build and compile one spec into a :class:`Model`."""
+    """Build and compile one spec, or one Triton folder's model file, into a :class:`Model`."""
+    if not specs.is_spec_path(path):
+        return _load_triton_model(name, version, path, device)
     parsed = specs._parse_any(path)
     pipeline = specs.build(parsed, device=device, allow_code=allow_code)
     kwargs = dict(parsed.compile)
@@ -183,28 +260,89 @@ def load_model(name: str, version: str, path: str, device=None, allow_code=False
     return Model(name, version, path, engine, inputs, outputs, kwargs)
 
 
+def _load_triton_model(name: str, version: str, path: str, device=None) -> Model:
+    """A Triton folder's model file served as a one-model pipeline, its config checked against it."""
+    from ascend_engine import Model as LoadedModel  # the runtime, only when a model is served
+    from ascend_engine import Pipeline
+
+    served = triton_config.read(os.path.join(os.path.dirname(os.path.dirname(path)),
+                                             triton_config.CONFIG_NAME))
+    model = LoadedModel.load(path, device=0 if device is None else device)
+    try:
+        checked = triton_config.check(served, name, model)
+        output_order = [t.name for t in model.outputs]
+    finally:
+        model.close()
+    if len(checked.devices) > 1:
+        raise ModelConfigError(f"{served.path}: instance_group gpus: {list(checked.devices)}; a model is "
+                               f"served on one NPU here (name one, or start one server per NPU)")
+    if checked.devices:
+        device = checked.devices[0]
+    pipe = Pipeline(device=0 if device is None else device)
+    handles = [pipe.input(t.name, t.dtype, t.model_shape) for t in checked.inputs]
+    produced = pipe.model(path, *handles, name=name, instances=checked.instances)
+    produced = produced if isinstance(produced, tuple) else (produced,)
+    by_name = dict(zip(output_order, produced, strict=True))
+    for t in checked.outputs:
+        pipe.output(t.name, by_name[t.name])
+    kwargs = dict(checked.compile_kwargs)
+    engine = pipe.compile(**kwargs)
+    inputs = [TensorInfo(t.name, t.dtype, t.shape) for t in checked.inputs]
+    outputs = [TensorInfo(t.name, t.dtype, t.shape) for t in checked.outputs]
+    for ignored in checked.ignored:
+        warnings.warn(f"model '{name}': {served.path}: {ignored} is not read by this server (ignored)",
+                      stacklevel=2)
+    return Model(name, version, path, engine, inputs, outputs, kwargs, served=checked)
+
+
 class Repository:
     """Every loaded model version, by name and version."""
 
-    def __init__(self, models: dict):
+    def __init__(self, models: dict, failed: dict | None = None):
         self.models = models                # {name: {version: Model}}, versions in ascending order
+        self.failed = failed or {}          # {name: {version: reason}} of Triton folders that did not load
 
     @classmethod
     def load(cls, root: str, device=None, allow_code=False) -> Repository:
-        models = {}
+        """Load every model version of ``root``.  A spec that fails stops the load with its error; a
+        Triton folder that fails is recorded in ``failed`` and the others are served."""
+        models, failed = {}, {}
         try:
-            for name, versions in scan(root).items():
+            found, unreadable = scan_all(root)
+            failed.update({name: {"": reason} for name, reason in unreadable.items()})
+            if not found and not failed:
+                scan(root)                  # raises: nothing to serve
+            for name, versions in found.items():
                 models[name] = {}
                 for version in sorted(versions, key=int):
-                    models[name][version] = load_model(name, version, versions[version], device, allow_code)
+                    path = versions[version]
+                    try:
+                        models[name][version] = load_model(name, version, path, device, allow_code)
+                    except ModelConfigError as exc:
+                        failed.setdefault(name, {})[version] = str(exc)
+                if not models[name]:
+                    del models[name]
+            if not models:
+                reasons = "; ".join(r for v in failed.values() for r in v.values())
+                raise InferenceServerError(500, f"the model repository {root} has no model that loads: "
+                                                f"{reasons}")
         except BaseException:
             cls(models).close()
             raise
-        return cls(models)
+        return cls(models, failed)
+
+    def problems(self) -> list:
+        """One line per model version that failed to load, for the server's start-up output."""
+        return [f"model '{name}'{f' version {version}' if version else ''} UNAVAILABLE: {reason}"
+                for name, versions in self.failed.items() for version, reason in versions.items()]
 
     def get(self, name: str, version: str = "") -> Model:
         """The model version a request names (the latest for ``""``); 404 when there is none."""
         versions = self.models.get(name)
+        if versions is None and name in self.failed:
+            reasons = "; ".join(self.failed[name].values())
+            raise InferenceServerError(404, f"Request for unknown model: '{name}' has no available versions "
+                                            f"(it failed to load: {reasons})")
         if versions is None:
             raise InferenceServerError(404, f"Request for unknown model: '{name}' is not found "
                                             f"(models: {', '.join(self.models) or 'none'})")

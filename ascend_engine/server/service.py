@@ -60,8 +60,14 @@ class Service:
         return self.repository.get(name, version).config()
 
     def index(self) -> list:
-        return [{"name": m.name, "version": m.version, "state": "READY" if self.model_ready(m.name, m.version)
-                 else "UNAVAILABLE"} for m in self.repository.all()]
+        """Triton's repository index: every model version with its state, and why a failed one failed."""
+        ready = [{"name": m.name, "version": m.version,
+                  "state": "READY" if self.model_ready(m.name, m.version) else "UNAVAILABLE"}
+                 for m in self.repository.all()]
+        failed = [{"name": name, "version": version, "state": "UNAVAILABLE", "reason": reason}
+                  for name, versions in self.repository.failed.items()
+                  for version, reason in versions.items()]
+        return ready + failed
 
     def model_statistics(self, name: str, version: str = "") -> dict:
         """Triton's ``/v2/models/{m}/stats``: counts and summed times (ns) per model version."""
@@ -120,8 +126,8 @@ class Service:
             priority, timeout = model.queue_parameters(parameters or {})
             prepared = time.perf_counter()
             counters.prepared(prepared - started)
-            outputs = await model.engine.run_async(feeds, timeout=timeout, priority=priority,
-                                                   wait_for_room=False)
+            outputs = model.results(await model.engine.run_async(feeds, timeout=timeout, priority=priority,
+                                                                 wait_for_room=False))
             if encode is not None:
                 answered = time.perf_counter()
                 outputs = encode(outputs)

@@ -24,7 +24,7 @@ MAX_MESSAGE = 256 << 20     # bytes of one request or reply (as the HTTP front e
 CONTENTS = {"BOOL": "bool_contents", "INT8": "int_contents", "INT16": "int_contents",
             "INT32": "int_contents", "INT64": "int64_contents", "UINT8": "uint_contents",
             "UINT16": "uint_contents", "UINT32": "uint_contents", "UINT64": "uint64_contents",
-            "FP32": "fp32_contents", "FP64": "fp64_contents"}
+            "FP32": "fp32_contents", "FP64": "fp64_contents", "BYTES": "bytes_contents"}
 
 
 def input_arrays(request) -> dict:

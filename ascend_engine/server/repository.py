@@ -26,6 +26,8 @@ from __future__ import annotations
 import os
 import warnings
 
+import numpy as np
+
 from ascend_engine import spec as specs
 from ascend_engine.errors import InferenceServerError, ModelConfigError
 from ascend_engine.server import protocol, triton_config
@@ -38,13 +40,19 @@ SPEC_NAMES = tuple("pipeline" + suffix for suffix in specs.SPEC_SUFFIXES)
 class TensorInfo:
     """A model input or output as the protocol describes it: name, numpy dtype, shape (-1: any)."""
 
-    __slots__ = ("name", "dtype", "shape", "datatype")
+    __slots__ = ("name", "dtype", "shape", "datatype", "max_bytes")
 
-    def __init__(self, name, dtype, shape):
+    def __init__(self, name, dtype, shape, max_bytes=0):
         self.name = name
         self.dtype = dtype
         self.shape = tuple(int(d) for d in shape)
         self.datatype = protocol.datatype_of(dtype)
+        self.max_bytes = max_bytes         # a bytes input's longest string (BYTES, one per request)
+
+    @classmethod
+    def bytes_input(cls, name, max_bytes):
+        """A pipeline's bytes input: one BYTES element per request (a JPEG), as Triton's clients send it."""
+        return cls(name, protocol.BYTES_DTYPE, (1,), max_bytes)
 
     def metadata(self) -> dict:
         return {"name": self.name, "datatype": self.datatype, "shape": list(self.shape)}
@@ -148,9 +156,13 @@ class Model:
         if missing:
             raise protocol.bad_request(f"expected {len(self.inputs)} inputs but got {len(tensors)} inputs "
                                        f"for model '{self.name}': input '{missing[0]}' is missing")
-        rows = None
+        rows, feeds = None, dict(tensors)      # the request's own arrays stay as they came
         for name, array in tensors.items():
             want = self.input_names[name]
+            if want.max_bytes:
+                feeds[name] = self._one_string(name, array, want.max_bytes)
+                rows = rows or 1
+                continue
             if array.dtype != want.dtype:
                 raise protocol.bad_request(
                     f"input '{name}': datatype {protocol.datatype_of(array.dtype)}, but model "
@@ -170,8 +182,28 @@ class Model:
                                            f"inputs' {rows}")
             rows = batch
         for name, (model_shape, _) in self.reshape_in.items():
-            tensors[name] = self._reshaped(tensors[name], model_shape)
-        return tensors
+            feeds[name] = self._reshaped(feeds[name], model_shape)
+        return feeds
+
+    def _one_string(self, name, array, max_bytes):
+        """A bytes input's one byte string: a BYTES tensor of one element, or (as before BYTES) a
+        UINT8 tensor of shape [n] or [1, n] at the string's own length."""
+        if array.dtype == protocol.BYTES_DTYPE:
+            if array.size != 1:
+                raise protocol.bad_request(f"input '{name}': one BYTES element per request (a JPEG), got "
+                                           f"{array.size} (shape {list(array.shape)}); send one request "
+                                           f"per picture")
+            value = array.reshape(-1)[0]
+        elif array.dtype == np.uint8 and (array.ndim == 1 or (array.ndim == 2 and array.shape[0] == 1)):
+            value = array.reshape(-1)
+        else:
+            raise protocol.bad_request(f"input '{name}': datatype {protocol.datatype_of(array.dtype)} shape "
+                                       f"{list(array.shape)}, but model '{self.name}' takes one BYTES "
+                                       f"element (or UINT8 [1, n]) per request")
+        if not 1 <= len(value) <= max_bytes:
+            raise protocol.bad_request(f"input '{name}': {len(value)} bytes; model '{self.name}' takes 1 to "
+                                       f"{max_bytes} bytes per picture")
+        return value
 
     def _reshaped(self, array, shape):
         return array.reshape(array.shape[:1] + tuple(shape[1:]) if self.batched else tuple(shape))
@@ -255,7 +287,8 @@ def load_model(name: str, version: str, path: str, device=None, allow_code=False
     kwargs = dict(parsed.compile)
     engine = pipeline.compile(**kwargs)
     plan = engine.plan
-    inputs = [TensorInfo(i.name, i.dtype, i.shape) for i in parsed.inputs]
+    inputs = [TensorInfo.bytes_input(i.name, i.max_bytes) if i.max_bytes
+              else TensorInfo(i.name, i.dtype, i.shape) for i in parsed.inputs]
     outputs = [TensorInfo(n, plan.tensors[k].dtype, plan.tensors[k].shape) for n, k in plan.outputs]
     return Model(name, version, path, engine, inputs, outputs, kwargs)
 

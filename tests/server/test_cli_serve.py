@@ -30,8 +30,8 @@ def test_a_repository_that_is_not_a_folder_is_a_usage_error(tmp_path):
 def test_an_empty_repository_says_what_it_looked_for(tmp_path):
     proc = serve(str(tmp_path))
     assert proc.returncode == 1
-    want = ("holds no pipeline spec and no model folder (one model per NAME.yaml, NAME/VERSION/pipeline.yaml, "
-            "or NAME/config.pbtxt with NAME/VERSION/model.om)")
+    want = ("holds no pipeline spec and no model folder (one model per NAME.yaml, "
+            "NAME/VERSION/pipeline.yaml, or NAME/config.pbtxt with NAME/VERSION/model.om)")
     assert want in error_line(proc)
 
 

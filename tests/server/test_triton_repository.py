@@ -139,7 +139,8 @@ def test_a_request_shaped_as_the_model_not_the_config_is_refused(server):
     try:
         tensor = httpclient.InferInput("x", [2, 128], "FP32")
         tensor.set_data_from_numpy(np.zeros((2, 128), np.float32))
-        with pytest.raises(Exception, match=r"unexpected shape \[2, 128\], model 'head' expects \[-1, 8, 16\]"):
+        with pytest.raises(Exception, match=r"unexpected shape \[2, 128\], model 'head' expects "
+                                            r"\[-1, 8, 16\]"):
             client.infer("head", [tensor])
     finally:
         client.close()

@@ -227,6 +227,12 @@ def add_serve_arguments(p):
                    help="serve specs whose host steps name Python functions (they run with your rights)")
     p.add_argument("--drain-seconds", type=positive_float_arg, default=30.0,
                    help="on SIGTERM/SIGINT, how long admitted requests may take to finish (default 30)")
+    p.add_argument("--model-control-mode", choices=("none", "explicit"), default="none",
+                   help="none: serve every model of the folder, unchanged (default); explicit: load and "
+                        "unload models by name through the repository API (docs/serve.md)")
+    p.add_argument("--load-model", action="append", metavar="NAME", default=None,
+                   help="with --model-control-mode=explicit: a model to load at the start (repeat it; "
+                        "'*' loads every model); none by default")
 
 
 def check_serve_args(args):
@@ -234,4 +240,7 @@ def check_serve_args(args):
         raise UsageError(f"the model repository is not a folder: {args.model_repository}")
     if args.http_port < 0:
         raise UsageError("--http-port -1: the HTTP port cannot be turned off")
+    if args.load_model and args.model_control_mode != "explicit":
+        raise UsageError("--load-model takes effect with --model-control-mode=explicit only (in mode none "
+                         "every model is loaded)")
     check_device(args.device)

@@ -111,6 +111,23 @@ class Handlers:
         models = [m for m in self.service.index() if not request.ready or m["state"] == "READY"]
         return json_format.ParseDict({"models": models}, messages.RepositoryIndexResponse())
 
+    async def RepositoryModelLoad(self, request, context):
+        self._control_parameters(request, "load")
+        await self.service.load_model(request.model_name)
+        return messages.RepositoryModelLoadResponse()
+
+    async def RepositoryModelUnload(self, request, context):
+        self._control_parameters(request, "unload")
+        await self.service.unload_model(request.model_name)
+        return messages.RepositoryModelUnloadResponse()
+
+    @staticmethod
+    def _control_parameters(request, action):
+        unknown = sorted(set(request.parameters) - {"unload_dependents"})
+        if unknown:
+            raise protocol.bad_request(f"{action} of '{request.model_name}': parameter '{unknown[0]}' is not "
+                                       f"supported (a model is loaded from its folder as it is)")
+
     async def ModelInfer(self, request, context):
         model = self.service.model(request.model_name, request.model_version)
         return await self.service.infer(model, input_arrays(request), request_parameters(request),

@@ -29,7 +29,7 @@ import warnings
 import numpy as np
 
 from ascend_engine import spec as specs
-from ascend_engine.errors import InferenceServerError, ModelConfigError
+from ascend_engine.errors import InferenceServerError, ModelConfigError, PipelineError
 from ascend_engine.server import protocol, triton_config
 
 PLATFORM = "ascend_engine_pipeline"
@@ -73,6 +73,7 @@ class Model:
         self.output_names = {t.name: t for t in outputs}
         self.compile_kwargs = compile_kwargs
         self.served = served               # triton_config.ServedModel of a Triton folder, else None
+        self.in_flight = 0                 # inferences admitted on this version, not yet answered
         # {name: (model's shape, client's shape)} where a config's reshape makes them differ
         self.batched = served is None or served.max_batch_size > 0
         self.reshape_in, self.reshape_out = {}, {}
@@ -328,41 +329,117 @@ def _load_triton_model(name: str, version: str, path: str, device=None) -> Model
     return Model(name, version, path, engine, inputs, outputs, kwargs, served=checked)
 
 
-class Repository:
-    """Every loaded model version, by name and version."""
+MODEL_CONTROL_MODES = ("none", "explicit")
 
-    def __init__(self, models: dict, failed: dict | None = None):
+
+class Repository:
+    """Every loaded model version, by name and version, and the folder they come from.
+
+    ``mode`` is Triton's model control mode: ``"none"`` loads every model at the
+    start and never changes them; ``"explicit"`` loads the ``startup`` models (or
+    every one for ``"*"``) and then loads and unloads on request
+    (:meth:`build`, :meth:`install`, :meth:`remove`, driven by the service).
+    """
+
+    def __init__(self, models: dict, failed: dict | None = None, root: str | None = None, device=None,
+                 allow_code: bool = False, mode: str = "none"):
         self.models = models                # {name: {version: Model}}, versions in ascending order
-        self.failed = failed or {}          # {name: {version: reason}} of Triton folders that did not load
+        self.failed = failed or {}          # {name: {version: reason}} of models that did not load
+        self.unloaded = {}                  # {name: reason}: in the folder, not loaded (explicit mode)
+        self.root, self.device, self.allow_code, self.mode = root, device, allow_code, mode
 
     @classmethod
-    def load(cls, root: str, device=None, allow_code=False) -> Repository:
-        """Load every model version of ``root``.  A spec that fails stops the load with its error; a
-        Triton folder that fails is recorded in ``failed`` and the others are served."""
-        models, failed = {}, {}
+    def load(cls, root: str, device=None, allow_code=False, mode: str = "none",
+             startup=("*",)) -> Repository:
+        """Load the model versions of ``root`` (in explicit mode only those ``startup`` names).  A
+        spec that fails stops the load with its error; a Triton folder that fails is recorded in
+        ``failed`` and the others are served."""
+        if mode not in MODEL_CONTROL_MODES:
+            modes = ", ".join(MODEL_CONTROL_MODES)
+            raise InferenceServerError(500, f"model control mode must be one of {modes}, got {mode!r}")
+        repository = cls({}, {}, root, device, allow_code, mode)
         try:
             found, unreadable = scan_all(root)
-            failed.update({name: {"": reason} for name, reason in unreadable.items()})
-            if not found and not failed:
+            wanted = set(found) | set(unreadable) if mode == "none" or "*" in startup else set(startup)
+            missing = sorted(wanted - set(found) - set(unreadable))
+            if missing:
+                raise InferenceServerError(500, f"the model repository {root} has no model '{missing[0]}' "
+                                                f"(its models: {', '.join(sorted(found)) or 'none'})")
+            if mode == "none" and not found and not unreadable:
                 scan(root)                  # raises: nothing to serve
-            for name, versions in found.items():
-                models[name] = {}
-                for version in sorted(versions, key=int):
-                    path = versions[version]
-                    try:
-                        models[name][version] = load_model(name, version, path, device, allow_code)
-                    except ModelConfigError as exc:
-                        failed.setdefault(name, {})[version] = str(exc)
-                if not models[name]:
-                    del models[name]
-            if not models:
-                reasons = "; ".join(r for v in failed.values() for r in v.values())
+            for name in sorted(set(found) | set(unreadable)):
+                if name not in wanted:
+                    repository.unloaded[name] = "not loaded (explicit model control: load it by name)"
+                elif name in unreadable:
+                    repository.failed[name] = {"": unreadable[name]}
+                else:
+                    repository._load_versions(name, found[name])
+            if mode == "none" and not repository.models:
+                reasons = "; ".join(r for v in repository.failed.values() for r in v.values())
                 raise InferenceServerError(500, f"the model repository {root} has no model that loads: "
                                                 f"{reasons}")
         except BaseException:
-            cls(models).close()
+            repository.close()
             raise
-        return cls(models, failed)
+        return repository
+
+    def _load_versions(self, name: str, versions: dict):
+        """Compile every version of ``name`` into ``models``; a Triton folder's failures go to ``failed``."""
+        self.models[name] = {}
+        for version in sorted(versions, key=int):
+            try:
+                self.models[name][version] = load_model(name, version, versions[version], self.device,
+                                                        self.allow_code)
+            except ModelConfigError as exc:
+                self.failed.setdefault(name, {})[version] = str(exc)
+        if not self.models[name]:
+            del self.models[name]
+
+    # ---- explicit model control: the service builds off the event loop, then swaps on it ------
+
+    def build(self, name: str) -> dict:
+        """{version: Model} of ``name`` compiled afresh from the folder (blocking: call it off the event
+        loop).  Raises InferenceServerError 400 naming why nothing can be served."""
+        found, unreadable = scan_all(self.root)
+        if name in unreadable:
+            raise InferenceServerError(400, f"failed to load '{name}': {unreadable[name]}")
+        if name not in found:
+            known = sorted(set(found) | set(unreadable))
+            raise InferenceServerError(400, f"failed to load '{name}': no model of that name in the "
+                                            f"repository {self.root} (its models: "
+                                            f"{', '.join(known) or 'none'})")
+        built, reasons = {}, []
+        try:
+            for version in sorted(found[name], key=int):
+                try:
+                    built[version] = load_model(name, version, found[name][version], self.device,
+                                                self.allow_code)
+                except (ModelConfigError, PipelineError, OSError) as exc:
+                    reasons.append(f"version {version}: {exc}")
+        except BaseException:
+            for model in built.values():
+                model.engine.close()
+            raise
+        if reasons:
+            for model in built.values():
+                model.engine.close()
+            raise InferenceServerError(400, f"failed to load '{name}': {'; '.join(reasons)}")
+        return built
+
+    def install(self, name: str, versions: dict) -> dict:
+        """Serve ``versions`` as ``name`` from now on; returns the versions it replaces (to retire)."""
+        old = self.models.get(name, {})
+        self.models[name] = versions
+        self.failed.pop(name, None)
+        self.unloaded.pop(name, None)
+        return old
+
+    def remove(self, name: str) -> dict:
+        """Stop serving ``name``; returns its versions (to retire once their requests are answered)."""
+        old = self.models.pop(name, {})
+        self.failed.pop(name, None)
+        self.unloaded[name] = "unloaded"
+        return old
 
     def problems(self) -> list:
         """One line per model version that failed to load, for the server's start-up output."""
@@ -372,6 +449,9 @@ class Repository:
     def get(self, name: str, version: str = "") -> Model:
         """The model version a request names (the latest for ``""``); 404 when there is none."""
         versions = self.models.get(name)
+        if versions is None and name in self.unloaded:
+            raise InferenceServerError(404, f"Request for unknown model: '{name}' is not loaded "
+                                            f"({self.unloaded[name]})")
         if versions is None and name in self.failed:
             reasons = "; ".join(self.failed[name].values())
             raise InferenceServerError(404, f"Request for unknown model: '{name}' has no available versions "

@@ -66,7 +66,11 @@ class Model:
         self.name = name
         self.version = version
         self.path = path
-        self.engine = engine
+        # one engine per device the model is served on (a list), the first answering for the plan
+        self.engines = list(engine) if isinstance(engine, (list, tuple)) else [engine]
+        self.engine = self.engines[0]
+        self.engine_in_flight = [0] * len(self.engines)
+        self._next = 0                     # where the search for the least busy engine starts
         self.inputs = inputs               # [TensorInfo]
         self.outputs = outputs
         self.input_names = {t.name: t for t in inputs}
@@ -86,6 +90,39 @@ class Model:
     @property
     def max_batch(self) -> int:
         return self.engine.max_batch
+
+    @property
+    def devices(self) -> list:
+        """The device of each engine, in order."""
+        return [engine.plan.devices[0] for engine in self.engines]
+
+    @property
+    def closed(self) -> bool:
+        return all(engine.closed for engine in self.engines)
+
+    def pick(self) -> int:
+        """The index of the open engine with the fewest requests in flight (ties taken in turn)."""
+        n = len(self.engines)
+        best = None
+        for k in range(self._next, self._next + n):
+            k %= n
+            if not self.engines[k].closed and (best is None
+                                               or self.engine_in_flight[k] < self.engine_in_flight[best]):
+                best = k
+        self._next = (self._next + 1) % n
+        return 0 if best is None else best
+
+    def serving_stats(self) -> dict:
+        """The engines' ``stats()["serving"]`` added up: counts, totals and maxima (percentiles are
+        per engine and are left out when there are several)."""
+        figures = [engine.stats()["serving"] for engine in self.engines if not engine.closed]
+        if len(figures) <= 1:
+            return figures[0] if figures else {}
+        return _summed(figures)
+
+    def close(self):
+        for engine in self.engines:
+            engine.close()
 
     @property
     def platform(self) -> str:
@@ -108,8 +145,8 @@ class Model:
         max_batch = self.max_batch if served is None else served.max_batch_size
         count = 1 if served is None else served.instances
         group = {"name": self.name, "kind": "KIND_MODEL", "count": count}
-        if served is not None and served.devices:
-            group.update(kind="KIND_GPU", gpus=list(served.devices))
+        if len(self.engines) > 1 or (served is not None and served.devices):
+            group.update(kind="KIND_GPU", gpus=self.devices)
         config = {"name": self.name, "platform": self.platform, "backend": "ascend-engine",
                   "max_batch_size": max_batch,
                   "input": [tensor(t, "dims") for t in self.inputs],
@@ -217,6 +254,24 @@ class Model:
         return outputs
 
 
+def _summed(figures: list):
+    """Several engines' serving figures as one: numbers added, ``max`` the largest, ``mean`` from
+    the sums, percentiles dropped (they do not add)."""
+    first = figures[0]
+    if isinstance(first, dict):
+        keys = dict.fromkeys(k for f in figures for k in f)
+        merged = {k: _summed([f[k] for f in figures if k in f]) for k in keys
+                  if k not in ("p50", "p90", "p95", "p99")}
+        if "mean" in merged and merged.get("added"):
+            merged["mean"] = merged["total"] / merged["added"]
+        if "max" in merged:
+            merged["max"] = max(f.get("max", 0) for f in figures)
+        return merged
+    if isinstance(first, (int, float)) and not isinstance(first, bool):
+        return sum(figures)
+    return first
+
+
 def _spec_in(folder: str) -> str | None:
     """The spec file of a version folder, or None when it has none."""
     for name in SPEC_NAMES:
@@ -279,23 +334,38 @@ def _triton_versions(folder: str) -> dict:
     return {v: files[v] for v in triton_config.versions_served(served, available)}
 
 
-def load_model(name: str, version: str, path: str, device=None, allow_code=False) -> Model:
-    """Build and compile one spec, or one Triton folder's model file, into a :class:`Model`."""
+def load_model(name: str, version: str, path: str, device=None, allow_code=False, devices=()) -> Model:
+    """Build and compile one spec, or one Triton folder's model file, into a :class:`Model`: one
+    engine on ``device`` (None: the spec's), or one per device of ``devices``."""
     if not specs.is_spec_path(path):
-        return _load_triton_model(name, version, path, device)
+        return _load_triton_model(name, version, path, device, devices)
     parsed = specs._parse_any(path)
-    pipeline = specs.build(parsed, device=device, allow_code=allow_code)
     kwargs = dict(parsed.compile)
-    engine = pipeline.compile(**kwargs)
-    plan = engine.plan
+    engines = _compiled(lambda d: specs.build(parsed, device=d, allow_code=allow_code), kwargs,
+                        devices or (device,))
+    plan = engines[0].plan
     inputs = [TensorInfo.bytes_input(i.name, i.max_bytes) if i.max_bytes
               else TensorInfo(i.name, i.dtype, i.shape) for i in parsed.inputs]
     outputs = [TensorInfo(n, plan.tensors[k].dtype, plan.tensors[k].shape) for n, k in plan.outputs]
-    return Model(name, version, path, engine, inputs, outputs, kwargs)
+    return Model(name, version, path, engines, inputs, outputs, kwargs)
 
 
-def _load_triton_model(name: str, version: str, path: str, device=None) -> Model:
-    """A Triton folder's model file served as a one-model pipeline, its config checked against it."""
+def _compiled(build, kwargs, devices) -> list:
+    """One engine per device (``build(device)`` makes its pipeline); all closed if one fails."""
+    engines = []
+    try:
+        for device in devices:
+            engines.append(build(device).compile(**kwargs))
+    except BaseException:
+        for engine in engines:
+            engine.close()
+        raise
+    return engines
+
+
+def _load_triton_model(name: str, version: str, path: str, device=None, devices=()) -> Model:
+    """A Triton folder's model file served as a one-model pipeline, its config checked against it:
+    on the config's ``instance_group`` NPUs, else the server's."""
     from ascend_engine import Model as LoadedModel  # the runtime, only when a model is served
     from ascend_engine import Pipeline
 
@@ -307,26 +377,25 @@ def _load_triton_model(name: str, version: str, path: str, device=None) -> Model
         output_order = [t.name for t in model.outputs]
     finally:
         model.close()
-    if len(checked.devices) > 1:
-        raise ModelConfigError(f"{served.path}: instance_group gpus: {list(checked.devices)}; a model is "
-                               f"served on one NPU here (name one, or start one server per NPU)")
-    if checked.devices:
-        device = checked.devices[0]
-    pipe = Pipeline(device=0 if device is None else device)
-    handles = [pipe.input(t.name, t.dtype, t.model_shape) for t in checked.inputs]
-    produced = pipe.model(path, *handles, name=name, instances=checked.instances)
-    produced = produced if isinstance(produced, tuple) else (produced,)
-    by_name = dict(zip(output_order, produced, strict=True))
-    for t in checked.outputs:
-        pipe.output(t.name, by_name[t.name])
+
+    def build(on):
+        pipe = Pipeline(device=0 if on is None else on)
+        handles = [pipe.input(t.name, t.dtype, t.model_shape) for t in checked.inputs]
+        produced = pipe.model(path, *handles, name=name, instances=checked.instances)
+        produced = produced if isinstance(produced, tuple) else (produced,)
+        by_name = dict(zip(output_order, produced, strict=True))
+        for t in checked.outputs:
+            pipe.output(t.name, by_name[t.name])
+        return pipe
+
     kwargs = dict(checked.compile_kwargs)
-    engine = pipe.compile(**kwargs)
+    engines = _compiled(build, kwargs, checked.devices or devices or (device,))
     inputs = [TensorInfo(t.name, t.dtype, t.shape) for t in checked.inputs]
     outputs = [TensorInfo(t.name, t.dtype, t.shape) for t in checked.outputs]
     for ignored in checked.ignored:
         warnings.warn(f"model '{name}': {served.path}: {ignored} is not read by this server (ignored)",
                       stacklevel=2)
-    return Model(name, version, path, engine, inputs, outputs, kwargs, served=checked)
+    return Model(name, version, path, engines, inputs, outputs, kwargs, served=checked)
 
 
 MODEL_CONTROL_MODES = ("none", "explicit")
@@ -342,22 +411,23 @@ class Repository:
     """
 
     def __init__(self, models: dict, failed: dict | None = None, root: str | None = None, device=None,
-                 allow_code: bool = False, mode: str = "none"):
+                 allow_code: bool = False, mode: str = "none", devices=()):
         self.models = models                # {name: {version: Model}}, versions in ascending order
         self.failed = failed or {}          # {name: {version: reason}} of models that did not load
         self.unloaded = {}                  # {name: reason}: in the folder, not loaded (explicit mode)
         self.root, self.device, self.allow_code, self.mode = root, device, allow_code, mode
+        self.devices = tuple(devices)       # every model on each of these devices (serve --devices)
 
     @classmethod
     def load(cls, root: str, device=None, allow_code=False, mode: str = "none",
-             startup=("*",)) -> Repository:
+             startup=("*",), devices=()) -> Repository:
         """Load the model versions of ``root`` (in explicit mode only those ``startup`` names).  A
         spec that fails stops the load with its error; a Triton folder that fails is recorded in
         ``failed`` and the others are served."""
         if mode not in MODEL_CONTROL_MODES:
             modes = ", ".join(MODEL_CONTROL_MODES)
             raise InferenceServerError(500, f"model control mode must be one of {modes}, got {mode!r}")
-        repository = cls({}, {}, root, device, allow_code, mode)
+        repository = cls({}, {}, root, device, allow_code, mode, devices)
         try:
             found, unreadable = scan_all(root)
             wanted = set(found) | set(unreadable) if mode == "none" or "*" in startup else set(startup)
@@ -389,7 +459,7 @@ class Repository:
         for version in sorted(versions, key=int):
             try:
                 self.models[name][version] = load_model(name, version, versions[version], self.device,
-                                                        self.allow_code)
+                                                        self.allow_code, self.devices)
             except ModelConfigError as exc:
                 self.failed.setdefault(name, {})[version] = str(exc)
         if not self.models[name]:
@@ -413,16 +483,16 @@ class Repository:
             for version in sorted(found[name], key=int):
                 try:
                     built[version] = load_model(name, version, found[name][version], self.device,
-                                                self.allow_code)
+                                                self.allow_code, self.devices)
                 except (ModelConfigError, PipelineError, OSError) as exc:
                     reasons.append(f"version {version}: {exc}")
         except BaseException:
             for model in built.values():
-                model.engine.close()
+                model.close()
             raise
         if reasons:
             for model in built.values():
-                model.engine.close()
+                model.close()
             raise InferenceServerError(400, f"failed to load '{name}': {'; '.join(reasons)}")
         return built
 
@@ -476,4 +546,4 @@ class Repository:
 
     def close(self):
         for model in self.all():
-            model.engine.close()
+            model.close()

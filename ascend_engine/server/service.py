@@ -52,7 +52,7 @@ class Service:
             model = self.repository.get(name, version)
         except InferenceServerError:
             return False
-        return self.admitting and not model.engine.closed
+        return self.admitting and not model.closed
 
     def metadata(self) -> dict:
         return {"name": SERVER_NAME, "version": VERSION, "extensions": list(EXTENSIONS)}
@@ -89,7 +89,7 @@ class Service:
         feeds, ``queue`` the engine's admission queue, ``compute_infer`` the device requests from
         dispatch to results (H2D, every model, D2H), ``compute_output`` encoding the answer."""
         counters = self.counters[(model.name, model.version)]
-        serving = {} if model.engine.closed else model.engine.stats()["serving"]
+        serving = model.serving_stats()
 
         def duration(count, total_ms):
             return {"count": count, "ns": int(total_ms * 1e6)}
@@ -129,13 +129,16 @@ class Service:
         started = time.perf_counter()
         self.active += 1
         model.in_flight += 1
+        which = model.pick()
+        engine = model.engines[which]
+        model.engine_in_flight[which] += 1
         try:
             feeds = model.feeds(tensors)
             priority, timeout = model.queue_parameters(parameters or {})
             prepared = time.perf_counter()
             counters.prepared(prepared - started)
-            outputs = model.results(await model.engine.run_async(feeds, timeout=timeout, priority=priority,
-                                                                 wait_for_room=False))
+            outputs = model.results(await engine.run_async(feeds, timeout=timeout, priority=priority,
+                                                           wait_for_room=False))
             if encode is not None:
                 answered = time.perf_counter()
                 outputs = encode(outputs)
@@ -146,14 +149,14 @@ class Service:
         except EngineBusy as exc:
             counters.failed(time.perf_counter() - started)
             raise InferenceServerError(503, f"model '{model.name}': exceeds maximum queue size "
-                                            f"({model.engine.plan.max_queue} requests waiting)") from exc
+                                            f"({engine.plan.max_queue} requests waiting)") from exc
         except TimeoutError as exc:
             counters.failed(time.perf_counter() - started)
             raise InferenceServerError(503, f"model '{model.name}': request timeout expired in the queue: "
                                             f"{exc}") from exc
         except EngineError as exc:
             counters.failed(time.perf_counter() - started)
-            status = 503 if model.engine.closed else 500
+            status = 503 if engine.closed else 500
             raise InferenceServerError(status, f"model '{model.name}' failed the request: {exc}") from exc
         except Exception as exc:
             counters.failed(time.perf_counter() - started)
@@ -162,6 +165,7 @@ class Service:
         finally:
             self.active -= 1
             model.in_flight -= 1
+            model.engine_in_flight[which] -= 1
             if self._idle is not None and self.active == 0:
                 self._idle.set()
         rows = next(iter(tensors.values())).shape[0] if tensors else 0
@@ -202,7 +206,7 @@ class Service:
             await asyncio.sleep(0.005)
         loop = asyncio.get_running_loop()
         for model in versions.values():
-            await loop.run_in_executor(None, model.engine.close)
+            await loop.run_in_executor(None, model.close)
 
     # ---- shutting down ------------------------------------------------------------
 

@@ -227,7 +227,7 @@ class ServedModel:
     inputs: list            # [ServedTensor] in the model's input order
     outputs: list           # [ServedTensor] the config names (all the model's when it names none)
     instances: int
-    devices: tuple          # instance_group's NPU ids; () for the server's device
+    devices: tuple          # instance_group's NPU ids (one engine on each); () for the server's
     compile_kwargs: dict
     ignored: list
 

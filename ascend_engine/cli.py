@@ -140,7 +140,8 @@ def cmd_serve(args) -> int:
     return run(args.model_repository, host=args.host, http_port=args.http_port,
                grpc_port=None if args.grpc_port < 0 else args.grpc_port,
                metrics_port=None if args.metrics_port < 0 else args.metrics_port, device=args.device,
-               allow_code=args.allow_code, drain_seconds=args.drain_seconds)
+               allow_code=args.allow_code, drain_seconds=args.drain_seconds, mode=args.model_control_mode,
+               startup=tuple(args.load_model or ()), devices=args.devices or ())
 
 
 def cmd_sim_lib_path(args) -> int:

@@ -186,7 +186,7 @@ def writable(path, option):
         raise UsageError(f"{option}: cannot write {path}: permission denied")
 
 
-def check_device(device):
+def check_device(device, flag="--device"):
     """A --device beyond the backend's devices is a usage error naming the ids there are."""
     if device is None:
         return
@@ -195,7 +195,7 @@ def check_device(device):
     count = len(ae.devices())
     if device >= count:
         ids = f"ids 0 to {count - 1}" if count else "none"
-        raise UsageError(f"--device {device}: the {ae.backend().name} backend has {count} device(s) ({ids})")
+        raise UsageError(f"{flag} {device}: the {ae.backend().name} backend has {count} device(s) ({ids})")
 
 
 # ---- serve ---------------------------------------------------------------------------
@@ -212,6 +212,17 @@ def port_arg(text):
     return value
 
 
+def device_list_arg(text: str) -> tuple:
+    """``0,1,2,3``: distinct device ids."""
+    parts = text.split(",")
+    if not all(p.strip().isdigit() and p.strip().isascii() for p in parts):
+        raise argparse.ArgumentTypeError(f"a comma-separated list of device ids (0,1,2,3), got {text!r}")
+    ids = tuple(int(p) for p in parts)
+    if len(set(ids)) != len(ids):
+        raise argparse.ArgumentTypeError(f"device ids must be distinct, got {text!r}")
+    return ids
+
+
 def add_serve_arguments(p):
     """The options of ``ascend-engine serve`` (tritonserver's names where it has one)."""
     p.add_argument("model_repository", metavar="MODEL_REPOSITORY",
@@ -223,10 +234,19 @@ def add_serve_arguments(p):
                    help="Prometheus metrics port (default 8002; -1: off)")
     p.add_argument("--device", type=non_negative_int_arg,
                    help="device id for every model (overrides the specs)")
+    p.add_argument("--devices", type=device_list_arg, metavar="IDS",
+                   help="serve every model on each of these devices, e.g. 0,1,2,3: one engine per device, "
+                        "requests balanced to the least busy (a config's instance_group gpus come first)")
     p.add_argument("--allow-code", action="store_true",
                    help="serve specs whose host steps name Python functions (they run with your rights)")
     p.add_argument("--drain-seconds", type=positive_float_arg, default=30.0,
                    help="on SIGTERM/SIGINT, how long admitted requests may take to finish (default 30)")
+    p.add_argument("--model-control-mode", choices=("none", "explicit"), default="none",
+                   help="none: serve every model of the folder, unchanged (default); explicit: load and "
+                        "unload models by name through the repository API (docs/serve.md)")
+    p.add_argument("--load-model", action="append", metavar="NAME", default=None,
+                   help="with --model-control-mode=explicit: a model to load at the start (repeat it; "
+                        "'*' loads every model); none by default")
 
 
 def check_serve_args(args):
@@ -234,4 +254,11 @@ def check_serve_args(args):
         raise UsageError(f"the model repository is not a folder: {args.model_repository}")
     if args.http_port < 0:
         raise UsageError("--http-port -1: the HTTP port cannot be turned off")
+    if args.devices and args.device is not None:
+        raise UsageError("--device and --devices: give one (--devices 0 serves on device 0 alone)")
+    for device in args.devices or ():
+        check_device(device, "--devices")
+    if args.load_model and args.model_control_mode != "explicit":
+        raise UsageError("--load-model takes effect with --model-control-mode=explicit only (in mode none "
+                         "every model is loaded)")
     check_device(args.device)

@@ -39,6 +39,7 @@ __all__ = [
     "EngineBusy",
     "ForkedProcessError",
     "InferenceServerError",
+    "ModelConfigError",
     "PipelineError",
     "ReplicaError",
     "ServerUnreachable",
@@ -492,6 +493,12 @@ class SpecError(PipelineError):
         self.detail = message
         where = ": ".join(p for p in (source, key) if p)
         super().__init__(f"{where}: {message}" if where else message)
+
+
+class ModelConfigError(PipelineError):
+    """A Triton ``config.pbtxt`` that cannot be read, or that contradicts its model file
+    (docs/serve.md, "A Triton model repository"): the message names the file, the field,
+    what the model has and what the config says."""
 
 
 class ToolkitError(RuntimeError):

@@ -24,7 +24,7 @@ MAX_MESSAGE = 256 << 20     # bytes of one request or reply (as the HTTP front e
 CONTENTS = {"BOOL": "bool_contents", "INT8": "int_contents", "INT16": "int_contents",
             "INT32": "int_contents", "INT64": "int64_contents", "UINT8": "uint_contents",
             "UINT16": "uint_contents", "UINT32": "uint_contents", "UINT64": "uint64_contents",
-            "FP32": "fp32_contents", "FP64": "fp64_contents"}
+            "FP32": "fp32_contents", "FP64": "fp64_contents", "BYTES": "bytes_contents"}
 
 
 def input_arrays(request) -> dict:
@@ -110,6 +110,23 @@ class Handlers:
     async def RepositoryIndex(self, request, context):
         models = [m for m in self.service.index() if not request.ready or m["state"] == "READY"]
         return json_format.ParseDict({"models": models}, messages.RepositoryIndexResponse())
+
+    async def RepositoryModelLoad(self, request, context):
+        self._control_parameters(request, "load")
+        await self.service.load_model(request.model_name)
+        return messages.RepositoryModelLoadResponse()
+
+    async def RepositoryModelUnload(self, request, context):
+        self._control_parameters(request, "unload")
+        await self.service.unload_model(request.model_name)
+        return messages.RepositoryModelUnloadResponse()
+
+    @staticmethod
+    def _control_parameters(request, action):
+        unknown = sorted(set(request.parameters) - {"unload_dependents"})
+        if unknown:
+            raise protocol.bad_request(f"{action} of '{request.model_name}': parameter '{unknown[0]}' is not "
+                                       f"supported (a model is loaded from its folder as it is)")
 
     async def ModelInfer(self, request, context):
         model = self.service.model(request.model_name, request.model_version)

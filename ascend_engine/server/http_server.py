@@ -27,6 +27,7 @@ _REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Al
             411: "Length Required", 413: "Payload Too Large", 500: "Internal Server Error",
             503: "Service Unavailable"}
 _MODEL_ROUTE = re.compile(r"^/v2/models/([^/]+)(?:/versions/([^/]+))?(/ready|/config|/infer|/stats)?$")
+_CONTROL_ROUTE = re.compile(r"^/v2/repository/models/([^/]+)/(load|unload)$")
 _NO_BODY = b""
 
 
@@ -185,6 +186,9 @@ class Router:
             return self._get(method) or json_response(200, self.service.metadata())
         if path == "/v2/repository/index":
             return self._only(method, b"POST") or json_response(200, self.service.index())
+        control = _CONTROL_ROUTE.match(path)
+        if control is not None:
+            return self._only(method, b"POST") or self._control(request, *control.groups())
         match = _MODEL_ROUTE.match(path)
         if match is None:
             raise InferenceServerError(404, f"no route {path} (KServe v2 routes start with /v2)")
@@ -213,6 +217,25 @@ class Router:
         if method != allowed:
             raise InferenceServerError(405, f"this route takes {allowed.decode()}, got {method.decode()}")
         return None
+
+    async def _control(self, request, name, action):
+        """``POST /v2/repository/models/{name}/load`` or ``/unload`` (Triton's model repository
+        extension); the body, when there is one, may carry Triton's ``parameters`` this server
+        reads: ``unload_dependents`` (no model depends on another here)."""
+        document = {}
+        if request.body:
+            try:
+                document = json.loads(request.body)
+            except (UnicodeDecodeError, ValueError) as exc:
+                raise protocol.bad_request(f"the request body is not valid JSON: {exc}") from None
+            if not isinstance(document, dict):
+                raise protocol.bad_request("the request body must be a JSON object")
+        unknown = sorted(set(_parameters(document, name)) - {"unload_dependents"})
+        if unknown:
+            raise protocol.bad_request(f"{action} of '{name}': parameter '{unknown[0]}' is not supported (a "
+                                       f"model is loaded from its folder as it is)")
+        await (self.service.load_model(name) if action == "load" else self.service.unload_model(name))
+        return response(200)
 
     async def _infer(self, request, model):
         document, tensors = parse_infer(request)

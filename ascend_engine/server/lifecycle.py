@@ -99,9 +99,15 @@ async def serve(service: Service, host: str, http_port: int, grpc_port: int | No
 
 
 def run(root: str, host: str = "127.0.0.1", http_port: int = 8000, grpc_port: int | None = 8001,
-        metrics_port: int | None = 8002, device=None, allow_code=False, drain_seconds: float = 30.0) -> int:
-    """Load the repository at ``root`` and serve it until a signal; returns the exit status."""
-    repository = Repository.load(root, device=device, allow_code=allow_code)
+        metrics_port: int | None = 8002, device=None, allow_code=False, drain_seconds: float = 30.0,
+        mode: str = "none", startup=("*",), devices=()) -> int:
+    """Load the repository at ``root`` and serve it until a signal; returns the exit status.
+    ``mode``: Triton's model control mode, "none" or "explicit" (``startup``: the models loaded
+    at the start then); ``devices``: every model served on each of them."""
+    repository = Repository.load(root, device=device, allow_code=allow_code, mode=mode, startup=startup,
+                                 devices=devices)
+    for line in repository.problems():
+        print(line, file=sys.stderr, flush=True)
     loop = new_loop()
     try:
         loop.run_until_complete(serve(Service(repository), host, http_port, grpc_port, metrics_port,

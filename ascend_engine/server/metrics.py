@@ -81,7 +81,7 @@ def render(service) -> bytes:
     samples = {name: [] for name, _, _ in _FAMILIES}
     for model in service.repository.all():
         counters = service.counters[(model.name, model.version)]
-        serving = {} if model.engine.closed else model.engine.stats()["serving"]
+        serving = model.serving_stats()
         labels = _labels(model)
         samples["nv_inference_request_success"].append((labels, counters.success))
         samples["nv_inference_request_failure"].append((labels, counters.failure))

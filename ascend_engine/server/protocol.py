@@ -20,10 +20,14 @@ DATATYPES = {
     "FP16": np.dtype(np.float16), "FP32": np.dtype(np.float32), "FP64": np.dtype(np.float64),
 }
 _NAMES = {dtype: name for name, dtype in DATATYPES.items()}
+# BYTES: one byte string per element (a JPEG for a pipeline's bytes input), numpy object arrays of bytes
+BYTES = "BYTES"
+BYTES_DTYPE = np.dtype(object)
+_NAMES[BYTES_DTYPE] = BYTES
 
 
 def datatype_of(dtype) -> str:
-    """The KServe v2 name of a numpy dtype (``float32`` -> ``FP32``)."""
+    """The KServe v2 name of a numpy dtype (``float32`` -> ``FP32``; ``object``: BYTES)."""
     try:
         return _NAMES[np.dtype(dtype)]
     except KeyError:
@@ -51,6 +55,8 @@ def elements(shape) -> int:
 
 def from_json_data(name: str, datatype: str, shape: tuple, data) -> np.ndarray:
     """A tensor given as JSON ``data`` (flat or nested row-major lists)."""
+    if datatype == BYTES:
+        return _bytes_elements(name, shape, data)
     dtype = _dtype(name, datatype)
     try:
         array = np.asarray(data, dtype=dtype)
@@ -65,7 +71,10 @@ def from_json_data(name: str, datatype: str, shape: tuple, data) -> np.ndarray:
 
 
 def from_bytes(name: str, datatype: str, shape: tuple, raw) -> np.ndarray:
-    """A tensor given as raw little-endian bytes (the binary extension, gRPC raw contents)."""
+    """A tensor given as raw little-endian bytes (the binary extension, gRPC raw contents); BYTES
+    elements each come as a 4-byte little-endian length and that many bytes."""
+    if datatype == BYTES:
+        return _bytes_elements(name, shape, _length_prefixed(name, raw))
     dtype = _dtype(name, datatype)
     expected = elements(shape) * dtype.itemsize
     if len(raw) != expected:
@@ -74,12 +83,53 @@ def from_bytes(name: str, datatype: str, shape: tuple, raw) -> np.ndarray:
     return np.frombuffer(raw, dtype=dtype.newbyteorder("<")).reshape(shape)
 
 
+def _length_prefixed(name: str, raw) -> list:
+    """The byte strings of a serialized BYTES tensor."""
+    raw = memoryview(raw).cast("B")
+    values, at = [], 0
+    while at < len(raw):
+        if at + 4 > len(raw):
+            raise bad_request(f"input '{name}': BYTES element {len(values)} starts at byte {at} with "
+                              f"{len(raw) - at} bytes left, too few for its 4-byte length")
+        size = int.from_bytes(raw[at:at + 4], "little")
+        if at + 4 + size > len(raw):
+            raise bad_request(f"input '{name}': BYTES element {len(values)} says {size} bytes, but "
+                              f"{len(raw) - at - 4} are left")
+        values.append(bytes(raw[at + 4:at + 4 + size]))
+        at += 4 + size
+    return values
+
+
+def _bytes_elements(name: str, shape: tuple, values) -> np.ndarray:
+    """An object array of byte strings (JSON strings are UTF-8 encoded), checked against ``shape``."""
+    flat = []
+
+    def walk(v):
+        if isinstance(v, list):
+            for item in v:
+                walk(item)
+        elif isinstance(v, str):
+            flat.append(v.encode("utf-8"))
+        elif isinstance(v, (bytes, bytearray)):
+            flat.append(bytes(v))
+        else:
+            raise bad_request(f"input '{name}': BYTES data must be strings, got {type(v).__name__}")
+
+    walk(values if isinstance(values, list) else [values])
+    if len(flat) != elements(shape):
+        raise bad_request(f"input '{name}': shape {list(shape)} holds {elements(shape)} BYTES elements, "
+                          f"but {len(flat)} were given")
+    array = np.empty(len(flat), dtype=object)
+    array[:] = flat
+    return array.reshape(shape)
+
+
 def _dtype(name, datatype):
     try:
         return DATATYPES[datatype]
     except (KeyError, TypeError):
         raise bad_request(f"input '{name}': unknown datatype {datatype!r} "
-                          f"(KServe v2 datatypes: {', '.join(DATATYPES)})") from None
+                          f"(KServe v2 datatypes: {', '.join(DATATYPES)}, {BYTES})") from None
 
 
 def to_bytes(array: np.ndarray) -> bytes:

@@ -14,6 +14,7 @@ until the ones admitted before have their answers.
 from __future__ import annotations
 
 import asyncio
+import collections
 import time
 
 from ascend_engine import __version__ as VERSION
@@ -32,7 +33,11 @@ class Service:
         self.admitting = True
         self.active = 0                    # inferences admitted and not yet answered
         self._idle = None                  # set when active falls to 0 while draining
-        self.counters = {(m.name, m.version): ModelCounters() for m in repository.all()}
+        # per model version; a version loaded later (explicit model control) gets its counters then
+        self.counters = collections.defaultdict(ModelCounters)
+        for m in repository.all():
+            self.counters[(m.name, m.version)]
+        self._control = asyncio.Lock()     # one load or unload at a time
 
     # ---- health and metadata ----------------------------------------------------
 
@@ -47,7 +52,7 @@ class Service:
             model = self.repository.get(name, version)
         except InferenceServerError:
             return False
-        return self.admitting and not model.engine.closed
+        return self.admitting and not model.closed
 
     def metadata(self) -> dict:
         return {"name": SERVER_NAME, "version": VERSION, "extensions": list(EXTENSIONS)}
@@ -60,8 +65,16 @@ class Service:
         return self.repository.get(name, version).config()
 
     def index(self) -> list:
-        return [{"name": m.name, "version": m.version, "state": "READY" if self.model_ready(m.name, m.version)
-                 else "UNAVAILABLE"} for m in self.repository.all()]
+        """Triton's repository index: every model version with its state, and why a failed one failed."""
+        ready = [{"name": m.name, "version": m.version,
+                  "state": "READY" if self.model_ready(m.name, m.version) else "UNAVAILABLE"}
+                 for m in self.repository.all()]
+        failed = [{"name": name, "version": version, "state": "UNAVAILABLE", "reason": reason}
+                  for name, versions in self.repository.failed.items()
+                  for version, reason in versions.items()]
+        unloaded = [{"name": name, "version": "", "state": "UNAVAILABLE", "reason": reason}
+                    for name, reason in self.repository.unloaded.items()]
+        return sorted(ready + failed + unloaded, key=lambda m: (m["name"], m["version"]))
 
     def model_statistics(self, name: str, version: str = "") -> dict:
         """Triton's ``/v2/models/{m}/stats``: counts and summed times (ns) per model version."""
@@ -76,7 +89,7 @@ class Service:
         feeds, ``queue`` the engine's admission queue, ``compute_infer`` the device requests from
         dispatch to results (H2D, every model, D2H), ``compute_output`` encoding the answer."""
         counters = self.counters[(model.name, model.version)]
-        serving = {} if model.engine.closed else model.engine.stats()["serving"]
+        serving = model.serving_stats()
 
         def duration(count, total_ms):
             return {"count": count, "ns": int(total_ms * 1e6)}
@@ -115,13 +128,17 @@ class Service:
         counters = self.counters[(model.name, model.version)]
         started = time.perf_counter()
         self.active += 1
+        model.in_flight += 1
+        which = model.pick()
+        engine = model.engines[which]
+        model.engine_in_flight[which] += 1
         try:
             feeds = model.feeds(tensors)
             priority, timeout = model.queue_parameters(parameters or {})
             prepared = time.perf_counter()
             counters.prepared(prepared - started)
-            outputs = await model.engine.run_async(feeds, timeout=timeout, priority=priority,
-                                                   wait_for_room=False)
+            outputs = model.results(await engine.run_async(feeds, timeout=timeout, priority=priority,
+                                                           wait_for_room=False))
             if encode is not None:
                 answered = time.perf_counter()
                 outputs = encode(outputs)
@@ -132,14 +149,14 @@ class Service:
         except EngineBusy as exc:
             counters.failed(time.perf_counter() - started)
             raise InferenceServerError(503, f"model '{model.name}': exceeds maximum queue size "
-                                            f"({model.engine.plan.max_queue} requests waiting)") from exc
+                                            f"({engine.plan.max_queue} requests waiting)") from exc
         except TimeoutError as exc:
             counters.failed(time.perf_counter() - started)
             raise InferenceServerError(503, f"model '{model.name}': request timeout expired in the queue: "
                                             f"{exc}") from exc
         except EngineError as exc:
             counters.failed(time.perf_counter() - started)
-            status = 503 if model.engine.closed else 500
+            status = 503 if engine.closed else 500
             raise InferenceServerError(status, f"model '{model.name}' failed the request: {exc}") from exc
         except Exception as exc:
             counters.failed(time.perf_counter() - started)
@@ -147,11 +164,49 @@ class Service:
                                             f"{type(exc).__name__}: {exc}") from exc
         finally:
             self.active -= 1
+            model.in_flight -= 1
+            model.engine_in_flight[which] -= 1
             if self._idle is not None and self.active == 0:
                 self._idle.set()
         rows = next(iter(tensors.values())).shape[0] if tensors else 0
         counters.succeeded(time.perf_counter() - started, rows)
         return outputs
+
+    # ---- explicit model control ------------------------------------------------------
+
+    async def load_model(self, name: str):
+        """Load (or reload) ``name`` from the repository folder: compiled off the event loop, then
+        served; the versions it replaces are closed once their admitted requests are answered."""
+        self._check_control("load")
+        async with self._control:
+            loop = asyncio.get_running_loop()
+            built = await loop.run_in_executor(None, self.repository.build, name)
+            for version in built:
+                self.counters[(name, version)]
+            await self._retire(self.repository.install(name, built))
+
+    async def unload_model(self, name: str):
+        """Stop serving ``name``: new requests are refused at once, admitted ones are answered, then its
+        engines close (their device memory is freed).  Unloading a model that is not loaded succeeds."""
+        self._check_control("unload")
+        async with self._control:
+            await self._retire(self.repository.remove(name))
+
+    def _check_control(self, action):
+        if self.repository.mode != "explicit":
+            raise InferenceServerError(400, f"explicit model {action} is not allowed: the server runs with "
+                                            f"--model-control-mode={self.repository.mode} (start it with "
+                                            f"--model-control-mode=explicit)")
+        if not self.admitting:
+            raise InferenceServerError(503, "the server is shutting down: it loads and unloads no model")
+
+    async def _retire(self, versions: dict):
+        """Close ``versions`` once no admitted request is left on them."""
+        while any(model.in_flight for model in versions.values()):
+            await asyncio.sleep(0.005)
+        loop = asyncio.get_running_loop()
+        for model in versions.values():
+            await loop.run_in_executor(None, model.close)
 
     # ---- shutting down ------------------------------------------------------------
 

@@ -30,7 +30,8 @@ def test_a_repository_that_is_not_a_folder_is_a_usage_error(tmp_path):
 def test_an_empty_repository_says_what_it_looked_for(tmp_path):
     proc = serve(str(tmp_path))
     assert proc.returncode == 1
-    want = "holds no pipeline spec (one model per NAME.yaml, or NAME/VERSION/pipeline.yaml)"
+    want = ("holds no pipeline spec and no model folder (one model per NAME.yaml, "
+            "NAME/VERSION/pipeline.yaml, or NAME/config.pbtxt with NAME/VERSION/model.om)")
     assert want in error_line(proc)
 
 
@@ -77,3 +78,16 @@ def test_a_grpc_port_in_use_is_named(repo):
         proc = serve(repo, "--http-port", "0", "--grpc-port", str(port), "--metrics-port", "-1")
     assert proc.returncode == 1
     assert f"cannot listen for gRPC on 127.0.0.1:{port}" in error_line(proc)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--device", "0", "--devices", "0,1"], "--device and --devices: give one"),
+    (["--devices", "0,x"], "a comma-separated list of device ids (0,1,2,3), got '0,x'"),
+    (["--devices", "1,1"], "device ids must be distinct, got '1,1'"),
+    (["--devices", "0,99"], "--devices 99: the sim backend has 8 device(s) (ids 0 to 7)"),
+])
+def test_device_lists_the_server_cannot_use_are_usage_errors(tmp_path, args, words):
+    proc = serve(str(tmp_path), "--http-port", "0", *args)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert words in proc.stderr.strip().splitlines()[-1]

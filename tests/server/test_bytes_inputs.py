@@ -1,0 +1,144 @@
+"""A pipeline's bytes input served as KServe BYTES: one JPEG per request at its own length, over
+HTTP (binary and JSON) and gRPC, answered exactly as the pipeline in process (docs/serve.md, "BYTES")."""
+
+import os
+import re
+import sys
+
+import numpy as np
+import pytest
+from helpers.dvpp import jpeg_bytes, sample_image
+from helpers.servers import ServerProcess
+
+from ascend_engine import spec
+from ascend_engine.server import protocol
+
+httpclient = pytest.importorskip("tritonclient.http")
+grpcclient = pytest.importorskip("tritonclient.grpc")
+from tritonclient.utils import InferenceServerException  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "examples"))
+import detector_classifier as dc  # noqa: E402
+
+SPEC = """\
+inputs:
+  jpeg: {dtype: bytes, max_bytes: 65536}
+images:
+  - {name: decode, op: jpeg_decode, inputs: [jpeg], max_size: [1024, 1024]}
+  - {name: resize, op: resize, inputs: decode, size: [64, 48]}
+models:
+  - {name: detector, path: detector_nv12.om, inputs: [resize]}
+outputs: {scores: detector.scores, boxes: detector.boxes}
+compile: {depth: 4}
+"""
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    root = tmp_path_factory.mktemp("jpegs")
+    models = root / "models"
+    models.mkdir()
+    dc.build_image_models(str(models), detector_us=0, classifier_us=0)
+    (models / "jpegs.yaml").write_text(SPEC)
+    return str(models)
+
+
+@pytest.fixture(scope="module")
+def pictures():
+    sizes = [(160, 120), (99, 77), (64, 48)]
+    return [jpeg_bytes(sample_image(w, h, seed=k)) for k, (w, h) in enumerate(sizes)]
+
+
+@pytest.fixture(scope="module")
+def reference(repo):
+    pipe, kwargs = spec.load(os.path.join(repo, "jpegs.yaml"))
+    engine = pipe.compile(**kwargs)
+    yield lambda jpeg: engine.run({"jpeg": jpeg})
+    engine.close()
+
+
+@pytest.fixture(scope="module")
+def server(repo):
+    running = ServerProcess(repo)
+    yield running
+    running.stop()
+
+
+def test_the_length_prefixed_elements_are_read_as_kserve_writes_them():
+    raw = b"".join(len(v).to_bytes(4, "little") + v for v in (b"ab", b"", b"xyz"))
+    array = protocol.from_bytes("jpeg", "BYTES", (3,), raw)
+    assert array.dtype == object and list(array) == [b"ab", b"", b"xyz"]
+    with pytest.raises(Exception, match=r"BYTES element 1 says 9 bytes, but 3 are left"):
+        protocol.from_bytes("jpeg", "BYTES", (2,), raw[:6] + (9).to_bytes(4, "little") + b"xyz")
+    with pytest.raises(Exception, match=r"too few for its 4-byte length"):
+        protocol.from_bytes("jpeg", "BYTES", (2,), raw[:6] + b"\x01\x00")
+    with pytest.raises(Exception, match=r"shape \[2\] holds 2 BYTES elements, but 3 were given"):
+        protocol.from_bytes("jpeg", "BYTES", (2,), raw)
+    assert list(protocol.from_json_data("t", "BYTES", (1, 2), [["é", "b"]]).ravel()) == ["é".encode(), b"b"]
+
+
+def test_the_bytes_input_is_advertised_as_one_bytes_element(server):
+    client = httpclient.InferenceServerClient(server.http)
+    try:
+        meta = client.get_model_metadata("jpegs")
+    finally:
+        client.close()
+    assert meta["inputs"] == [{"name": "jpeg", "datatype": "BYTES", "shape": [1]}]
+
+
+def test_http_sends_each_jpeg_at_its_own_length(server, pictures, reference):
+    """Binary tensors: a JPEG is not UTF-8 text, so JSON BYTES (strings) cannot carry it."""
+    client = httpclient.InferenceServerClient(server.http)
+    try:
+        for jpeg in pictures:
+            tensor = httpclient.InferInput("jpeg", [1], "BYTES")
+            tensor.set_data_from_numpy(np.array([jpeg], dtype=object), binary_data=True)
+            result = client.infer("jpegs", [tensor])
+            want = reference(jpeg)
+            np.testing.assert_array_equal(result.as_numpy("scores"), want["scores"])
+            np.testing.assert_array_equal(result.as_numpy("boxes"), want["boxes"])
+    finally:
+        client.close()
+
+
+def test_grpc_sends_each_jpeg_at_its_own_length(server, pictures, reference):
+    client = grpcclient.InferenceServerClient(server.grpc)
+    try:
+        for jpeg in pictures:
+            tensor = grpcclient.InferInput("jpeg", [1], "BYTES")
+            tensor.set_data_from_numpy(np.array([jpeg], dtype=object))
+            result = client.infer("jpegs", [tensor])
+            want = reference(jpeg)
+            np.testing.assert_array_equal(result.as_numpy("scores"), want["scores"])
+            np.testing.assert_array_equal(result.as_numpy("boxes"), want["boxes"])
+    finally:
+        client.close()
+
+
+def test_a_uint8_tensor_at_the_jpegs_own_length_still_runs(server, pictures, reference):
+    client = httpclient.InferenceServerClient(server.http)
+    try:
+        jpeg = pictures[1]
+        tensor = httpclient.InferInput("jpeg", [1, len(jpeg)], "UINT8")
+        tensor.set_data_from_numpy(np.frombuffer(jpeg, np.uint8).reshape(1, -1), binary_data=True)
+        result = client.infer("jpegs", [tensor])
+    finally:
+        client.close()
+    np.testing.assert_array_equal(result.as_numpy("scores"), reference(jpeg)["scores"])
+
+
+@pytest.mark.parametrize("values, words", [
+    ([b"a", b"b"], "one BYTES element per request (a JPEG), got 2 (shape [2])"),
+    ([b"x" * 65537], "65537 bytes; model 'jpegs' takes 1 to 65536 bytes per picture"),
+    ([b""], "0 bytes; model 'jpegs' takes 1 to 65536 bytes per picture"),
+])
+def test_bytes_the_pipeline_cannot_take_are_refused_naming_why(server, values, words):
+    client = httpclient.InferenceServerClient(server.http)
+    try:
+        tensor = httpclient.InferInput("jpeg", [len(values)], "BYTES")
+        tensor.set_data_from_numpy(np.array(values, dtype=object), binary_data=True)
+        with pytest.raises(InferenceServerException, match=re.escape(words)):
+            client.infer("jpegs", [tensor])
+    finally:
+        client.close()

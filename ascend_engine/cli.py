@@ -38,6 +38,7 @@ from ascend_engine.cli_args import (
     concurrency_list,
     device_list,
     hw_arg,
+    input_data_arg,
     non_negative_float_arg,
     non_negative_int_arg,
     option_arg,
@@ -458,7 +459,10 @@ def _perf_analyzer_options(p):
                    help="its version (default: the server's choice, the latest)")
     u.add_argument("--shape", type=shape_arg, action="append", metavar="NAME:D,D,...",
                    help="an input's dimensions besides the batch (for -1 dimensions; once per input)")
-    u.add_argument("--input-data", choices=("random", "zero"), help="the data sent (default random)")
+    u.add_argument("--input-data", type=input_data_arg, metavar="random|zero|DIR",
+                   help="the data sent: random (the default), zero, or a folder holding one file per "
+                        "input named as the input (its raw tensor; a BYTES input's JPEG), as perf_analyzer "
+                        "reads it")
 
 
 def _ais_bench_options(p):

@@ -212,6 +212,14 @@ def port_arg(text):
     return value
 
 
+def input_data_arg(text: str) -> str:
+    """``--input-data``: random, zero, or a folder of one file per input (perf_analyzer's)."""
+    if text in ("random", "zero") or os.path.isdir(text):
+        return text
+    raise argparse.ArgumentTypeError(f"random, zero, or a folder holding one file per input; {text!r} is "
+                                     f"{'a file, not a folder' if os.path.exists(text) else 'not found'}")
+
+
 def device_list_arg(text: str) -> tuple:
     """``0,1,2,3``: distinct device ids."""
     parts = text.split(",")

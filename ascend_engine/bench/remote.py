@@ -5,7 +5,12 @@ perf_analyzer's spellings: ``-u/--url HOST:PORT`` (default ``localhost:8000``
 over HTTP, ``localhost:8001`` over gRPC), ``-i/--protocol http|grpc``
 (default http), ``-m/--model-name``, ``-x/--model-version``, ``--shape
 NAME:D,D`` for an input's dimensions without the batch one (the batch is
-``-b/--batch`` when the model batches), ``--input-data random|zero``.
+``-b/--batch`` when the model batches), ``--input-data random|zero|DIR``
+(perf_analyzer's: a folder holding one file per input, named as the input:
+its raw little-endian tensor, or for a ``BYTES`` input the element itself, a
+JPEG for a pipeline's bytes input).  A ``BYTES`` input (one JPEG per request)
+is sent as one element at the JPEG's own length: random JPEGs of 640 x 480
+unless a folder gives one.
 
 The server is asked, before any load, whether it is live, what models it
 has, the model's metadata (its inputs) and configuration (whether its first
@@ -33,6 +38,9 @@ NUMPY_OF = {"BOOL": np.bool_, "UINT8": np.uint8, "UINT16": np.uint16, "UINT32": 
             "UINT64": np.uint64, "INT8": np.int8, "INT16": np.int16, "INT32": np.int32, "INT64": np.int64,
             "FP16": np.float16, "FP32": np.float32, "FP64": np.float64}
 STAT_KEYS = ("success", "fail", "queue", "compute_input", "compute_infer", "compute_output")
+BYTES = "BYTES"                  # one byte string per element: a JPEG for a pipeline's bytes input
+RANDOM_JPEG = (640, 480)         # the random JPEGs sent to a BYTES input
+MAX_INPUT_FILE = 1 << 30         # an --input-data file is read whole: at most 1 GiB
 
 
 def address(url, protocol) -> str:
@@ -120,6 +128,7 @@ def request_shapes(info, batch, shapes=None, shape=None) -> dict:
     """Each input's request shape: ``--shapes`` (every dimension), else the metadata's with the batch
     first (when the model batches) and ``--shape`` (the others, perf_analyzer's form) where they are -1."""
     inputs = {name: dims for name, _, dims in info["inputs"]}
+    kinds = {name: datatype for name, datatype, _ in info["inputs"]}
     batches = info["max_batch_size"] > 0
     for option, given in (("--shapes", shapes or {}), ("--shape", shape or {})):
         for name in given:
@@ -128,6 +137,9 @@ def request_shapes(info, batch, shapes=None, shape=None) -> dict:
                                  f"(its inputs: {', '.join(inputs)})")
     out = {}
     for name, dims in inputs.items():
+        if kinds[name] == BYTES:
+            out[name] = (1, 1) if batches else (1,)     # one element per request, whatever its length
+            continue
         if shapes and name in shapes:
             chosen = tuple(shapes[name])
         else:
@@ -153,14 +165,23 @@ def request_shapes(info, batch, shapes=None, shape=None) -> dict:
 
 
 def random_pool(info, shapes, zeros=False, count=FEED_POOL, seed=0) -> list:
-    """``count`` feeds dicts of random (or zero) data of the request shapes."""
+    """``count`` feeds dicts of random (or zero) data of the request shapes (a random JPEG for a
+    BYTES input)."""
+    from ascend_engine.bench.jpegs import random_jpeg
+
     rng = np.random.default_rng(seed)
     pool = []
     for _ in range(count):
         feeds = {}
         for name, datatype, _dims in info["inputs"]:
+            if datatype == BYTES:
+                if zeros:
+                    raise UsageError(f"--input-data zero: input {name} is BYTES (one JPEG per request): "
+                                     f"give --input-data random, or a folder holding a file {name}")
+                feeds[name] = random_jpeg(rng, *RANDOM_JPEG)
+                continue
             if datatype not in NUMPY_OF:
-                raise UsageError(f"input {name} is {datatype}: bench --url sends numeric tensors only")
+                raise UsageError(f"input {name} is {datatype}: bench --url sends numeric tensors and BYTES")
             dtype = np.dtype(NUMPY_OF[datatype])
             shape = shapes[name]
             if zeros:
@@ -174,6 +195,38 @@ def random_pool(info, shapes, zeros=False, count=FEED_POOL, seed=0) -> list:
             feeds[name] = a
         pool.append(feeds)
     return pool
+
+
+def folder_pool(info, shapes, folder) -> list:
+    """One feeds dict from perf_analyzer's input folder: the file named as each input holds its raw
+    little-endian tensor of the request shape, or, for a BYTES input, the element itself."""
+    import os
+
+    feeds = {}
+    for name, datatype, _dims in info["inputs"]:
+        path = os.path.join(folder, name)
+        if not os.path.isfile(path):
+            raise UsageError(f"--input-data {folder}: no file {name} for input {name} (the folder holds one "
+                             f"file per input, named as the input)")
+        size = os.path.getsize(path)
+        if size > MAX_INPUT_FILE:
+            raise UsageError(f"--input-data {path}: {size} bytes, more than {MAX_INPUT_FILE}")
+        with open(path, "rb") as f:
+            raw = f.read()
+        if datatype == BYTES:
+            if not raw:
+                raise UsageError(f"--input-data {path}: empty; input {name} takes one JPEG per request")
+            feeds[name] = raw
+            continue
+        if datatype not in NUMPY_OF:
+            raise UsageError(f"input {name} is {datatype}: bench --url sends numeric tensors and BYTES")
+        dtype = np.dtype(NUMPY_OF[datatype]).newbyteorder("<")
+        want = int(np.prod(shapes[name])) * dtype.itemsize
+        if len(raw) != want:
+            raise UsageError(f"--input-data {path}: {len(raw)} bytes, but input {name} of shape "
+                             f"{list(shapes[name])} ({datatype}) takes {want}")
+        feeds[name] = np.frombuffer(raw, dtype).reshape(shapes[name]).astype(dtype.newbyteorder("="))
+    return [feeds]
 
 
 def _delta(after, before, key):
@@ -193,6 +246,7 @@ class RemoteTarget:
         self.client = None
         self.backlog_limit = None      # the server's queue bounds itself (it answers 503 past it)
         self.statistics = True         # False once the server said it has no statistics
+        self.shapes = {}               # each input's request shape (a BYTES input's: one element)
 
     def requests(self, pool) -> list:
         """The pool as tritonclient inputs, encoded once (binary tensors over HTTP)."""
@@ -201,11 +255,15 @@ class RemoteTarget:
         for feeds in pool:
             inputs = []
             for name, datatype, _ in self.info["inputs"]:
-                tensor = aio.InferInput(name, list(feeds[name].shape), datatype)
+                value = feeds[name]
+                if datatype == BYTES:
+                    value = np.empty(self.shapes[name], dtype=object)
+                    value.reshape(-1)[0] = feeds[name]
+                tensor = aio.InferInput(name, list(value.shape), datatype)
                 if self.protocol == "http":
-                    tensor.set_data_from_numpy(feeds[name], binary_data=True)
+                    tensor.set_data_from_numpy(value, binary_data=True)
                 else:
-                    tensor.set_data_from_numpy(feeds[name])
+                    tensor.set_data_from_numpy(value)
                 inputs.append(tensor)
             out.append(inputs)
         if self.protocol == "http":
@@ -339,9 +397,13 @@ def run(args) -> int:
         if batch > 1 and info["max_batch_size"] == 0:
             raise UsageError(f"-b {batch}: model '{info['name']}' does not batch (its max_batch_size is 0)")
         shapes = request_shapes(info, batch, args.shapes, dict(args.shape or []))
-        zeros = getattr(args, "input_data", None) == "zero" or getattr(args, "pure_data_type", None) == "zero"
+        data = getattr(args, "input_data", None)
+        folder = data if data not in (None, "random", "zero") else None
+        zeros = data == "zero" or getattr(args, "pure_data_type", None) == "zero"
         target = RemoteTarget(args.url, protocol, info, args.model_version, client)
-        pool = target.requests(random_pool(info, shapes, zeros))
+        target.shapes = shapes
+        feeds = folder_pool(info, shapes, folder) if folder else random_pool(info, shapes, zeros)
+        pool = target.requests(feeds)
         requests = None if args.duration else (args.requests or DEFAULT_REQUESTS)
         progress = Progress(total=requests, duration=args.duration, enabled=not args.no_progress)
         if args.measurement_interval is not None:
@@ -364,9 +426,9 @@ def run(args) -> int:
         "statistics": target.statistics,
         "config": {"batch": batch, "requests": requests, "duration": args.duration, "warmup": args.warmup,
                    "shapes": {n: list(s) for n, s in shapes.items()}},
-        "inputs": {"kind": "zero" if zeros else "random", "requests": len(pool),
-                   "description": f"{'zeros' if zeros else 'random'}, {len(pool)} distinct requests used "
-                                  "in turn "
+        "inputs": {"kind": "files" if folder else "zero" if zeros else "random", "requests": len(pool),
+                   "description": (f"the files of {folder}" if folder else 'zeros' if zeros else 'random')
+                                  + f", {len(pool)} distinct requests used in turn "
                                   f"({'; '.join(f'{n} {list(s)}' for n, s in shapes.items())})"},
         "load": {"mode": mode, "generator": target.generator, key: values,
                  "distribution": (args.request_distribution or

@@ -52,7 +52,7 @@ class TensorInfo:
     @classmethod
     def bytes_input(cls, name, max_bytes):
         """A pipeline's bytes input: one BYTES element per request (a JPEG), as Triton's clients send it."""
-        return cls(name, protocol.BYTES_DTYPE, (1,), max_bytes)
+        return cls(name, protocol.BYTES_DTYPE, (-1, 1), max_bytes)
 
     def metadata(self) -> dict:
         return {"name": self.name, "datatype": self.datatype, "shape": list(self.shape)}
@@ -138,7 +138,8 @@ class Model:
         first = 1 if self.batched else 0      # dims leave out the batch dimension, when there is one
 
         def tensor(t, dims_key):
-            return {"name": t.name, "data_type": "TYPE_" + t.datatype, dims_key: list(t.shape[first:])}
+            type_name = "TYPE_STRING" if t.datatype == protocol.BYTES else "TYPE_" + t.datatype
+            return {"name": t.name, "data_type": type_name, dims_key: list(t.shape[first:])}
 
         plan = self.engine.plan
         served = self.served

@@ -23,7 +23,7 @@ import detector_classifier as dc  # noqa: E402
 
 SPEC = """\
 inputs:
-  jpeg: {dtype: bytes, max_bytes: 65536}
+  jpeg: {dtype: bytes, max_bytes: 1048576}
 images:
   - {name: decode, op: jpeg_decode, inputs: [jpeg], max_size: [1024, 1024]}
   - {name: resize, op: resize, inputs: decode, size: [64, 48]}
@@ -84,7 +84,13 @@ def test_the_bytes_input_is_advertised_as_one_bytes_element(server):
         meta = client.get_model_metadata("jpegs")
     finally:
         client.close()
-    assert meta["inputs"] == [{"name": "jpeg", "datatype": "BYTES", "shape": [1]}]
+    assert meta["inputs"] == [{"name": "jpeg", "datatype": "BYTES", "shape": [-1, 1]}]
+    grpc = grpcclient.InferenceServerClient(server.grpc)
+    try:
+        config = grpc.get_model_config("jpegs", as_json=True)["config"]
+    finally:
+        grpc.close()
+    assert config["input"] == [{"name": "jpeg", "data_type": "TYPE_STRING", "dims": ["1"]}]
 
 
 def test_http_sends_each_jpeg_at_its_own_length(server, pictures, reference):
@@ -130,8 +136,8 @@ def test_a_uint8_tensor_at_the_jpegs_own_length_still_runs(server, pictures, ref
 
 @pytest.mark.parametrize("values, words", [
     ([b"a", b"b"], "one BYTES element per request (a JPEG), got 2 (shape [2])"),
-    ([b"x" * 65537], "65537 bytes; model 'jpegs' takes 1 to 65536 bytes per picture"),
-    ([b""], "0 bytes; model 'jpegs' takes 1 to 65536 bytes per picture"),
+    ([b"x" * 1048577], "1048577 bytes; model 'jpegs' takes 1 to 1048576 bytes per picture"),
+    ([b""], "0 bytes; model 'jpegs' takes 1 to 1048576 bytes per picture"),
 ])
 def test_bytes_the_pipeline_cannot_take_are_refused_naming_why(server, values, words):
     client = httpclient.InferenceServerClient(server.http)
@@ -142,3 +148,48 @@ def test_bytes_the_pipeline_cannot_take_are_refused_naming_why(server, values, w
             client.infer("jpegs", [tensor])
     finally:
         client.close()
+
+
+def bench(*args):
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "ascend_engine", "bench", "--no-progress", *args],
+                          capture_output=True, text=True, timeout=300)
+    return done.returncode, done.stdout, done.stderr
+
+
+def inference_count(server):
+    client = httpclient.InferenceServerClient(server.http)
+    try:
+        return client.get_inference_statistics("jpegs")["model_stats"][0]["inference_count"]
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize("protocol", ["http", "grpc"])
+def test_bench_url_sends_random_jpegs_as_bytes(server, protocol, tmp_path):
+    import json
+
+    before = inference_count(server)
+    out = tmp_path / "run.json"
+    rc, _, stderr = bench("-u", server.http if protocol == "http" else server.grpc, "-i", protocol,
+                          "-m", "jpegs", "--requests", "12", "--warmup", "0", "--json", str(out))
+    assert rc == 0, stderr
+    figures = json.loads(out.read_text())
+    assert figures["config"]["shapes"] == {"jpeg": [1, 1]}
+    assert figures["load"]["points"][0]["server"]["inference_count"] == 12
+    assert inference_count(server) - before == 12
+
+
+def test_bench_url_sends_the_jpeg_a_folder_gives(server, pictures, tmp_path):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "jpeg").write_bytes(pictures[1])
+    before = inference_count(server)
+    rc, _, stderr = bench("-u", server.http, "-m", "jpegs", "--input-data", str(tmp_path / "data"),
+                          "--requests", "5", "--warmup", "0")
+    assert rc == 0, stderr
+    assert inference_count(server) - before == 5
+    rc, _, stderr = bench("-u", server.http, "-m", "jpegs", "--input-data", "zero", "--requests", "1")
+    assert rc == 2 and "--input-data zero: input jpeg is BYTES (one JPEG per request)" in stderr, stderr
+    rc, _, stderr = bench("-u", server.http, "-m", "jpegs", "--input-data", str(tmp_path), "--requests", "1")
+    assert rc == 2 and f"--input-data {tmp_path}: no file jpeg for input jpeg" in stderr, stderr

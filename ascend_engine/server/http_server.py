@@ -236,6 +236,7 @@ class HttpProtocol(asyncio.Protocol):
         self.answers = collections.deque()   # per request in arrival order: its future answer
         self.tasks = set()                   # inferences running for this connection
         self.closing = False
+        self.closed = asyncio.get_event_loop().create_future()   # done once the transport is gone
         self._reset()
 
     def _reset(self):
@@ -254,6 +255,8 @@ class HttpProtocol(asyncio.Protocol):
         # nobody is left to answer: a request still queued is cancelled and never runs
         # (one already on the device completes and its result is dropped)
         self.connections.discard(self)
+        if not self.closed.done():
+            self.closed.set_result(None)
         for task in list(self.tasks):
             task.cancel()
         for answer in self.answers:
@@ -266,10 +269,9 @@ class HttpProtocol(asyncio.Protocol):
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade:
-            refused = InferenceServerError(400, "protocol upgrades are not served")
-            self._send_now(error_response(refused, True))
+            self._refuse(InferenceServerError(400, "protocol upgrades are not served"))
         except httptools.HttpParserError as exc:
-            self._send_now(error_response(InferenceServerError(400, f"malformed HTTP request: {exc}"), True))
+            self._refuse(InferenceServerError(400, f"malformed HTTP request: {exc}"))
 
     # -- httptools callbacks
     def on_url(self, url):
@@ -308,6 +310,8 @@ class HttpProtocol(asyncio.Protocol):
                 result = self.router.route(request)
             except InferenceServerError as exc:
                 result = error_response(exc)
+            except Exception as exc:   # a fault in routing answers its request alone
+                result = error_response(InferenceServerError(500, f"{type(exc).__name__}: {exc}"))
             if isinstance(result, bytes):
                 answer.set_result(result if keep_alive else _closing(result))
             else:
@@ -343,18 +347,25 @@ class HttpProtocol(asyncio.Protocol):
         if self.closing and not self.answers and self.transport is not None:
             self.transport.close()
 
-    def _send_now(self, reply):
+    def _refuse(self, exc):
+        """The bytes on the connection no longer parse: the answers owed for the requests
+        before them go out first, in order, then this refusal, then the close."""
         self.closing = True
-        for answer in self.answers:
-            answer.cancel()
-        self.answers.clear()
-        self.transport.write(reply)
-        self.transport.close()
+        answer = asyncio.get_running_loop().create_future()
+        answer.set_result(error_response(exc, True))
+        self.answers.append(answer)
+        self._flush()
 
     def close_when_idle(self):
-        """Shutting down: close once every answer owed on this connection is sent."""
+        """Shutting down: close once every answer owed on this connection is written
+        (``closed`` is done when the transport has sent its buffer and gone)."""
         self.closing = True
         self._flush()
+
+    def abort(self):
+        """Shutting down and out of time: drop the connection and what it has not sent."""
+        if self.transport is not None:
+            self.transport.abort()
 
 
 async def start(router: Router, host: str, port: int):

@@ -178,3 +178,26 @@ def test_expect_100_continue_and_connection_close(server):
         assert status == 200 and headers["connection"] == "close"
         assert json.loads(data)["outputs"][0]["shape"] == [1, 10]
         assert reader.read() == b""          # the server closed the connection after its answer
+
+
+@pytest.mark.parametrize("bad", [b"NOT HTTP AT ALL\r\n\r\n", b"GET /v2 HTTP/1.1\r\nBad Header\r\n\r\n"])
+def test_a_malformed_request_after_pipelined_ones_is_answered_after_them(server, reference, bad):
+    """Valid requests, then a malformed one, written at once: the answers owed for the valid
+    ones (already running) come first, in order, then the 400, then the close."""
+    host, port = server.http.split(":")
+    xs = [np.full((k, 64), k / 8, np.float32) for k in (3, 1, 2)]
+    wire = b"".join(b"POST /v2/models/demo/infer HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n"
+                    % len(b) + b for b in (infer_body(shape=x.shape, data=x.ravel().tolist()) for x in xs))
+    with socket.create_connection((host, int(port)), timeout=30) as s:
+        s.sendall(wire + bad)
+        reader = s.makefile("rb")
+        for x in xs:
+            status, _, data = read_reply(reader)
+            assert status == 200, data
+            probs = json.loads(data)["outputs"][0]
+            np.testing.assert_allclose(np.array(probs["data"], np.float32).reshape(probs["shape"]),
+                                       reference(x), rtol=1e-6, atol=1e-7)
+        status, headers, data = read_reply(reader)
+        assert status == 400 and headers["connection"] == "close"
+        assert "malformed HTTP request" in json.loads(data)["error"]
+        assert reader.read() == b""

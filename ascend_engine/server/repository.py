@@ -18,11 +18,13 @@ from __future__ import annotations
 import os
 
 from ascend_engine import spec as specs
+from ascend_engine._checks import MAX_TIMEOUT_MS
 from ascend_engine.errors import InferenceServerError
 from ascend_engine.server import protocol
 
 PLATFORM = "ascend_engine_pipeline"
 SPEC_NAMES = tuple("pipeline" + suffix for suffix in specs.SPEC_SUFFIXES)
+MAX_TIMEOUT_US = MAX_TIMEOUT_MS // 1000 * 1_000_000   # a request's queue timeout, as the engine takes it
 
 
 class TensorInfo:
@@ -100,9 +102,9 @@ class Model:
                                        f"got {priority!r}")
         timeout_us = parameters.get("timeout")
         if timeout_us is not None and (isinstance(timeout_us, bool) or not isinstance(timeout_us, int)
-                                       or timeout_us < 1000):
-            raise protocol.bad_request(f"parameter 'timeout' must be microseconds, at least 1000, "
-                                       f"got {timeout_us!r}")
+                                       or not 1000 <= timeout_us <= MAX_TIMEOUT_US):
+            raise protocol.bad_request(f"parameter 'timeout' must be microseconds, from 1000 to "
+                                       f"{MAX_TIMEOUT_US} (the engine's longest timeout), got {timeout_us!r}")
         return priority or None, None if timeout_us is None else timeout_us / 1e6
 
     def feeds(self, tensors: dict) -> dict:
@@ -139,10 +141,14 @@ class Model:
 
 
 def _spec_in(folder: str) -> str | None:
-    """The spec file of a version folder, or None when it has none."""
-    for name in SPEC_NAMES:
-        if os.path.isfile(os.path.join(folder, name)):
-            return os.path.join(folder, name)
+    """The spec file of a version folder, or None when it has none; refused when it has
+    several ``pipeline`` specs, or no ``pipeline`` spec and several others."""
+    named = [os.path.join(folder, n) for n in SPEC_NAMES if os.path.isfile(os.path.join(folder, n))]
+    if len(named) > 1:
+        raise InferenceServerError(500, f"{named[0]} and {named[1]} are both the spec of one model version: "
+                                        f"keep one")
+    if named:
+        return named[0]
     found = sorted(f for f in os.listdir(folder) if specs.is_spec_path(f))
     if len(found) > 1:
         raise InferenceServerError(500, f"{folder} holds several spec files ({', '.join(found)}): name the "
@@ -150,25 +156,49 @@ def _spec_in(folder: str) -> str | None:
     return os.path.join(folder, found[0]) if found else None
 
 
+def _version_of(folder: str, entry: str) -> str:
+    """The version a numeric subfolder ``entry`` of a model folder stands for ("01" is "1");
+    refused unless it is written in ASCII digits."""
+    if not (entry.isascii() and entry.isdecimal()):
+        raise InferenceServerError(500, f"{folder}: a version folder is named by ASCII digits (1, 2, ...), "
+                                        f"got {entry!r}")
+    return str(int(entry))
+
+
 def scan(root: str) -> dict:
-    """{model name: {version: spec path}} of a repository folder (nothing is loaded)."""
+    """{model name: {version: spec path}} of a repository folder (nothing is loaded).
+
+    Two specs that would be one model version (``demo.yaml`` and ``demo/1/pipeline.yaml``,
+    ``demo.yaml`` and ``demo.yml``, folders ``1`` and ``01``) are refused, naming both."""
     if not os.path.isdir(root):
         raise InferenceServerError(500, f"the model repository {root} is not a folder")
     found = {}
+
+    def add(name, version, path):
+        other = found.get(name, {}).get(version)
+        if other is not None:
+            raise InferenceServerError(500, f"{other} and {path} are both model '{name}' version {version}: "
+                                            f"keep one (a repository serves one spec per model version)")
+        found.setdefault(name, {})[version] = path
+
     for entry in sorted(os.listdir(root)):
         path = os.path.join(root, entry)
         if os.path.isfile(path) and specs.is_spec_path(entry):
-            found.setdefault(os.path.splitext(entry)[0], {})["1"] = path
+            add(os.path.splitext(entry)[0], "1", path)
         elif os.path.isdir(path) and not entry.startswith("."):
-            versions = {v: _spec_in(os.path.join(path, v)) for v in sorted(os.listdir(path))
-                        if v.isdigit() and os.path.isdir(os.path.join(path, v))}
-            versions = {str(int(v)): p for v, p in versions.items() if p is not None}
-            if versions:
-                found[entry] = versions
+            for v in sorted(os.listdir(path)):
+                folder = os.path.join(path, v)
+                if not v.isdigit() or not os.path.isdir(folder):
+                    continue
+                version = _version_of(path, v)
+                spec = _spec_in(folder)
+                if spec is not None:
+                    add(entry, version, spec)
     if not found:
         raise InferenceServerError(500, f"the model repository {root} holds no pipeline spec (one model per "
                                         f"NAME.yaml, or NAME/VERSION/pipeline.yaml)")
-    return found
+    return {name: dict(sorted(versions.items(), key=lambda item: int(item[0])))
+            for name, versions in found.items()}
 
 
 def load_model(name: str, version: str, path: str, device=None, allow_code=False) -> Model:
@@ -217,6 +247,8 @@ class Repository:
         return model
 
     def versions(self, name: str) -> list:
+        """The versions of model ``name``, ascending; 404 when there is no such model."""
+        self.get(name)
         return list(self.models[name])
 
     def all(self):

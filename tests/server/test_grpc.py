@@ -243,3 +243,21 @@ def test_a_stream_message_that_does_not_deserialize_ends_the_stream(server, bad)
     assert ended.value.code() == grpc.StatusCode.INVALID_ARGUMENT, ended.value
     assert "message 2 of the stream" in ended.value.details()
     assert [r.infer_response.id for r in got] == ["kept"] and got[0].error_message == ""
+
+
+def test_statistics_of_an_unknown_model_is_not_found(stub):
+    for name, version in (("nothing", ""), ("nothing", "1"), ("demo", "7")):
+        with pytest.raises(grpc.RpcError) as info:
+            stub.ModelStatistics(service_pb2.ModelStatisticsRequest(name=name, version=version))
+        assert info.value.code() == grpc.StatusCode.NOT_FOUND, (name, version)
+        assert "is not found" in info.value.details()
+
+
+def test_a_timeout_above_the_engines_limit_is_invalid_argument(stub):
+    request = raw_request("demo")
+    request.parameters["timeout"].int64_param = 10**15
+    with pytest.raises(grpc.RpcError) as info:
+        stub.ModelInfer(request)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert ("parameter 'timeout' must be microseconds, from 1000 to 2147483000000 (the engine's longest "
+            "timeout), got 1000000000000000") in info.value.details()

@@ -201,3 +201,34 @@ def test_a_malformed_request_after_pipelined_ones_is_answered_after_them(server,
         assert status == 400 and headers["connection"] == "close"
         assert "malformed HTTP request" in json.loads(data)["error"]
         assert reader.read() == b""
+
+
+@pytest.mark.parametrize("path,message", [
+    ("/v2/models/nothing/stats", "Request for unknown model: 'nothing' is not found (models: batched, demo)"),
+    ("/v2/models/nothing/versions/1/stats", "Request for unknown model: 'nothing' is not found"),
+    ("/v2/models/demo/versions/7/stats", "'demo' version 7 is not found (versions: 1, 2)"),
+])
+def test_statistics_of_an_unknown_model_is_404_and_the_connection_serves_on(server, path, message):
+    host, port = server.http.split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    try:
+        conn.request("GET", path)
+        reply = conn.getresponse()
+        assert reply.status == 404 and reply.getheader("connection") is None
+        text = json.loads(reply.read())["error"]
+        assert message in text, text
+        conn.request("GET", "/v2/models/demo/versions/1/stats")   # the same connection, still open
+        assert conn.getresponse().status == 200
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("timeout", [2_147_483_000_001, 10**18, 2**64 + 5, 999, 0])
+def test_a_timeout_parameter_outside_the_engines_range_is_400(server, timeout):
+    status, text = error_of(server, "POST", "/v2/models/demo/infer",
+                            infer_body(parameters={"timeout": timeout}))
+    assert status == 400, text
+    assert (f"parameter 'timeout' must be microseconds, from 1000 to 2147483000000 (the engine's longest "
+            f"timeout), got {timeout}") in text
+    good = infer_body(parameters={"timeout": 2_147_483_000_000})
+    assert request(server, "POST", "/v2/models/demo/infer", good)[0] == 200

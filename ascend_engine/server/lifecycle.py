@@ -37,7 +37,12 @@ class MetricsRouter:
             raise InferenceServerError(404, f"no route {request.path} (the metrics are at /metrics)")
         if request.method != b"GET":
             raise InferenceServerError(405, f"/metrics takes GET, got {request.method.decode()}")
-        return response(200, metrics.render(self.service), b"text/plain; version=0.0.4; charset=utf-8")
+        return self._render()
+
+    async def _render(self):
+        # rendered on a worker thread: reading every engine's figures never stalls the loop
+        text = await asyncio.to_thread(metrics.render, self.service)
+        return response(200, text, b"text/plain; version=0.0.4; charset=utf-8")
 
 
 def new_loop():

@@ -105,7 +105,6 @@ class Handlers:
         return messages.ModelConfigResponse(config=json_format.ParseDict(config, messages.ModelConfig()))
 
     async def ModelStatistics(self, request, context):
-        self.service.repository.get(request.name, request.version)   # an unknown model: NOT_FOUND at once
         # the engines' figures are read on a worker thread: never a stall of the loop
         document = await asyncio.to_thread(self.service.model_statistics, request.name, request.version)
         return json_format.ParseDict(document, messages.ModelStatisticsResponse())

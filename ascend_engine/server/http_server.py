@@ -220,7 +220,6 @@ class Router:
             return response(200 if self.service.model_ready(name, version) else 400)
         if action == "/config":
             return json_response(200, self.service.model_config(name, version))
-        self.service.repository.get(name, version)     # an unknown model is refused here, at once
         return self._statistics(name, version)
 
     async def _statistics(self, name, version):

@@ -3,6 +3,7 @@ header and idle time, unsent answers (back-pressure), and the event loop's time 
 
 import asyncio
 import json
+import re
 import socket
 import threading
 import zlib
@@ -217,3 +218,27 @@ def test_metrics_are_rendered_off_the_event_loop(monkeypatch):
     health, still_rendering, scraped = serve_in_process(main)
     assert health.startswith(b"HTTP/1.1 200 ") and still_rendering
     assert scraped.startswith(b"HTTP/1.1 200 ") and scraped.endswith(b"\r\n\r\nfigures\n")
+
+
+def test_a_fault_in_routing_answers_its_request_alone():
+    """A route that raises something other than an InferenceServerError: that request is
+    answered 500, the pipelined ones around it 200, and the connection serves on."""
+
+    class Faulty(Router):
+        def route(self, request):
+            if request.path == "/boom":
+                raise KeyError("boom")
+            return super().route(request)
+
+    async def main(host, port, _):
+        reader, writer = await asyncio.open_connection(host, port)
+        live = b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n"
+        boom = b"GET /boom HTTP/1.1\r\nHost: x\r\n\r\n"
+        writer.write(live + boom + live[:-2] + b"Connection: close\r\n\r\n")
+        data = await read_all(reader)
+        writer.close()
+        return data
+
+    data = serve_in_process(main, Faulty(Health()))
+    assert re.findall(rb"HTTP/1\.1 (\d{3}) ", data) == [b"200", b"500", b"200"]
+    assert b'{"error": "KeyError: \'boom\'"}' in data

@@ -2,7 +2,8 @@
  * complete.c -- waiting for requests and delivering them, oldest first:
  * event and stream waits (interruptible through the caller's poll
  * function), finding the stream to blame for a failure, and draining or
- * recovering the engine after one.
+ * recovering the engine after one (or, when a request's own JPEG did not
+ * decode, failing that request alone and running the others again).
  */
 #include "executor_internal.h"
 
@@ -104,11 +105,12 @@ static void blame(ae_engine *e, ae_error *err, aclError rc, const char *node, co
 /* After a request failed on the device, find the stream that holds the
  * error, in the order work flows: the copy-in stream, the compute streams in
  * topological order of their nodes (the first failure is where it started;
- * later streams only inherited it through event waits), then copy-out. */
-static void blame_stream(ae_engine *e, ae_error *err)
+ * later streams only inherited it through event waits), then copy-out.
+ * Returns the node blamed, or -1 (a copy, or no stream found). */
+static int blame_stream(ae_engine *e, ae_error *err)
 {
     if (!err)
-        return;
+        return -1;
     uint64_t deadline = aex_deadline_from_now(e);
     aclError rc;
     if (!e->plan.single_stream) {
@@ -116,7 +118,7 @@ static void blame_stream(ae_engine *e, ae_error *err)
         if (rc != ACL_SUCCESS && rc != ACL_ERROR_RT_STREAM_SYNC_TIMEOUT) {
             aex_copy_name(err->function, "aclrtMemcpyAsync");
             blame(e, err, rc, NULL, "the copy of the request's inputs to the device");
-            return;
+            return -1;
         }
     }
     for (int n = 0; n < e->plan.n_nodes; n++) {
@@ -141,7 +143,7 @@ static void blame_stream(ae_engine *e, ae_error *err)
                                              : e->nodes[n].kind == AE_NODE_IMAGE ? "acldvpp (DVPP task)"
                                                                                  : "aclrtMemcpyAsync");
                 blame(e, err, rc, e->nodes[n].name, what);
-                return;
+                return n;
             }
         }
     }
@@ -152,6 +154,66 @@ static void blame_stream(ae_engine *e, ae_error *err)
             blame(e, err, rc, NULL, "the copy of the request's outputs to the host");
         }
     }
+    return -1;
+}
+
+/* The oldest request's own JPEG did not decode (decode node n wrote no
+ * picture for it: its header read at submission, its scan data is damaged).
+ * The decode's sticky error reached, through the streams and the events they
+ * wait on, the requests behind it, whose inputs are at no fault: wait for
+ * every stream (which clears the errors), fail the oldest alone with an
+ * EngineError naming the node, and put the others on the device again from
+ * their staged inputs (docs/executor.md, "Image nodes").  Returns
+ * AE_REQUEST_FAILED, or -1 after draining the engine when the streams do not
+ * settle or a request cannot be enqueued again. */
+static int fail_decode_alone(ae_engine *e, uint64_t request, int n, ae_error *err)
+{
+    slot *failed = &e->slots[request % (uint64_t)e->plan.depth];
+    char device_said[AE_MESSAGE_MAX];
+    snprintf(device_said, sizeof device_said, "%s", err->message);
+    aclError code = err->code;
+    aex_steps_abandon(e);
+    if (aex_settle(e, 1) || aex_steps_idle(e, aex_deadline_from_now(e))) {
+        aex_drain(e, 0);
+        return -1;
+    }
+    snprintf(err->message, AE_MESSAGE_MAX,
+             "image node '%s': the request's JPEG did not decode on the device (its header was read at "
+             "submission; its data is damaged), DVPP code %d: %.*s", e->nodes[n].name, (int)code,
+             AE_MESSAGE_MAX / 2, device_said);
+    aex_copy_name(err->function, "acldvppJpegDecodeAsync");
+    err->code = 0;   /* the input is at fault, not the device: an EngineError */
+    err->request = request;
+    failed->busy = 0;
+    failed->time_done = NULL;
+    e->in_flight--;
+    e->stats.failures++;
+    e->cancel_begin = request;
+    e->cancel_end = request + 1;
+    ae_error again;
+    for (uint64_t r = request + 1; r < e->next_request; r++) {
+        slot *sl = &e->slots[r % (uint64_t)e->plan.depth];
+        const void *staged[AE_MAX_IO];
+        for (int i = 0; i < e->plan.n_inputs && i < AE_MAX_IO; i++)
+            staged[i] = sl->host_in + e->in_stage_off[i];
+        int rc;
+        if (e->n_steps) {
+            pthread_mutex_lock(&e->step_lock);
+            sl->tail_enqueued = sl->step_failed = sl->step_fatal = sl->step_running = 0;
+            sl->step_node = -1;
+            rc = aex_enqueue_request(e, sl, r, staged, sl->rows, &again);
+            pthread_mutex_unlock(&e->step_lock);
+        } else {
+            rc = aex_enqueue_request(e, sl, r, staged, sl->rows, &again);
+        }
+        if (rc) {
+            /* the request behind it are cancelled after all; this one keeps its own error */
+            aex_drain(e, 0);
+            e->cancel_begin = request;
+            return -1;
+        }
+    }
+    return AE_REQUEST_FAILED;
 }
 
 /* The wait was stopped by the caller's poll function. */
@@ -263,8 +325,10 @@ static int finish_oldest(ae_engine *e, int rc, ae_error *err)
     }
     if (rc) {
         int timed_out = err && err->code == ACL_ERROR_RT_EVENT_SYNC_TIMEOUT;
-        if (!timed_out)
-            blame_stream(e, err);
+        int blamed = timed_out ? -1 : blame_stream(e, err);
+        if (blamed >= 0 && !sl->step_fatal && e->plan.n_inputs <= AE_MAX_IO &&
+            aex_images_decode_failed(e, sl, blamed))
+            return fail_decode_alone(e, request, blamed, err);
         if (err)
             err->request = request;
         aex_drain(e, timed_out);

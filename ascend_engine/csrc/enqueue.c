@@ -317,7 +317,8 @@ int aex_enqueue_request(ae_engine *e, slot *sl, uint64_t request, const void *co
         const ae_tensor_plan *tp = &e->tensors[p->input_tensors[i]];
         size_t bytes = aex_row_bytes(e, sl, p->input_tensors[i]) * rows;
         char *stage = sl->host_in + e->in_stage_off[i];
-        memcpy(stage, inputs[i], bytes);
+        if (inputs[i] != stage)   /* a request run again after a failure comes from its staging */
+            memcpy(stage, inputs[i], bytes);
         if (e->img && aex_images_reads_input(e, i)) {
             /* a JPEG: on the device before its decode is enqueued (the simulator's JPEGD reads the
              * header at submission, docs/simulator.md "DVPP") */

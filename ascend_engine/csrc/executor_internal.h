@@ -321,6 +321,8 @@ int aex_images_enqueue(ae_engine *e, slot *sl, int n, int skip, ae_error *err);
 int aex_images_release(ae_engine *e, ae_error *err);   /* returns how many releases failed */
 void aex_images_take(ae_engine *e, slot *sl);                /* the checked sizes into the request's slot */
 int aex_images_reads_input(const ae_engine *e, int input);  /* pipeline input `input` is a decode's JPEG */
+int aex_images_decode_failed(const ae_engine *e, const slot *sl, int n); /* decode n's picture for the
+                                                                        slot's request was not written */
 
 /* timeline.c: a completed request's node device times and timeline row */
 void aex_record_profile(ae_engine *e, slot *sl, uint64_t request);

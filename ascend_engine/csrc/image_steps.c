@@ -340,6 +340,14 @@ int aex_images_reads_input(const ae_engine *e, int input)
     return 0;
 }
 
+int aex_images_decode_failed(const ae_engine *e, const slot *sl, int n)
+{
+    const ae_node_plan *np = &e->nodes[n];
+    if (!e->img || np->kind != AE_NODE_IMAGE || np->image.op != AE_IMAGE_DECODE || !sl->images[n].out)
+        return 0;
+    return e->img->d->acldvppGetPicDescRetCode(sl->images[n].out) != 0;
+}
+
 void aex_images_take(ae_engine *e, slot *sl)
 {
     for (int n = 0; n < e->plan.n_nodes; n++)
@@ -469,6 +477,8 @@ int aex_images_enqueue(ae_engine *e, slot *sl, int n, int skip, ae_error *err)
             image_pic pic = is->pic;
             if (set_pic(e, is->out, out_addr, (uint32_t)e->tensors[t_out].capacity, pic, np->name, err))
                 return -1;
+            /* cleared: a nonzero code after the task is this request's JPEG's (complete.c) */
+            DVPP_CALL(e, err, np->name, acldvppSetPicDescRetCode, is->out, 0);
             DVPP_CALL(e, err, np->name, acldvppJpegDecodeAsync, im->channels[n], in_addr,
                       (uint32_t)aex_row_bytes(e, sl, t_in), is->out, st);
         } else if (np->image.op == AE_IMAGE_RESIZE) {

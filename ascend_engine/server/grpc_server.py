@@ -13,6 +13,7 @@ import asyncio
 
 import grpc
 from google.protobuf import json_format
+from google.protobuf.message import DecodeError
 
 from ascend_engine.errors import InferenceServerError
 from ascend_engine.server import protocol
@@ -104,7 +105,8 @@ class Handlers:
         return messages.ModelConfigResponse(config=json_format.ParseDict(config, messages.ModelConfig()))
 
     async def ModelStatistics(self, request, context):
-        document = self.service.model_statistics(request.name, request.version)
+        # the engines' figures are read on a worker thread: never a stall of the loop
+        document = await asyncio.to_thread(self.service.model_statistics, request.name, request.version)
         return json_format.ParseDict(document, messages.ModelStatisticsResponse())
 
     async def RepositoryIndex(self, request, context):
@@ -134,7 +136,12 @@ class Handlers:
                                         encode=lambda outputs: infer_reply(model, request, outputs))
 
     async def ModelStreamInfer(self, requests, context):
-        """Answer every request of the stream as it finishes; an error is an answer naming it."""
+        """Answer every request of the stream as it finishes; an error is an answer naming it.
+
+        ``requests`` are the stream's messages as bytes, parsed here: one that does not
+        parse (not a ModelInferRequest, or text that is not UTF-8) ends the stream with
+        INVALID_ARGUMENT naming it, once the answers owed for the messages before it are sent.
+        """
         answers = asyncio.Queue()
         running = set()
 
@@ -148,16 +155,30 @@ class Handlers:
             await answers.put(reply)
 
         async def read():
-            async for request in requests:
-                task = asyncio.ensure_future(answer(request))
-                running.add(task)
-                task.add_done_callback(running.discard)
+            ending = None
+            try:
+                index = 0
+                async for raw in requests:
+                    index += 1
+                    try:
+                        request = messages.ModelInferRequest.FromString(raw)
+                    except DecodeError as exc:
+                        ending = protocol.bad_request(f"message {index} of the stream ({len(raw)} bytes) "
+                                                      f"is not a ModelInferRequest: {exc}")
+                        break
+                    task = asyncio.ensure_future(answer(request))
+                    running.add(task)
+                    task.add_done_callback(running.discard)
+            except Exception as exc:   # the stream broke: it must still end, never hang
+                ending = InferenceServerError(500, f"reading the stream failed: {type(exc).__name__}: {exc}")
             await asyncio.gather(*list(running))
-            await answers.put(None)
+            await answers.put(ending)
 
         reader = asyncio.ensure_future(read())
         try:
             while (reply := await answers.get()) is not None:
+                if isinstance(reply, InferenceServerError):
+                    await context.abort(getattr(grpc.StatusCode, reply.grpc_code), reply.message)
                 yield reply
         finally:
             reader.cancel()
@@ -170,7 +191,8 @@ def _streaming(method, request_class, response_class):
         async for reply in method(requests, context):
             yield reply
 
-    return grpc.stream_stream_rpc_method_handler(handle, request_deserializer=request_class.FromString,
+    # no request deserializer: the method parses each message, so one that does not parse is named
+    return grpc.stream_stream_rpc_method_handler(handle, request_deserializer=None,
                                                  response_serializer=response_class.SerializeToString)
 
 

@@ -22,10 +22,15 @@ import httptools
 from ascend_engine.errors import InferenceServerError
 from ascend_engine.server import protocol
 
-MAX_BODY = 256 << 20            # bytes of one request body (413 beyond)
+MAX_BODY = 256 << 20            # bytes of one request body, decompressed too (413 beyond)
+MAX_HEADER_BYTES = 64 << 10     # bytes of one request's line and headers (431 beyond)
+MAX_PIPELINED = 64              # requests read ahead of their answers: reading pauses beyond
+WRITE_HIGH_WATER = 1 << 20      # answer bytes the client has not taken: reading pauses beyond
+HEADER_SECONDS = 30.0           # from a request's first byte to the end of its headers (408 beyond)
+IDLE_SECONDS = 120.0            # silence, with nothing owed to the client, before the connection closes
 _REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
-            411: "Length Required", 413: "Payload Too Large", 500: "Internal Server Error",
-            503: "Service Unavailable"}
+            408: "Request Timeout", 411: "Length Required", 413: "Payload Too Large",
+            431: "Request Header Fields Too Large", 500: "Internal Server Error", 503: "Service Unavailable"}
 _MODEL_ROUTE = re.compile(r"^/v2/models/([^/]+)(?:/versions/([^/]+))?(/ready|/config|/infer|/stats)?$")
 _CONTROL_ROUTE = re.compile(r"^/v2/repository/models/([^/]+)/(load|unload)$")
 _NO_BODY = b""
@@ -115,7 +120,12 @@ def _parameters(entry, name):
     return parameters
 
 
+def _encoded(request) -> bool:
+    return request.headers.get(b"content-encoding", b"identity").lower() != b"identity"
+
+
 def _decoded_body(request):
+    """The body, decompressed (at most MAX_BODY bytes of it: never the whole of a bomb)."""
     encoding = request.headers.get(b"content-encoding", b"identity").lower()
     if encoding == b"identity":
         return request.body
@@ -123,10 +133,18 @@ def _decoded_body(request):
     if wbits is None:
         raise protocol.bad_request(f"unsupported Content-Encoding {encoding.decode(errors='replace')!r} "
                                    "(identity, gzip or deflate)")
+    inflater = zlib.decompressobj(wbits)
     try:
-        return zlib.decompress(request.body, wbits)
+        body = inflater.decompress(request.body, MAX_BODY + 1)
     except zlib.error as exc:
         raise protocol.bad_request(f"the {encoding.decode()} body does not decompress: {exc}") from None
+    if len(body) > MAX_BODY:
+        raise InferenceServerError(413, f"the {encoding.decode()} body of {len(request.body)} bytes "
+                                        f"decompresses to more than {MAX_BODY} bytes")
+    if not inflater.eof:
+        raise protocol.bad_request(f"the {encoding.decode()} body does not decompress: it is incomplete or "
+                                   "truncated")
+    return body
 
 
 def infer_response(model, document, outputs: dict) -> bytes:
@@ -206,7 +224,11 @@ class Router:
             return response(200 if self.service.model_ready(name, version) else 400)
         if action == "/config":
             return json_response(200, self.service.model_config(name, version))
-        return json_response(200, self.service.model_statistics(name, version))
+        return self._statistics(name, version)
+
+    async def _statistics(self, name, version):
+        # the engines' figures are read on a worker thread: never a stall of the loop
+        return json_response(200, await asyncio.to_thread(self.service.model_statistics, name, version))
 
     @staticmethod
     def _get(method):
@@ -238,7 +260,9 @@ class Router:
         return response(200)
 
     async def _infer(self, request, model):
-        document, tensors = parse_infer(request)
+        # a compressed body is inflated on a worker thread: up to MAX_BODY bytes, never on the loop
+        document, tensors = (await asyncio.to_thread(parse_infer, request) if _encoded(request)
+                             else parse_infer(request))
         return await self.service.infer(model, tensors, _parameters(document, "request"),
                                         encode=lambda outputs: infer_response(model, document, outputs))
 
@@ -248,8 +272,14 @@ def _closing(reply: bytes) -> bytes:
     return reply.replace(b"\r\n", b"\r\nconnection: close\r\n", 1)
 
 
+class _Refused(Exception):
+    """Raised in a parser callback to stop parsing the connection's bytes (see HttpProtocol.refusal)."""
+
+
 class HttpProtocol(asyncio.Protocol):
-    """One client connection."""
+    """One client connection, with its limits (docs/serve.md, "Limits"): header size and time,
+    body size, idle time, and back-pressure (reading pauses while MAX_PIPELINED answers are owed
+    or WRITE_HIGH_WATER bytes of answers wait for the client to take them)."""
 
     def __init__(self, router: Router, connections: set):
         self.router = router
@@ -259,6 +289,12 @@ class HttpProtocol(asyncio.Protocol):
         self.answers = collections.deque()   # per request in arrival order: its future answer
         self.tasks = set()                   # inferences running for this connection
         self.closing = False
+        self.closed = asyncio.get_event_loop().create_future()   # done once the transport is gone
+        self.refusal = None                  # the answer that stops parsing (set in a parser callback)
+        self.reading_paused = self.writing_paused = False
+        self.in_message = False              # a request has begun and not ended
+        self.header_timer = self.idle_timer = None
+        self.last_heard = 0.0
         self._reset()
 
     def _reset(self):
@@ -266,80 +302,153 @@ class HttpProtocol(asyncio.Protocol):
         self.headers = {}
         self.body = []
         self.size = 0
-        self.too_large = False
+        self.header_bytes = 0
 
     # -- asyncio.Protocol
     def connection_made(self, transport):
         self.transport = transport
         self.connections.add(self)
+        transport.set_write_buffer_limits(high=WRITE_HIGH_WATER)
+        loop = asyncio.get_running_loop()
+        self.last_heard = loop.time()
+        self.idle_timer = loop.call_later(IDLE_SECONDS, self._idle_check)
 
     def connection_lost(self, exc):
         # nobody is left to answer: a request still queued is cancelled and never runs
         # (one already on the device completes and its result is dropped)
         self.connections.discard(self)
+        if not self.closed.done():
+            self.closed.set_result(None)
+        for timer in (self.header_timer, self.idle_timer):
+            if timer is not None:
+                timer.cancel()
         for task in list(self.tasks):
             task.cancel()
         for answer in self.answers:
             answer.cancel()
         self.answers.clear()
 
+    def pause_writing(self):
+        self.writing_paused = True
+        self._pause_reading()
+
+    def resume_writing(self):
+        self.writing_paused = False
+        self._resume_reading()
+
     def data_received(self, data):
         if self.closing:
             return
+        self.last_heard = asyncio.get_running_loop().time()
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade:
-            refused = InferenceServerError(400, "protocol upgrades are not served")
-            self._send_now(error_response(refused, True))
+            self._refuse(InferenceServerError(400, "protocol upgrades are not served"))
         except httptools.HttpParserError as exc:
-            self._send_now(error_response(InferenceServerError(400, f"malformed HTTP request: {exc}"), True))
+            self._refuse(self.refusal or InferenceServerError(400, f"malformed HTTP request: {exc}"))
 
     # -- httptools callbacks
+    def on_message_begin(self):
+        self.in_message = True
+        self.header_timer = asyncio.get_running_loop().call_later(HEADER_SECONDS, self._header_late)
+
     def on_url(self, url):
         self.url += url
+        self._count_header(len(url))
 
     def on_header(self, name, value):
+        self._count_header(len(name) + len(value) + 4)
         self.headers[name.lower()] = value
 
     def on_headers_complete(self):
+        if self.header_timer is not None:
+            self.header_timer.cancel()
+            self.header_timer = None
+        length = self.headers.get(b"content-length")
+        if length is not None and length.strip().isdigit() and int(length) > MAX_BODY:
+            self._stop(InferenceServerError(413, f"the request body ({int(length)} bytes, says its "
+                                                 f"Content-Length) is larger than {MAX_BODY} bytes"))
         if self.headers.get(b"expect", b"").lower() == b"100-continue":
             self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
 
     def on_body(self, chunk):
         self.size += len(chunk)
-        if self.size > MAX_BODY:
-            self.too_large = True
-            self.body = []
-        elif not self.too_large:
-            self.body.append(chunk)
+        if self.size > MAX_BODY:   # a chunked body: refused as soon as it passes the limit
+            self._stop(InferenceServerError(413, f"the request body is larger than {MAX_BODY} bytes"))
+        self.body.append(chunk)
 
     def on_message_complete(self):
+        self.in_message = False
         keep_alive = self.parser.should_keep_alive()
         path = httptools.parse_url(self.url).path.decode(errors="replace")
         request = Request(self.parser.get_method(), path, self.headers, b"".join(self.body), keep_alive)
-        too_large = self.too_large
         self._reset()
         loop = asyncio.get_running_loop()
         answer = loop.create_future()
         self.answers.append(answer)
-        if too_large:
-            answer.set_result(error_response(InferenceServerError(
-                413, f"the request body is larger than {MAX_BODY} bytes"), close=True))
-            self.closing = True
+        try:
+            result = self.router.route(request)
+        except InferenceServerError as exc:
+            result = error_response(exc)
+        except Exception as exc:   # a fault in routing answers its request alone
+            result = error_response(InferenceServerError(500, f"{type(exc).__name__}: {exc}"))
+        if isinstance(result, bytes):
+            answer.set_result(result if keep_alive else _closing(result))
         else:
-            try:
-                result = self.router.route(request)
-            except InferenceServerError as exc:
-                result = error_response(exc)
-            if isinstance(result, bytes):
-                answer.set_result(result if keep_alive else _closing(result))
-            else:
-                task = loop.create_task(result)
-                self.tasks.add(task)
-                task.add_done_callback(lambda t, a=answer, k=keep_alive: self._finished(t, a, k))
+            task = loop.create_task(result)
+            self.tasks.add(task)
+            task.add_done_callback(lambda t, a=answer, k=keep_alive: self._finished(t, a, k))
         if not keep_alive:
             self.closing = True
+        if len(self.answers) >= MAX_PIPELINED:
+            self._pause_reading()
         self._flush()
+
+    # -- limits
+    def _count_header(self, n):
+        self.header_bytes += n
+        if self.header_bytes > MAX_HEADER_BYTES:
+            self._stop(InferenceServerError(431, f"the request line and headers are larger than "
+                                                 f"{MAX_HEADER_BYTES} bytes"))
+
+    def _stop(self, exc):
+        """Stop parsing (from a parser callback): ``exc`` is answered after the answers owed."""
+        self.refusal = exc
+        raise _Refused(exc.message)
+
+    def _header_late(self):
+        self.header_timer = None
+        if not self.closing:
+            self._refuse(InferenceServerError(408, f"the request's headers did not arrive within "
+                                                   f"{HEADER_SECONDS:g} s"))
+
+    def _idle_check(self):
+        """Close a connection silent for IDLE_SECONDS with nothing owed to it (408 when a
+        request was left half sent); one timer, pushed back by what was heard meanwhile."""
+        loop = asyncio.get_running_loop()
+        self.idle_timer = None
+        if self.closing or self.transport is None:
+            return
+        due = self.last_heard + IDLE_SECONDS
+        if loop.time() < due or self.answers or self.tasks:
+            self.idle_timer = loop.call_at(max(due, loop.time() + 1.0), self._idle_check)
+        elif self.in_message:
+            self._refuse(InferenceServerError(408, f"the request stopped arriving: nothing came for "
+                                                   f"{IDLE_SECONDS:g} s"))
+        else:
+            self.closing = True
+            self.transport.close()
+
+    def _pause_reading(self):
+        if not self.reading_paused and self.transport is not None and not self.transport.is_closing():
+            self.reading_paused = True
+            self.transport.pause_reading()
+
+    def _resume_reading(self):
+        if (self.reading_paused and not self.writing_paused and len(self.answers) < MAX_PIPELINED
+                and not self.closing and self.transport is not None and not self.transport.is_closing()):
+            self.reading_paused = False
+            self.transport.resume_reading()
 
     # -- answers, in order
     def _finished(self, task, answer, keep_alive):
@@ -365,19 +474,28 @@ class HttpProtocol(asyncio.Protocol):
                 self.transport.write(answer.result())
         if self.closing and not self.answers and self.transport is not None:
             self.transport.close()
+        else:
+            self._resume_reading()
 
-    def _send_now(self, reply):
+    def _refuse(self, exc):
+        """The bytes on the connection no longer parse (or broke a limit): the answers owed for
+        the requests before them go out first, in order, then this refusal, then the close."""
         self.closing = True
-        for answer in self.answers:
-            answer.cancel()
-        self.answers.clear()
-        self.transport.write(reply)
-        self.transport.close()
+        answer = asyncio.get_running_loop().create_future()
+        answer.set_result(error_response(exc, True))
+        self.answers.append(answer)
+        self._flush()
 
     def close_when_idle(self):
-        """Shutting down: close once every answer owed on this connection is sent."""
+        """Shutting down: close once every answer owed on this connection is written
+        (``closed`` is done when the transport has sent its buffer and gone)."""
         self.closing = True
         self._flush()
+
+    def abort(self):
+        """Shutting down and out of time: drop the connection and what it has not sent."""
+        if self.transport is not None:
+            self.transport.abort()
 
 
 async def start(router: Router, host: str, port: int):

@@ -7,7 +7,9 @@ so a script that asked for port 0 learns the port the system gave.
 Shutdown, on SIGTERM or SIGINT: the listening sockets close and new
 inferences get 503 at once (gRPC: UNAVAILABLE); every inference already
 admitted runs to its answer (for at most ``drain_seconds``); then the
-connections close, the engines close and the process exits with status 0.
+connections close once their answers are written (a slow reader gets them, for
+at most ``drain_seconds`` more), the engines close and the process exits with
+status 0.
 A second signal while draining stops waiting.
 """
 
@@ -35,7 +37,12 @@ class MetricsRouter:
             raise InferenceServerError(404, f"no route {request.path} (the metrics are at /metrics)")
         if request.method != b"GET":
             raise InferenceServerError(405, f"/metrics takes GET, got {request.method.decode()}")
-        return response(200, metrics.render(self.service), b"text/plain; version=0.0.4; charset=utf-8")
+        return self._render()
+
+    async def _render(self):
+        # rendered on a worker thread: reading every engine's figures never stalls the loop
+        text = await asyncio.to_thread(metrics.render, self.service)
+        return response(200, text, b"text/plain; version=0.0.4; charset=utf-8")
 
 
 def new_loop():
@@ -85,17 +92,36 @@ async def serve(service: Service, host: str, http_port: int, grpc_port: int | No
         interrupted.cancel()
         left = service.active
         answered = sum(c.success + c.failure for c in service.counters.values())
-        outcome = f"{left} request(s) not answered" if left else "every admitted request answered"
-        print(f"shutdown: {outcome} ({answered} answered in all)", file=out, flush=True)
         if grpc is not None:
             await grpc.stop(grace=1.0)
-        for conns in connections:
-            for conn in list(conns):
-                conn.close_when_idle()
-        await asyncio.sleep(0)      # let the last answers go out
+        cut = await close_connections([c for conns in connections for c in list(conns)], stop, drain_seconds)
+        outcome = f"{left} request(s) not answered" if left else "every admitted request answered"
+        if cut:
+            outcome += f", {cut} connection(s) closed with answers unsent"
+        print(f"shutdown: {outcome} ({answered} answered in all)", file=out, flush=True)
     finally:
         for sig in signals:
             loop.remove_signal_handler(sig)
+
+
+async def close_connections(conns, stop: asyncio.Event, seconds: float) -> int:
+    """Close every HTTP connection once its answers are written, waiting (at most
+    ``seconds``, or until ``stop`` is set again) for the transports to hand their
+    write buffers to the system: a slow reader still gets the answers it was owed
+    before the loop closes.  Returns how many connections were cut short."""
+    for conn in conns:
+        conn.close_when_idle()
+    waiting = [conn for conn in conns if not conn.closed.done()]
+    if waiting and not stop.is_set():
+        flushed = asyncio.gather(*(conn.closed for conn in waiting))
+        interrupted = asyncio.ensure_future(stop.wait())
+        await asyncio.wait([flushed, interrupted], timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+        interrupted.cancel()
+    cut = [conn for conn in waiting if not conn.closed.done()]
+    for conn in cut:
+        conn.abort()
+    await asyncio.sleep(0)
+    return len(cut)
 
 
 def run(root: str, host: str = "127.0.0.1", http_port: int = 8000, grpc_port: int | None = 8001,

@@ -29,12 +29,14 @@ import warnings
 import numpy as np
 
 from ascend_engine import spec as specs
+from ascend_engine._checks import MAX_TIMEOUT_MS
 from ascend_engine.errors import InferenceServerError, ModelConfigError, PipelineError
 from ascend_engine.server import protocol, triton_config
 
 PLATFORM = "ascend_engine_pipeline"
 MODEL_PLATFORM = "ascend_engine_om"        # a Triton folder's model.om
 SPEC_NAMES = tuple("pipeline" + suffix for suffix in specs.SPEC_SUFFIXES)
+MAX_TIMEOUT_US = MAX_TIMEOUT_MS // 1000 * 1_000_000   # a request's queue timeout, as the engine takes it
 
 
 class TensorInfo:
@@ -179,9 +181,9 @@ class Model:
                                        f"got {priority!r}")
         timeout_us = parameters.get("timeout")
         if timeout_us is not None and (isinstance(timeout_us, bool) or not isinstance(timeout_us, int)
-                                       or timeout_us < 1000):
-            raise protocol.bad_request(f"parameter 'timeout' must be microseconds, at least 1000, "
-                                       f"got {timeout_us!r}")
+                                       or not 1000 <= timeout_us <= MAX_TIMEOUT_US):
+            raise protocol.bad_request(f"parameter 'timeout' must be microseconds, from 1000 to "
+                                       f"{MAX_TIMEOUT_US} (the engine's longest timeout), got {timeout_us!r}")
         return priority or None, None if timeout_us is None else timeout_us / 1e6
 
     def feeds(self, tensors: dict) -> dict:
@@ -274,15 +276,28 @@ def _summed(figures: list):
 
 
 def _spec_in(folder: str) -> str | None:
-    """The spec file of a version folder, or None when it has none."""
-    for name in SPEC_NAMES:
-        if os.path.isfile(os.path.join(folder, name)):
-            return os.path.join(folder, name)
+    """The spec file of a version folder, or None when it has none; refused when it has
+    several ``pipeline`` specs, or no ``pipeline`` spec and several others."""
+    named = [os.path.join(folder, n) for n in SPEC_NAMES if os.path.isfile(os.path.join(folder, n))]
+    if len(named) > 1:
+        raise InferenceServerError(500, f"{named[0]} and {named[1]} are both the spec of one model version: "
+                                        f"keep one")
+    if named:
+        return named[0]
     found = sorted(f for f in os.listdir(folder) if specs.is_spec_path(f))
     if len(found) > 1:
         raise InferenceServerError(500, f"{folder} holds several spec files ({', '.join(found)}): name the "
                                         f"one to serve pipeline.yaml")
     return os.path.join(folder, found[0]) if found else None
+
+
+def _version_of(folder: str, entry: str) -> str:
+    """The version a numeric subfolder ``entry`` of a model folder stands for ("01" is "1");
+    refused unless it is written in ASCII digits."""
+    if not (entry.isascii() and entry.isdecimal()):
+        raise InferenceServerError(500, f"{folder}: a version folder is named by ASCII digits (1, 2, ...), "
+                                        f"got {entry!r}")
+    return str(int(entry))
 
 
 def scan(root: str) -> dict:
@@ -298,35 +313,65 @@ def scan(root: str) -> dict:
 
 
 def scan_all(root: str) -> tuple:
-    """``(found, failed)``: ``found`` as :func:`scan` returns it, ``failed`` {model name: reason} for
-    the Triton folders whose config cannot be read or names no model file."""
+    """``(found, failed)``: ``found`` {model name: {version: path}}, versions in ascending order;
+    ``failed`` {model name: reason} for the Triton folders whose config cannot be read or names no
+    model file.
+
+    Two specs that would be one model version (``demo.yaml`` and ``demo/1/pipeline.yaml``,
+    ``demo.yaml`` and ``demo.yml``, folders ``1`` and ``01``) are refused, naming both."""
     if not os.path.isdir(root):
         raise InferenceServerError(500, f"the model repository {root} is not a folder")
-    found, failed = {}, {}
+    found, failed, triton = {}, {}, {}
+
+    def add(name, version, path):
+        if name in triton:
+            raise InferenceServerError(500, f"{triton[name]} and {path} are both model '{name}': keep one")
+        other = found.get(name, {}).get(version)
+        if other is not None:
+            raise InferenceServerError(500, f"{other} and {path} are both model '{name}' version {version}: "
+                                            f"keep one (a repository serves one spec per model version)")
+        found.setdefault(name, {})[version] = path
+
     for entry in sorted(os.listdir(root)):
         path = os.path.join(root, entry)
         if os.path.isfile(path) and specs.is_spec_path(entry):
-            found.setdefault(os.path.splitext(entry)[0], {})["1"] = path
+            add(os.path.splitext(entry)[0], "1", path)
         elif os.path.isdir(path) and not entry.startswith("."):
             if os.path.isfile(os.path.join(path, triton_config.CONFIG_NAME)):
+                if entry in found or entry in failed:
+                    raise InferenceServerError(500, f"{path} and {next(iter(found[entry].values()))} are "
+                                                    f"both model '{entry}': keep one")
+                triton[entry] = path
                 try:
                     found[entry] = _triton_versions(path)
                 except ModelConfigError as exc:
                     failed[entry] = str(exc)
                 continue
-            versions = {v: _spec_in(os.path.join(path, v)) for v in sorted(os.listdir(path))
-                        if v.isdigit() and os.path.isdir(os.path.join(path, v))}
-            versions = {str(int(v)): p for v, p in versions.items() if p is not None}
-            if versions:
-                found[entry] = versions
+            for v in sorted(os.listdir(path)):
+                folder = os.path.join(path, v)
+                if not v.isdigit() or not os.path.isdir(folder):
+                    continue
+                version = _version_of(path, v)
+                spec = _spec_in(folder)
+                if spec is not None:
+                    add(entry, version, spec)
+    found = {name: dict(sorted(versions.items(), key=lambda item: int(item[0])))
+             for name, versions in found.items()}
     return found, failed
 
 
 def _triton_versions(folder: str) -> dict:
     """{version: model file} that a Triton folder's version_policy serves."""
     served = triton_config.read(os.path.join(folder, triton_config.CONFIG_NAME))
-    files = {str(int(v)): triton_config.model_file(folder, v, served) for v in sorted(os.listdir(folder))
-             if v.isdigit() and os.path.isdir(os.path.join(folder, v))}
+    files = {}
+    for v in sorted(os.listdir(folder)):
+        if v.isdigit() and os.path.isdir(os.path.join(folder, v)):
+            version = _version_of(folder, v)
+            if version in files:
+                raise InferenceServerError(500, f"{files[version]} and {os.path.join(folder, v)} are both "
+                                                f"model '{os.path.basename(folder)}' version {version}: "
+                                                f"keep one")
+            files[version] = triton_config.model_file(folder, v, served)
     available = [v for v, f in files.items() if os.path.isfile(f)]
     if not available:
         filename = served.config.default_model_filename or triton_config.DEFAULT_MODEL_FILENAME
@@ -539,6 +584,8 @@ class Repository:
         return model
 
     def versions(self, name: str) -> list:
+        """The versions of model ``name``, ascending; 404 when there is no such model."""
+        self.get(name)
         return list(self.models[name])
 
     def all(self):

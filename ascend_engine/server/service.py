@@ -79,8 +79,7 @@ class Service:
     def model_statistics(self, name: str, version: str = "") -> dict:
         """Triton's ``/v2/models/{m}/stats``: counts and summed times (ns) per model version."""
         models = ([self.repository.get(name, version)] if version
-                  else [self.repository.models[self.repository.get(name).name][v]
-                        for v in self.repository.versions(name)])
+                  else [self.repository.get(name, v) for v in self.repository.versions(name)])
         return {"model_stats": [self._statistics(m) for m in models]}
 
     def _statistics(self, model) -> dict:

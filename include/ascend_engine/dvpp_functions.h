@@ -30,6 +30,9 @@ AE_DVPP_FN(aclError, acldvppSetPicDescWidth, (acldvppPicDesc *picDesc, uint32_t 
 AE_DVPP_FN(aclError, acldvppSetPicDescHeight, (acldvppPicDesc *picDesc, uint32_t height))
 AE_DVPP_FN(aclError, acldvppSetPicDescWidthStride, (acldvppPicDesc *picDesc, uint32_t widthStride))
 AE_DVPP_FN(aclError, acldvppSetPicDescHeightStride, (acldvppPicDesc *picDesc, uint32_t heightStride))
+/* after a task: nonzero when the picture was not written (a JPEG whose data did not decode) */
+AE_DVPP_FN(aclError, acldvppSetPicDescRetCode, (acldvppPicDesc *picDesc, uint32_t retCode))
+AE_DVPP_FN(uint32_t, acldvppGetPicDescRetCode, (const acldvppPicDesc *picDesc))
 AE_DVPP_FN(acldvppBatchPicDesc *, acldvppCreateBatchPicDesc, (uint32_t batchSize))
 AE_DVPP_FN(acldvppPicDesc *, acldvppGetPicDesc, (acldvppBatchPicDesc *batchPicDesc, uint32_t index))
 AE_DVPP_FN(aclError, acldvppDestroyBatchPicDesc, (acldvppBatchPicDesc *batchPicDesc))

@@ -442,3 +442,42 @@ def test_more_boxes_than_max_boxes_fail_the_request_in_the_native_step(models, t
                                match=r"host step 'crops boxes': the request has 4 boxes \(1 row\(s\) of 4\), "
                                      r"more than crop_resize 'crops' takes \(max_boxes=3\)"):
                 engine.run({"jpeg": jpeg_bytes(sample_image(160, 120, seed=5))})
+
+
+def damaged_scan(jpeg):
+    """The JPEG with its header whole and its scan data damaged: a restart
+    marker where none belongs, which JPEGD's decoder reports as corrupt."""
+    scan = jpeg.index(b"\xff\xda")
+    start = scan + 2 + int.from_bytes(jpeg[scan + 2:scan + 4], "big")
+    middle = (start + len(jpeg) - 2) // 2
+    return jpeg[:middle] + b"\xff\xd3" * 8 + jpeg[middle + 16:]
+
+
+@pytest.mark.parametrize("at,kind", [(0, "detector"), (5, "detector"), (15, "detector"), (5, "crops")])
+def test_a_damaged_scan_fails_its_request_alone_in_a_burst(models, at, kind):
+    """A JPEG whose header reads but whose scan data is damaged fails on the
+    device; only its own request fails, every other request of the burst
+    (run again from its staged inputs) returns what it returns alone."""
+    det, cls = models
+    jpegs = [jpeg_bytes(sample_image(96 + 8 * k, 64 + 4 * k, seed=k)) for k in range(16)]
+    jpegs[at] = damaged_scan(jpegs[at])
+    table = np.array([[0, 0, 64, 48], [8, 6, 40, 30]], np.int32)
+    pipe = detector_pipeline(det) if kind == "detector" else crops_pipeline(det, cls, lambda scores: table)
+    with pipe.compile(depth=8) as engine:
+        alone = {k: engine.run({"jpeg": j}) for k, j in enumerate(jpegs) if k != at}
+        for _burst in range(2):
+            futures = [engine.submit({"jpeg": j}) for j in jpegs]
+            for k, f in enumerate(futures):
+                if k == at:
+                    with pytest.raises(EngineError, match=r"image node 'decode'.*corrupt") as failed:
+                        f.result(timeout=60)
+                    assert failed.value.request is not None
+                    continue
+                got = f.result(timeout=60)
+                assert got.keys() == alone[k].keys()
+                for name, value in got.items():
+                    np.testing.assert_array_equal(value, alone[k][name])
+        with pytest.raises(EngineError, match=r"image node 'decode'.*corrupt"):
+            engine.run({"jpeg": jpegs[at]})
+        other = (at + 1) % len(jpegs)
+        np.testing.assert_array_equal(engine.run({"jpeg": jpegs[other]})["picture"], alone[other]["picture"])

@@ -91,3 +91,32 @@ def test_device_lists_the_server_cannot_use_are_usage_errors(tmp_path, args, wor
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert words in proc.stderr.strip().splitlines()[-1]
+
+@pytest.mark.parametrize("first,second", [
+    ("demo.yaml", "demo/1/pipeline.yaml"),
+    ("demo.yaml", "demo.yml"),
+    ("demo/1/pipeline.yaml", "demo/01/pipeline.yaml"),
+    ("demo/1/pipeline.yaml", "demo/1/pipeline.yml"),
+])
+def test_two_specs_of_one_model_version_are_refused_naming_both(tmp_path, first, second):
+    for name in (first, second):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("{}")
+    proc = serve(str(tmp_path))
+    assert proc.returncode == 1
+    line = error_line(proc)
+    a, b = str(tmp_path / first), str(tmp_path / second)
+    assert f"{a} and {b} are both" in line or f"{b} and {a} are both" in line, line
+    assert "keep one" in line
+
+
+@pytest.mark.parametrize("folder", ["\u00b2", "\u0661"])   # superscript two; Arabic-Indic digit one
+def test_a_version_folder_not_in_ascii_digits_is_refused(tmp_path, folder):
+    (tmp_path / "demo" / "1").mkdir(parents=True)
+    (tmp_path / "demo" / "1" / "pipeline.yaml").write_text("{}")
+    (tmp_path / "demo" / folder).mkdir()
+    (tmp_path / "demo" / folder / "pipeline.yaml").write_text("{}")
+    proc = serve(str(tmp_path))
+    assert proc.returncode == 1
+    want = f"{tmp_path / 'demo'}: a version folder is named by ASCII digits (1, 2, ...), got {folder!r}"
+    assert want in error_line(proc)

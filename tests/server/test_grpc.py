@@ -209,3 +209,55 @@ def test_a_stream_error_names_its_request(stub):
     assert by_id["lost"].infer_response.model_name == "nothing"
     assert by_id["kept"].error_message == ""
     assert list(by_id["kept"].infer_response.outputs[0].shape) == [2, 10]
+
+
+def invalid_utf8_id(message):
+    """``message`` serialized with its ``id`` (field 3, a proto3 string) replaced by bytes that are
+    not UTF-8: a message that does not deserialize."""
+    message.id = "x"
+    wire = message.SerializeToString()
+    at = wire.index(b"\x1a\x01x")
+    return wire[:at] + b"\x1a\x02\xff\xfe" + wire[at + 3:]
+
+
+@pytest.mark.parametrize("bad", ["garbage", "non-UTF-8 id"])
+def test_a_stream_message_that_does_not_deserialize_ends_the_stream(server, bad):
+    """A message that does not deserialize (bytes that are no message, or text that is not
+    UTF-8): the answers already owed arrive, then the stream ends with INVALID_ARGUMENT naming
+    the message, never a hang."""
+    good = raw_request("demo")
+    good.id = "kept"
+    wire = b"\xff\xff\xff\xff" if bad == "garbage" else invalid_utf8_id(raw_request("demo"))
+    channel = grpc.insecure_channel(server.grpc)
+    try:
+        call = channel.stream_stream("/inference.GRPCInferenceService/ModelStreamInfer",
+                                     request_serializer=lambda b: b,
+                                     response_deserializer=service_pb2.ModelStreamInferResponse.FromString)
+        replies = call(iter([good.SerializeToString(), wire]), timeout=30)
+        got = []
+        with pytest.raises(grpc.RpcError) as ended:
+            for reply in replies:
+                got.append(reply)
+    finally:
+        channel.close()
+    assert ended.value.code() == grpc.StatusCode.INVALID_ARGUMENT, ended.value
+    assert "message 2 of the stream" in ended.value.details()
+    assert [r.infer_response.id for r in got] == ["kept"] and got[0].error_message == ""
+
+
+def test_statistics_of_an_unknown_model_is_not_found(stub):
+    for name, version in (("nothing", ""), ("nothing", "1"), ("demo", "7")):
+        with pytest.raises(grpc.RpcError) as info:
+            stub.ModelStatistics(service_pb2.ModelStatisticsRequest(name=name, version=version))
+        assert info.value.code() == grpc.StatusCode.NOT_FOUND, (name, version)
+        assert "is not found" in info.value.details()
+
+
+def test_a_timeout_above_the_engines_limit_is_invalid_argument(stub):
+    request = raw_request("demo")
+    request.parameters["timeout"].int64_param = 10**15
+    with pytest.raises(grpc.RpcError) as info:
+        stub.ModelInfer(request)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert ("parameter 'timeout' must be microseconds, from 1000 to 2147483000000 (the engine's longest "
+            "timeout), got 1000000000000000") in info.value.details()

@@ -178,3 +178,57 @@ def test_expect_100_continue_and_connection_close(server):
         assert status == 200 and headers["connection"] == "close"
         assert json.loads(data)["outputs"][0]["shape"] == [1, 10]
         assert reader.read() == b""          # the server closed the connection after its answer
+
+
+@pytest.mark.parametrize("bad", [b"NOT HTTP AT ALL\r\n\r\n", b"GET /v2 HTTP/1.1\r\nBad Header\r\n\r\n"])
+def test_a_malformed_request_after_pipelined_ones_is_answered_after_them(server, reference, bad):
+    """Valid requests, then a malformed one, written at once: the answers owed for the valid
+    ones (already running) come first, in order, then the 400, then the close."""
+    host, port = server.http.split(":")
+    xs = [np.full((k, 64), k / 8, np.float32) for k in (3, 1, 2)]
+    wire = b"".join(b"POST /v2/models/demo/infer HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n"
+                    % len(b) + b for b in (infer_body(shape=x.shape, data=x.ravel().tolist()) for x in xs))
+    with socket.create_connection((host, int(port)), timeout=30) as s:
+        s.sendall(wire + bad)
+        reader = s.makefile("rb")
+        for x in xs:
+            status, _, data = read_reply(reader)
+            assert status == 200, data
+            probs = json.loads(data)["outputs"][0]
+            np.testing.assert_allclose(np.array(probs["data"], np.float32).reshape(probs["shape"]),
+                                       reference(x), rtol=1e-6, atol=1e-7)
+        status, headers, data = read_reply(reader)
+        assert status == 400 and headers["connection"] == "close"
+        assert "malformed HTTP request" in json.loads(data)["error"]
+        assert reader.read() == b""
+
+
+@pytest.mark.parametrize("path,message", [
+    ("/v2/models/nothing/stats", "Request for unknown model: 'nothing' is not found (models: batched, demo)"),
+    ("/v2/models/nothing/versions/1/stats", "Request for unknown model: 'nothing' is not found"),
+    ("/v2/models/demo/versions/7/stats", "'demo' version 7 is not found (versions: 1, 2)"),
+])
+def test_statistics_of_an_unknown_model_is_404_and_the_connection_serves_on(server, path, message):
+    host, port = server.http.split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    try:
+        conn.request("GET", path)
+        reply = conn.getresponse()
+        assert reply.status == 404 and reply.getheader("connection") is None
+        text = json.loads(reply.read())["error"]
+        assert message in text, text
+        conn.request("GET", "/v2/models/demo/versions/1/stats")   # the same connection, still open
+        assert conn.getresponse().status == 200
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("timeout", [2_147_483_000_001, 10**18, 2**64 + 5, 999, 0])
+def test_a_timeout_parameter_outside_the_engines_range_is_400(server, timeout):
+    status, text = error_of(server, "POST", "/v2/models/demo/infer",
+                            infer_body(parameters={"timeout": timeout}))
+    assert status == 400, text
+    assert (f"parameter 'timeout' must be microseconds, from 1000 to 2147483000000 (the engine's longest "
+            f"timeout), got {timeout}") in text
+    good = infer_body(parameters={"timeout": 2_147_483_000_000})
+    assert request(server, "POST", "/v2/models/demo/infer", good)[0] == 200

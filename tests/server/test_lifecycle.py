@@ -186,3 +186,75 @@ def test_a_client_that_hangs_up_has_its_queued_request_cancelled(slow_repo):
         client.close()
     finally:
         server.stop()
+
+
+WIDE = 1 << 21      # floats in one row of the wide model's answer: 8 MiB, more than the socket buffers hold
+
+
+@pytest.fixture(scope="module")
+def wide_repo(tmp_path_factory):
+    """``wide``: a model whose answer to one value is WIDE floats (x times 0, 1, 2, ...)."""
+    from ascend_engine import sim
+
+    folder = tmp_path_factory.mktemp("wide")
+    g = sim.Graph("wide")
+    x = g.input("x", "float32", (-1, 1))
+    g.output("y", g.matmul(x, g.const(np.arange(WIDE, dtype=np.float32).reshape(1, WIDE))))
+    g.save(str(folder / "wide.om"), batch_sizes=[1])
+    repo = folder / "models"
+    repo.mkdir()
+    (repo / "wide.yaml").write_text(
+        f"inputs:\n  x: {{dtype: float32, shape: [-1, 1]}}\nmodels:\n"
+        f"  - {{name: wide, path: {folder / 'wide.om'}, inputs: [x]}}\noutputs:\n  y: wide\n"
+        "compile:\n  depth: 2\n", encoding="utf-8")
+    return str(repo)
+
+
+def read_answer(reader):
+    """One HTTP answer from a file-like socket reader: (status, headers, body)."""
+    status = int(reader.readline().split()[1])
+    headers = {}
+    while (line := reader.readline()) not in (b"\r\n", b""):
+        name, _, value = line.decode().partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return status, headers, reader.read(int(headers["content-length"]))
+
+
+def test_sigterm_sends_the_answers_still_in_the_write_buffer(wide_repo):
+    """Two pipelined requests whose answers (8 MiB each) the client has not read when the
+    server is told to stop: both arrive whole, then the server exits 0."""
+    server = ServerProcess(wide_repo, grpc=False)
+    try:
+        host, port = server.http.split(":")
+        with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)   # a slow reader's small window
+            s.settimeout(60)
+            s.connect((host, int(port)))
+            for value in (1.0, 3.0):
+                head = json.dumps({"inputs": [{"name": "x", "datatype": "FP32", "shape": [1, 1],
+                                               "parameters": {"binary_data_size": 4}}],
+                                   "outputs": [{"name": "y", "parameters": {"binary_data": True}}]}).encode()
+                body = head + np.float32(value).tobytes()
+                s.sendall(b"POST /v2/models/wide/infer HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n"
+                          b"Inference-Header-Content-Length: %d\r\n\r\n" % (len(body), len(head)) + body)
+            deadline = time.monotonic() + 60
+            while scrape(server)[1].get('nv_inference_request_success{model="wide",version="1"}', 0) < 2:
+                assert time.monotonic() < deadline, "the two requests were never answered"
+                time.sleep(0.01)
+            server.signal(signal.SIGTERM)
+            time.sleep(0.5)           # the server closes its connections meanwhile
+            reader = s.makefile("rb")
+            for value in (1.0, 3.0):
+                status, headers, body = read_answer(reader)
+                assert status == 200
+                n = int(headers["inference-header-content-length"])
+                document = json.loads(body[:n])
+                assert document["outputs"][0]["parameters"]["binary_data_size"] == WIDE * 4
+                assert len(body) == n + WIDE * 4
+                y = np.frombuffer(body[n:], np.float32)
+                np.testing.assert_array_equal(y, np.arange(WIDE, dtype=np.float32) * np.float32(value))
+        rc, out, err = server.wait()
+        assert rc == 0, err
+        assert "shutdown: every admitted request answered (2 answered in all)" in out
+    finally:
+        server.stop()

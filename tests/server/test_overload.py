@@ -62,7 +62,8 @@ def request_with(**parameters):
     ({"priority": 4}, "parameter 'priority' must be an integer from 0 (the default) to 3 (model 'tight' "
                       "has 3 priority levels), got 4"),
     ({"priority": "high"}, "parameter 'priority' must be an integer"),
-    ({"timeout": 10}, "parameter 'timeout' must be microseconds, at least 1000, got 10"),
+    ({"timeout": 10}, "parameter 'timeout' must be microseconds, from 1000 to 2147483000000 (the engine's "
+                      "longest timeout), got 10"),
 ])
 def test_bad_priority_or_timeout_parameters_are_400(tight, parameters, message):
     status, document = post(tight, request_with(**parameters))

@@ -44,7 +44,11 @@ def convert_file(argv) -> str:
     if opts.help or opts.mode != 0:
         raise AtcError("convert_file converts (--mode=0) only")
     model = convert.convert(opts, command=shlex.join(["atc", *argv]))
-    return om_file.save(model, convert._om_path(opts.output))
+    path = convert._om_path(opts.output)
+    try:
+        return om_file.save(model, path)
+    except OSError as exc:
+        raise flags.invalid("output", opts.output, f"cannot write {path}: {exc.strerror}") from None
 
 
 def _dump(opts):

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import re
 
-from ascend_engine.errors import AippError, AtcError
+from ascend_engine.errors import AippError
 
 from .. import aipp
+from . import flags
 
 __all__ = ["parse", "apply"]
+
+MAX_CONF_BYTES = 1 << 20   # an AIPP configuration is a few hundred bytes: a larger file is refused
 
 _TOKEN = re.compile(r'[{}:]|"[^"]*"|[^\s{}:#"]+')
 _INT = re.compile(r"[+-]?\d+$")
@@ -25,7 +28,7 @@ _FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 
 
 def _invalid(path, reason):
-    return AtcError(f"E10001: Value [{path}] for parameter [--insert_op_conf] is invalid. Reason: {reason}")
+    return flags.invalid("insert_op_conf", path, reason)
 
 
 def _tokens(text):
@@ -47,10 +50,10 @@ def _scalar(word):
 def parse(path, text=None):
     """``{related_input_rank: {field: value}}`` of the file at ``path`` (or of ``text``)."""
     if text is None:
+        raw = flags.read_file("insert_op_conf", path, MAX_CONF_BYTES, "the AIPP configuration file")
         try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-        except (OSError, UnicodeDecodeError) as exc:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
             raise _invalid(path, f"cannot read the AIPP configuration file: {exc}") from None
     toks = _tokens(text)
     blocks, i = {}, 0

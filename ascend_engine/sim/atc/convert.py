@@ -24,7 +24,8 @@ import numpy as np
 
 from ascend_engine.errors import AtcError
 
-from . import aipp_config, cost
+from ..graph_common import MAX_NAME
+from . import aipp_config, cost, flags
 from .om_file import ConvertedModel, IoSpec
 
 __all__ = ["convert", "load_onnx"]
@@ -46,6 +47,7 @@ _ONNX_NAMES = {
 }
 SYMBOL_PREFIX = "ascend_sym"
 MAX_SYMBOLS = 32  # dynamic dimensions a model may have (docs/sim-model-format.md)
+MAX_MODEL_BYTES = (2 << 30) - 1  # an ONNX file and its external weights: protobuf's 2 GiB
 
 
 def _imports():
@@ -60,17 +62,60 @@ def _imports():
     return onnx, onnxruntime
 
 
+def _tensors(graph):
+    """Every TensorProto of a graph: initializers and node attributes, subgraphs included."""
+    yield from graph.initializer
+    for node in graph.node:
+        for attribute in node.attribute:
+            if attribute.HasField("t"):
+                yield attribute.t
+            yield from attribute.tensors
+            if attribute.HasField("g"):
+                yield from _tensors(attribute.g)
+            for sub in attribute.graphs:
+                yield from _tensors(sub)
+
+
+def _embed_external_data(onnx, model, path):
+    """Read the weights an ONNX file keeps as external data (``weights.bin`` beside it, as
+    exporters write large models) into the model itself, so the .om carries them: the
+    location is resolved against the model file's folder, never the current one, must stay
+    inside it, and each tensor's bytes must all be there.  AtcError naming --model otherwise."""
+    from onnx.external_data_helper import ExternalDataInfo, uses_external_data
+
+    folder = os.path.dirname(os.path.abspath(path))
+    budget = MAX_MODEL_BYTES
+    for tensor in _tensors(model.graph):
+        if not uses_external_data(tensor):
+            continue
+        info = ExternalDataInfo(tensor)
+        where = os.path.normpath(os.path.join(folder, info.location))
+
+        def refused(why, where=where, tensor=tensor):
+            return flags.invalid("model", path,
+                                 f"its external weights {where} (tensor {tensor.name!r}) {why}")
+
+        if os.path.isabs(info.location) or os.path.relpath(where, folder).startswith(os.pardir):
+            raise refused("lie outside the model's folder: external data is named relative to it")
+        try:
+            data = flags.read_file("model", where, budget)
+        except AtcError as exc:
+            raise refused(f"cannot be read: {str(exc).partition('Reason: ')[2]}") from None
+        offset = info.offset or 0
+        length = len(data) - offset if info.length is None else info.length
+        if offset < 0 or length < 0 or offset + length > len(data):
+            raise refused(f"hold {len(data)} bytes, not the {offset} + {length} the model says")
+        tensor.raw_data = data[offset:offset + length]
+        del tensor.external_data[:]
+        tensor.data_location = onnx.TensorProto.DEFAULT
+        budget -= length
+
+
 def load_onnx(path):
-    """The checked ModelProto of ``path``; AtcError naming the problem otherwise."""
+    """The checked ModelProto of ``path``, its external weights read into it; AtcError
+    naming the problem otherwise (the file is read with a bound: flags.read_file)."""
     onnx, _ = _imports()
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as exc:
-        raise AtcError(
-            f"E10001: Value [{path}] for parameter [--model] is invalid. Reason: cannot read the "
-            f"file: {exc.strerror}"
-        ) from None
+    raw = flags.read_file("model", path, MAX_MODEL_BYTES)
     try:
         model = onnx.load_model_from_string(raw)
     except Exception as exc:  # protobuf's DecodeError and friends: the file is not a ModelProto
@@ -82,6 +127,7 @@ def load_onnx(path):
         raise AtcError(
             f"E10001: Value [{path}] for parameter [--model] is invalid. Reason: not an ONNX model (no graph)"
         )
+    _embed_external_data(onnx, model, path)
     try:
         onnx.checker.check_model(model)
     except Exception as exc:
@@ -90,6 +136,17 @@ def load_onnx(path):
             f"malformed: {str(exc).splitlines()[0]}"
         ) from None
     return model
+
+
+def _check_name(path, what, name):
+    """A model input's or output's name as the .om keeps it: 1 to MAX_NAME bytes, no control character."""
+    raw = name.encode()
+    bad = [c for c in name if ord(c) < 0x20 or ord(c) == 0x7F]
+    if bad or not 1 <= len(raw) <= MAX_NAME:
+        why = (f"it holds a control character ({ord(bad[0]):#04x})" if bad
+               else f"it is {len(raw)} bytes")
+        raise flags.invalid("model", path, f"{what} {name!r}: {why}; a name is 1 to {MAX_NAME} bytes of text "
+                                           "without control characters")
 
 
 def _dtype(what, name, elem_type, hint=""):
@@ -315,6 +372,8 @@ def convert(opts, command=""):
     soc = cost.soc(opts.soc_version)
     model = load_onnx(opts.model)
     inputs = _graph_inputs(model)
+    for what, io in [("input", vi) for vi in inputs] + [("output", vi) for vi in model.graph.output]:
+        _check_name(opts.model, what, io.name)
     specs, n_syms, sym_ranges = _input_specs(opts, inputs)
     aipp = aipp_config.apply(opts.insert_op_conf, specs) if opts.insert_op_conf else {}
     if opts.dynamic != "static" and any(s["aipp_mode"] == "dynamic" for s in aipp.values()):

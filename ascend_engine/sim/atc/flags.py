@@ -14,6 +14,8 @@ their sources: docs/simulator.md, "sim atc".
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass, field
 
 from ascend_engine.errors import AtcError
@@ -22,6 +24,7 @@ __all__ = ["AtcOptions", "parse", "FLAGS"]
 
 MIN_PROFILES, MAX_PROFILES = 2, 100
 MAX_GEAR_VALUE = 1 << 20
+INT64_MAX = (1 << 63) - 1   # a dimension, and an input's element count, as ATC stores them
 FRAMEWORKS = {"0": "Caffe", "1": "MindSpore", "3": "TensorFlow", "5": "ONNX"}
 LOG_LEVELS = ("debug", "info", "warning", "error", "null")
 OUTPUT_TYPES = {"FP32": "float32", "FP16": "float16", "UINT8": "uint8"}
@@ -65,6 +68,30 @@ FLAGS = {
 def invalid(flag, value, reason):
     """An AtcError in ATC's words for an invalid value."""
     return AtcError(f"E10001: Value [{value}] for parameter [--{flag}] is invalid. Reason: {reason}")
+
+
+def read_file(flag, path, limit, what="the file"):
+    """The bytes of the regular file ``path`` a flag names, at most ``limit`` of them: a
+    device, a FIFO or a larger file is refused (E10001 naming the flag), never read whole.
+    Opened without blocking, so a FIFO with no writer is refused rather than waited on."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise invalid(flag, path, f"cannot read {what}: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise invalid(flag, path, f"not a regular file: {what} must be a file on disk, not a device "
+                                      "or a pipe")
+        if info.st_size > limit:
+            raise invalid(flag, path, f"the file is {info.st_size} bytes; at most {limit} are read")
+        try:
+            data = f.read(limit + 1)
+        except OSError as exc:
+            raise invalid(flag, path, f"cannot read {what}: {exc.strerror}") from None
+    if len(data) > limit:      # it grew while being read
+        raise invalid(flag, path, f"the file is more than {limit} bytes; at most {limit} are read")
+    return data
 
 
 @dataclass
@@ -171,7 +198,14 @@ def _input_shape(text, flag="input_shape"):
             v = _int(flag, d)
             if v == 0 or v < -1:
                 raise invalid(flag, text, f"input {name!r}: dimension {v}; expected >= 1, -1 or lo~hi")
+            if v > INT64_MAX:
+                raise invalid(flag, text, f"input {name!r}: dimension {v} is above {INT64_MAX} (int64)")
             vals.append(v)
+        elements = 1
+        for v in vals:
+            elements *= max(v, 1)
+        if elements > INT64_MAX:
+            raise invalid(flag, text, f"input {name!r} has more than {INT64_MAX} elements (int64)")
         if name in shapes:
             raise invalid(flag, text, f"input {name!r} is given twice")
         shapes[name] = vals

@@ -176,10 +176,17 @@ def to_bytes(m: ConvertedModel) -> bytes:
 
 def save(m: ConvertedModel, path: str) -> str:
     """Write the file (atomically: a reader never sees half of it)."""
+    blob = to_bytes(m)
     tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(to_bytes(m))
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(blob)
+        os.replace(tmp, path)
+    except OSError as exc:
+        # the error names the file asked for, never the temporary one, which goes
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise OSError(exc.errno, exc.strerror, path) from None
     return path
 
 

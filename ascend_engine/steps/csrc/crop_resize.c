@@ -1,0 +1,202 @@
+/*
+ * Host crops (docs/executor.md, "Native steps"), for pipelines without DVPP:
+ * crop_resize_host cuts boxes out of pictures and resizes them, and
+ * warp_affine_host samples pictures through affine maps.
+ *
+ * inputs[0]: rows of pictures height x width x channels (uint8 or float32);
+ * inputs[1]: crop: boxes (x0, y0, x1, y1) float32 in pixels, the box
+ * covering [x0, x1) x [y0, y1); warp: 6 float32 (m00 m01 m02 m10 m11 m12)
+ * mapping an output pixel (x, y) to the source point (m00 x + m01 y + m02,
+ * m10 x + m11 y + m12), pixel centres at integers; inputs[2] (when the step
+ * has it): the picture (request row) of each box, int32.  outputs[0]: one
+ * out_height x out_width x channels picture per box, the input's type.
+ *
+ * Sampling, in double: a crop's output pixel (i, j) samples the source at
+ * y = y0 + ((i + 0.5) * (y1 - y0)) / out_height (x likewise); nearest takes
+ * floor(y), bilinear the 4 pixels around y - 0.5, clamped to the picture.
+ * A warp is bilinear and reads `border` outside the picture.  uint8 results
+ * round half up.  A box outside the picture or empty, a non-finite value
+ * or a picture index out of the request fails it.
+ */
+#include "steps.h"
+
+#include <math.h>
+#include <string.h>
+
+#define CROP "crop_resize_host"
+#define WARP "warp_affine_host"
+
+static double pixel(const ae_crop_ctx *c, const void *pic, int64_t y, int64_t x, uint64_t ch)
+{
+    uint64_t at = ((uint64_t)y * c->width + (uint64_t)x) * c->channels + ch;
+    return c->pixels == AE_PIXELS_U8 ? (double)((const uint8_t *)pic)[at] : (double)((const float *)pic)[at];
+}
+
+static void store(const ae_crop_ctx *c, void *out, uint64_t at, double v)
+{
+    if (c->pixels == AE_PIXELS_U8) {
+        double r = floor(v + 0.5);
+        ((uint8_t *)out)[at] = (uint8_t)(r < 0.0 ? 0.0 : r > 255.0 ? 255.0 : r);
+    } else {
+        ((float *)out)[at] = (float)v;
+    }
+}
+
+static size_t pixel_bytes(const ae_crop_ctx *c)
+{
+    return c->pixels == AE_PIXELS_U8 ? 1 : 4;
+}
+
+/* Shared checks; returns the number of boxes, or -1. */
+static int64_t check_common(const ae_crop_ctx *c, const char *kind, uint64_t box_bytes, const ae_host_tensor *inputs,
+                            int n_inputs, ae_host_tensor *outputs, int n_outputs, char *message, size_t message_size)
+{
+    uint64_t pic = c->height * c->width * c->channels * pixel_bytes(c);
+    uint64_t in_bytes[3] = {pic, box_bytes, 4};
+    uint64_t out_bytes[1] = {c->out_height * c->out_width * c->channels * pixel_bytes(c)};
+    if (!c->height || !c->width || !c->channels || !c->out_height || !c->out_width)
+        return ae_step_fail(message, message_size, kind, c->name, "its context is incomplete");
+    if (ae_step_check_io(message, message_size, kind, c->name, inputs, n_inputs, c->has_index ? 3 : 2, in_bytes,
+                         outputs, n_outputs, 1, out_bytes))
+        return -1;
+    uint64_t boxes = inputs[1].rows;
+    if (c->has_index && inputs[2].rows != boxes)
+        return ae_step_fail(message, message_size, kind, c->name, "%llu boxes but %llu picture indices",
+                            (unsigned long long)boxes, (unsigned long long)inputs[2].rows);
+    if (boxes > outputs[0].rows)
+        return ae_step_fail(message, message_size, kind, c->name, "%llu boxes, more than its max_rows=%llu",
+                            (unsigned long long)boxes, (unsigned long long)outputs[0].rows);
+    if (!c->has_index && boxes && inputs[0].rows != 1)
+        return ae_step_fail(message, message_size, kind, c->name,
+                            "without picture indices the request must hold one picture, it holds %llu",
+                            (unsigned long long)inputs[0].rows);
+    return (int64_t)boxes;
+}
+
+/* The picture box k reads, or NULL (with the message) when its index is outside the request. */
+static const void *picture_of(const ae_crop_ctx *c, const char *kind, const ae_host_tensor *inputs, uint64_t k,
+                              char *message, size_t message_size)
+{
+    int64_t p = c->has_index ? ((const int32_t *)inputs[2].data)[k] : 0;
+    if (p < 0 || (uint64_t)p >= inputs[0].rows) {
+        ae_step_fail(message, message_size, kind, c->name, "box %llu names picture %lld, the request has %llu",
+                     (unsigned long long)k, (long long)p, (unsigned long long)inputs[0].rows);
+        return NULL;
+    }
+    return (const uint8_t *)inputs[0].data + (uint64_t)p * inputs[0].row_bytes;
+}
+
+static int64_t clamp_index(int64_t v, uint64_t size)
+{
+    return v < 0 ? 0 : v >= (int64_t)size ? (int64_t)size - 1 : v;
+}
+
+int ae_step_crop_resize(void *ctx, uint64_t request, const ae_host_tensor *inputs, int n_inputs,
+                        ae_host_tensor *outputs, int n_outputs, uint64_t *rows_out, char *message,
+                        size_t message_size)
+{
+    const ae_crop_ctx *c = ctx;
+    (void)request;
+    if (!c)
+        return ae_step_fail(message, message_size, CROP, "?", "has no context");
+    int64_t boxes = check_common(c, CROP, 16, inputs, n_inputs, outputs, n_outputs, message, message_size);
+    if (boxes < 0)
+        return -1;
+    uint64_t oh = c->out_height, ow = c->out_width, chs = c->channels;
+    for (int64_t k = 0; k < boxes; k++) {
+        const float *b = (const float *)inputs[1].data + 4 * k;
+        if (!(isfinite(b[0]) && isfinite(b[1]) && isfinite(b[2]) && isfinite(b[3]) && b[0] >= 0.0f &&
+              b[1] >= 0.0f && b[2] <= (float)c->width && b[3] <= (float)c->height && b[0] < b[2] && b[1] < b[3]))
+            return ae_step_fail(message, message_size, CROP, c->name,
+                                "box %lld (%g, %g, %g, %g) is not a non-empty box inside the %llux%llu picture",
+                                (long long)k, b[0], b[1], b[2], b[3], (unsigned long long)c->width,
+                                (unsigned long long)c->height);
+        const void *pic = picture_of(c, CROP, inputs, (uint64_t)k, message, message_size);
+        if (!pic)
+            return -1;
+        double dy = (double)(b[3] - b[1]), dx = (double)(b[2] - b[0]);
+        uint64_t base = (uint64_t)k * oh * ow * chs;
+        for (uint64_t i = 0; i < oh; i++) {
+            double sy = (double)b[1] + ((double)i + 0.5) * dy / (double)oh;
+            for (uint64_t j = 0; j < ow; j++) {
+                double sx = (double)b[0] + ((double)j + 0.5) * dx / (double)ow;
+                uint64_t at = base + (i * ow + j) * chs;
+                if (c->interpolation == AE_SAMPLE_NEAREST) {
+                    int64_t y = clamp_index((int64_t)floor(sy), c->height), x = clamp_index((int64_t)floor(sx), c->width);
+                    for (uint64_t ch = 0; ch < chs; ch++)
+                        store(c, outputs[0].data, at + ch, pixel(c, pic, y, x, ch));
+                    continue;
+                }
+                double fy = sy - 0.5, fx = sx - 0.5;
+                fy = fy < 0.0 ? 0.0 : fy > (double)(c->height - 1) ? (double)(c->height - 1) : fy;
+                fx = fx < 0.0 ? 0.0 : fx > (double)(c->width - 1) ? (double)(c->width - 1) : fx;
+                int64_t y0 = (int64_t)floor(fy), x0 = (int64_t)floor(fx);
+                int64_t y1 = clamp_index(y0 + 1, c->height), x1 = clamp_index(x0 + 1, c->width);
+                double wy = fy - (double)y0, wx = fx - (double)x0;
+                for (uint64_t ch = 0; ch < chs; ch++) {
+                    double top = (1.0 - wx) * pixel(c, pic, y0, x0, ch) + wx * pixel(c, pic, y0, x1, ch);
+                    double bottom = (1.0 - wx) * pixel(c, pic, y1, x0, ch) + wx * pixel(c, pic, y1, x1, ch);
+                    store(c, outputs[0].data, at + ch, (1.0 - wy) * top + wy * bottom);
+                }
+            }
+        }
+    }
+    *rows_out = (uint64_t)boxes;
+    return 0;
+}
+
+/* A source pixel for a warp: `border` outside the picture. */
+static double pixel_or_border(const ae_crop_ctx *c, const void *pic, int64_t y, int64_t x, uint64_t ch)
+{
+    if (y < 0 || x < 0 || y >= (int64_t)c->height || x >= (int64_t)c->width)
+        return (double)c->border;
+    return pixel(c, pic, y, x, ch);
+}
+
+int ae_step_warp_affine(void *ctx, uint64_t request, const ae_host_tensor *inputs, int n_inputs,
+                        ae_host_tensor *outputs, int n_outputs, uint64_t *rows_out, char *message,
+                        size_t message_size)
+{
+    const ae_crop_ctx *c = ctx;
+    (void)request;
+    if (!c)
+        return ae_step_fail(message, message_size, WARP, "?", "has no context");
+    int64_t boxes = check_common(c, WARP, 24, inputs, n_inputs, outputs, n_outputs, message, message_size);
+    if (boxes < 0)
+        return -1;
+    uint64_t oh = c->out_height, ow = c->out_width, chs = c->channels;
+    double limit = 4.0 * (double)(c->height + c->width + oh + ow);   /* keeps floor() within int64 */
+    for (int64_t k = 0; k < boxes; k++) {
+        const float *m = (const float *)inputs[1].data + 6 * k;
+        for (int q = 0; q < 6; q++)
+            if (!isfinite(m[q]))
+                return ae_step_fail(message, message_size, WARP, c->name, "matrix %lld has a non-finite value",
+                                    (long long)k);
+        const void *pic = picture_of(c, WARP, inputs, (uint64_t)k, message, message_size);
+        if (!pic)
+            return -1;
+        uint64_t base = (uint64_t)k * oh * ow * chs;
+        for (uint64_t i = 0; i < oh; i++)
+            for (uint64_t j = 0; j < ow; j++) {
+                double sx = (double)m[0] * (double)j + (double)m[1] * (double)i + (double)m[2];
+                double sy = (double)m[3] * (double)j + (double)m[4] * (double)i + (double)m[5];
+                uint64_t at = base + (i * ow + j) * chs;
+                if (fabs(sx) > limit || fabs(sy) > limit) {
+                    for (uint64_t ch = 0; ch < chs; ch++)
+                        store(c, outputs[0].data, at + ch, (double)c->border);
+                    continue;
+                }
+                int64_t x0 = (int64_t)floor(sx), y0 = (int64_t)floor(sy);
+                double wx = sx - (double)x0, wy = sy - (double)y0;
+                for (uint64_t ch = 0; ch < chs; ch++) {
+                    double top = (1.0 - wx) * pixel_or_border(c, pic, y0, x0, ch) +
+                                 wx * pixel_or_border(c, pic, y0, x0 + 1, ch);
+                    double bottom = (1.0 - wx) * pixel_or_border(c, pic, y0 + 1, x0, ch) +
+                                    wx * pixel_or_border(c, pic, y0 + 1, x0 + 1, ch);
+                    store(c, outputs[0].data, at + ch, (1.0 - wy) * top + wy * bottom);
+                }
+            }
+    }
+    *rows_out = (uint64_t)boxes;
+    return 0;
+}

@@ -319,7 +319,8 @@ class Pipeline:
         (width, height); ``clip`` clips to the picture.  Returns (rows, n, 4).
         """
         from ascend_engine.steps import nodes
-        return nodes.decode_boxes(self, raw, kind, image_size, strides, anchors, priors, variances, clip, name)
+        return nodes.decode_boxes(self, raw, kind, image_size, strides, anchors, priors, variances, clip,
+                                  name)
 
     def nms(self, boxes: TensorHandle, scores: TensorHandle, iou_threshold: float = 0.45,
             score_threshold: float = 0.25, max_boxes: int = 100, max_images: int = 1,

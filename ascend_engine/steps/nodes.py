@@ -59,7 +59,8 @@ def _name(pipe, name, kind):
 
 
 def _tensor(pipe, handle, where, what, dtypes, ndim=None, min_ndim=None):
-    """``handle`` checked: one of ``dtypes``, ``ndim`` dimensions (or at least ``min_ndim``), the rows first."""
+    """``handle`` checked: one of ``dtypes``, ``ndim`` dimensions (or at least ``min_ndim``),
+    the rows first."""
     handle = pipe._check(handle, where)
     shape = tuple(handle.shape)
     ok_dims = (ndim is None or len(shape) == ndim) and (min_ndim is None or len(shape) >= min_ndim)
@@ -92,7 +93,8 @@ def _size(value, where, what="size"):
     if (not isinstance(value, (tuple, list)) or len(value) != 2
             or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= MAX_SIDE
                    for v in value)):
-        raise PipelineError(f"{where}: {what} must be (width, height) in pixels, 1 to {MAX_SIDE}, got {value!r}")
+        raise PipelineError(f"{where}: {what} must be (width, height) in pixels, 1 to {MAX_SIDE}, "
+                            f"got {value!r}")
     return int(value[0]), int(value[1])
 
 
@@ -121,9 +123,9 @@ def decode_boxes(pipe, raw, kind, image_size, strides=(), anchors=(), priors=Non
     if kind in GRID_KINDS:
         want = _grid_boxes(where, kind, width, height, strides, anchors)
         if want != n:
+            per_level = f" and {len(anchors[0])} anchors a level" if anchors else ""
             raise PipelineError(f"{where}: a {kind} head on a {width}x{height} picture with strides "
-                                f"{list(strides)}{' and ' + str(len(anchors[0])) + ' anchors a level' if anchors else ''}"
-                                f" has {want} boxes, the input has {n}")
+                                f"{list(strides)}{per_level} has {want} boxes, the input has {n}")
     elif strides or anchors:
         raise PipelineError(f"{where}: strides and anchors apply to the grid kinds ({', '.join(GRID_KINDS)})")
     if kind == "ssd":
@@ -146,7 +148,8 @@ def decode_boxes(pipe, raw, kind, image_size, strides=(), anchors=(), priors=Non
 def _grid_boxes(where, kind, width, height, strides, anchors) -> int:
     """The boxes a grid head lays out, its strides and anchors checked."""
     if not 1 <= len(strides) <= _native.MAX_LEVELS:
-        raise PipelineError(f"{where}: a {kind} head needs 1 to {_native.MAX_LEVELS} strides, got {list(strides)}")
+        raise PipelineError(f"{where}: a {kind} head needs 1 to {_native.MAX_LEVELS} strides, "
+                            f"got {list(strides)}")
     for s in strides:
         if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1 or width % s or height % s:
             raise PipelineError(f"{where}: each stride must be a positive integer dividing the picture's "
@@ -154,10 +157,11 @@ def _grid_boxes(where, kind, width, height, strides, anchors) -> int:
     per_cell = 1
     if kind == "yolov5":
         if len(anchors) != len(strides) or not anchors[0] or any(len(a) != len(anchors[0]) for a in anchors):
-            raise PipelineError(f"{where}: yolov5 needs anchors per stride, the same count for each (a list of "
-                                f"(w, h) pixel pairs per level), got {anchors!r}")
+            raise PipelineError(f"{where}: yolov5 needs anchors per stride, the same count for each "
+                                f"(a list of (w, h) pixel pairs per level), got {anchors!r}")
         if len(anchors[0]) > _native.MAX_ANCHORS:
-            raise PipelineError(f"{where}: at most {_native.MAX_ANCHORS} anchors a level, got {len(anchors[0])}")
+            raise PipelineError(f"{where}: at most {_native.MAX_ANCHORS} anchors a level, "
+                                f"got {len(anchors[0])}")
         for level in anchors:
             for pair in level:
                 if len(pair) != 2:
@@ -182,7 +186,8 @@ def nms(pipe, boxes, scores, iou_threshold=0.45, score_threshold=0.25, max_boxes
     scores = _tensor(pipe, scores, where, "scores", ("float32",), min_ndim=2)
     n = boxes.shape[1]
     if boxes.shape[2] != 4:
-        raise PipelineError(f"{where}: boxes are (rows, n, 4) corners (x0, y0, x1, y1), got {_shape(boxes.shape)}")
+        raise PipelineError(f"{where}: boxes are (rows, n, 4) corners (x0, y0, x1, y1), "
+                            f"got {_shape(boxes.shape)}")
     if len(scores.shape) > 3 or scores.shape[1] != n:
         raise PipelineError(f"{where}: scores are (rows, {n}) or (rows, {n}, classes) for {n} boxes, got "
                             f"{_shape(scores.shape)}")
@@ -192,8 +197,8 @@ def nms(pipe, boxes, scores, iou_threshold=0.45, score_threshold=0.25, max_boxes
     max_boxes = _count(max_boxes, where, "max_boxes")
     max_images = _count(max_images, where, "max_images")
     if max_boxes * max_images > MAX_STEP_ROWS:
-        raise PipelineError(f"{where}: max_boxes x max_images = {max_boxes * max_images} rows, more than a step "
-                            f"returns ({MAX_STEP_ROWS})")
+        raise PipelineError(f"{where}: max_boxes x max_images = {max_boxes * max_images} rows, more than "
+                            f"a step returns ({MAX_STEP_ROWS})")
     context = _native.nms_context(name, n, classes, bool(class_agnostic), iou, score, max_boxes, max_images)
     outs = [("boxes", "float32", (-1, 4)), ("scores", "float32", (-1,)), ("classes", "int32", (-1,)),
             ("images", "int32", (-1,)), ("indices", "int32", (-1,))]
@@ -269,14 +274,15 @@ def _producer_rows(pipe, handle):
 
 def _crop_like(pipe, kind, image, regions, size, image_index, max_boxes, name, per_region, what):
     where = f"{kind} {name!r}"
-    image = _tensor(pipe, image, where, "the pictures (rows, height, width[, channels])", ("uint8", "float32"),
-                    min_ndim=3)
+    image = _tensor(pipe, image, where, "the pictures (rows, height, width[, channels])",
+                    ("uint8", "float32"), min_ndim=3)
     if len(image.shape) > 4:
         raise PipelineError(f"{where}: the pictures are (rows, height, width[, channels]), got "
                             f"{_shape(image.shape)}")
     regions = _tensor(pipe, regions, where, what, ("float32",), min_ndim=2)
     if int(np.prod(regions.shape[1:])) != per_region:
-        raise PipelineError(f"{where}: {what} must hold {per_region} values a row, got {_shape(regions.shape)}")
+        raise PipelineError(f"{where}: {what} must hold {per_region} values a row, "
+                            f"got {_shape(regions.shape)}")
     inputs = [image, regions]
     if image_index is not None:
         image_index = _tensor(pipe, image_index, where, "image_index (the picture of each row)", ("int32",),
@@ -286,8 +292,8 @@ def _crop_like(pipe, kind, image, regions, size, image_index, max_boxes, name, p
     most = _producer_rows(pipe, regions)
     if max_boxes is None:
         if most is None:
-            raise PipelineError(f"{where}: max_boxes is needed when {regions.name!r} is not a rows=\"any\" host "
-                                "step's output (it sizes the crops)")
+            raise PipelineError(f"{where}: max_boxes is needed when {regions.name!r} is not a "
+                                "rows=\"any\" host step's output (it sizes the crops)")
         max_boxes = most
     max_boxes = _count(max_boxes, where, "max_boxes")
     height, width = image.shape[1], image.shape[2]
@@ -306,8 +312,8 @@ def crop_resize_host(pipe, image, boxes, size, image_index=None, interpolation="
     inputs, sizes, dtype, out_shape, max_boxes = _crop_like(
         pipe, "crop_resize_host", image, boxes, size, image_index, max_boxes, name, 4,
         "boxes (rows, 4) (x0, y0, x1, y1 pixels)")
-    context = _native.crop_context("crop_resize_host", name, *sizes, dtype == np.uint8, interpolation == "bilinear",
-                                   image_index is not None)
+    context = _native.crop_context("crop_resize_host", name, *sizes, dtype == np.uint8,
+                                   interpolation == "bilinear", image_index is not None)
     return _add(pipe, "crop_resize_host", name, context, inputs, [("crops", dtype, out_shape)], rows="any",
                 max_rows=max_boxes)
 

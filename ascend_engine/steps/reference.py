@@ -19,7 +19,8 @@ def _f32(x):
     return np.float32(x)
 
 
-def decode_boxes(raw, kind, image_size, strides=(), anchors=(), priors=None, variances=(0.1, 0.2), clip=False):
+def decode_boxes(raw, kind, image_size, strides=(), anchors=(), priors=None, variances=(0.1, 0.2),
+                 clip=False):
     """(rows, n, channels) head output -> (rows, n, 4) float32 corners (x0, y0, x1, y1) in pixels."""
     raw = np.asarray(raw, np.float32)
     if not np.isfinite(raw[..., :4]).all():
@@ -84,7 +85,8 @@ def _grid(kind, image_size, strides, anchors):
 
 
 def iou_row(kept_boxes, box):
-    """IoU of ``box`` with each of ``kept_boxes`` in float32, as the step computes it (0 for an empty union)."""
+    """IoU of ``box`` with each of ``kept_boxes`` in float32, as the step computes it (0 for an
+    empty union)."""
     top = np.maximum(kept_boxes[:, :2], box[:2])
     bottom = np.minimum(kept_boxes[:, 2:], box[2:])
     wh = np.clip(bottom - top, 0, None)
@@ -117,7 +119,8 @@ def nms(boxes, scores, iou_threshold, score_threshold, max_boxes, class_agnostic
             box_i, cls_i = np.nonzero(s > score_threshold)
             sc = s[box_i, cls_i]
         b = boxes[r][box_i]
-        if len(b) and not (np.isfinite(b).all() and (b[:, 2] >= b[:, 0]).all() and (b[:, 3] >= b[:, 1]).all()):
+        if len(b) and not (np.isfinite(b).all() and (b[:, 2] >= b[:, 0]).all()
+                           and (b[:, 3] >= b[:, 1]).all()):
             raise ReferenceError("not a box")
         order = np.lexsort((cls_i, box_i, -sc))     # falling score, then box index, then class
         keep = []
@@ -131,7 +134,8 @@ def nms(boxes, scores, iou_threshold, score_threshold, max_boxes, class_agnostic
                     continue
             keep.append(j)
         keep = np.asarray(keep, np.int64)
-        for dst, src in zip(out, (b[keep], sc[keep], cls_i[keep], np.full(len(keep), r), box_i[keep]), strict=True):
+        found = (b[keep], sc[keep], cls_i[keep], np.full(len(keep), r), box_i[keep])
+        for dst, src in zip(out, found, strict=True):
             dst.append(src)
     dtypes = (np.float32, np.float32, np.int32, np.int32, np.int32)
     shapes = ((-1, 4), (-1,), (-1,), (-1,), (-1,))
@@ -186,7 +190,8 @@ def ctc_greedy(x, blank=0):
 
 
 def crop_resize(images, boxes, size, image_index=None, interpolation="bilinear"):
-    """Crops of ``images`` (rows, H, W[, C]) in ``boxes`` (k, 4) resized to ``size`` (w, h): (k, h, w[, C])."""
+    """Crops of ``images`` (rows, H, W[, C]) in ``boxes`` (k, 4) resized to ``size`` (w, h):
+    (k, h, w[, C])."""
     images = np.asarray(images)
     boxes = np.asarray(boxes, np.float32).reshape(-1, 4)
     index = np.zeros(len(boxes), np.int64) if image_index is None else np.asarray(image_index)
@@ -259,7 +264,7 @@ def warp_affine(images, matrices, size, image_index=None, border=0.0):
         x0, y0 = np.floor(sx).astype(np.int64), np.floor(sy).astype(np.int64)
         wx, wy = (sx - x0)[..., None], (sy - y0)[..., None]
 
-        def at(y, x):
+        def at(y, x, pad=pad):
             inside = (y >= 0) & (y < height) & (x >= 0) & (x < width)
             return np.where(inside[..., None], pad[np.clip(y, -1, height) + 1, np.clip(x, -1, width) + 1],
                             border)

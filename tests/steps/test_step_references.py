@@ -146,7 +146,8 @@ def run_decode(raw, kind, size, clip=False, **kw):
 
 
 @pytest.mark.parametrize("kind,kw", [
-    ("yolox", {"strides": (8, 16)}), ("ltrb", {"strides": (8, 16)}), ("yolov5", {"strides": (8, 16), "anchors": ANCHORS}),
+    ("yolox", {"strides": (8, 16)}), ("ltrb", {"strides": (8, 16)}),
+    ("yolov5", {"strides": (8, 16), "anchors": ANCHORS}),
     ("ssd", {}), ("xywh", {}),
 ])
 @pytest.mark.parametrize("clip", [False, True])

@@ -8,41 +8,20 @@ fails its request alone with a message naming the step."""
 import numpy as np
 import pytest
 from helpers.pipelines import GEARS
+from helpers.steps import (
+    CROP,
+    MAX_BOXES,
+    MAX_IMAGES,
+    SIDE,
+    STRIDES,
+    classifier_graph,
+    head_graph,
+)
 
 import ascend_engine as ae
 from ascend_engine import sim
 from ascend_engine.steps import ctc_text
 from ascend_engine.steps import reference as ref
-
-SIDE = 32
-STRIDES = (8, 16)
-BOXES = sum((SIDE // s) ** 2 for s in STRIDES)      # 16 + 4 yolox cells
-CLASSES = 3
-CROP = (8, 6)                                        # (width, height)
-LABELS = 10
-MAX_IMAGES = 4
-MAX_BOXES = 5
-
-
-def head_graph(seed=0):
-    """A detector head on (rows, 32, 32) images: yolox raw (rows, 20, 6) and scores (rows, 20, 3)."""
-    rng = np.random.default_rng(seed)
-    g = sim.Graph("head")
-    x = g.reshape(g.input("image", "float32", (-1, SIDE, SIDE)), (-1, SIDE * SIDE))
-    w_raw = (rng.standard_normal((SIDE * SIDE, BOXES * 6)) * 0.01).astype(np.float32)
-    w_sc = (rng.standard_normal((SIDE * SIDE, BOXES * CLASSES)) * 0.05).astype(np.float32)
-    g.output("raw", g.reshape(g.matmul(x, g.const(w_raw)), (-1, BOXES, 6)))
-    g.output("scores", g.reshape(g.sigmoid(g.matmul(x, g.const(w_sc))), (-1, BOXES, CLASSES)))
-    return g
-
-
-def classifier_graph(seed=1):
-    rng = np.random.default_rng(seed)
-    g = sim.Graph("cls")
-    x = g.reshape(g.input("crop", "float32", (-1, CROP[1], CROP[0])), (-1, CROP[0] * CROP[1]))
-    w = rng.standard_normal((CROP[0] * CROP[1], LABELS)).astype(np.float32)
-    g.output("logits", g.matmul(x, g.const(w)))
-    return g
 
 
 @pytest.fixture(scope="module")

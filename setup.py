@@ -244,7 +244,7 @@ def extensions():
             depends=headers + ["ascend_engine/steps/csrc/steps.h"],
             # -ffp-contract=off: no fused multiply-add, so the float32 arithmetic (IoU, box
             # decoding) rounds as the numpy references' does, step by step
-            extra_compile_args=WARNINGS + ["-std=gnu11", "-O2", "-ffp-contract=off"],
+            extra_compile_args=WARNINGS + ["-std=gnu11", "-O3", "-ffp-contract=off"],
         ),
     ]
     return [sim_library, dvpp_library, cblas_library], cython_modules

@@ -281,6 +281,17 @@ def test_ctc_greedy_collapses_repeats_around_blanks_and_applies_a_table():
     assert ctc_text(np.array([[0, 2, 4, -1]], np.int32), np.array([3], np.int32), "abcd", blank=1) == ["abd"]
 
 
+def test_ctc_greedy_ties_go_to_the_lower_class():
+    # long vectors (the vectorised pass) with the maximum at two classes, in every lane position
+    x = np.zeros((1, 40, 45), np.float32)
+    for t in range(40):
+        x[0, t, [1 + t % 20, 21 + t % 24]] = 1.0
+    x[0, 1::2] = 0.0                        # blanks between, so that repeats still show
+    labels, lengths, _ = run_ctc(x)
+    assert labels[0, :lengths[0]].tolist() == [1 + t % 20 for t in range(0, 40, 2)]
+    np.testing.assert_array_equal(labels, ref.ctc_greedy(x)[0])
+
+
 def test_ctc_greedy_refuses_nan():
     x = np.zeros((2, 3, 4), np.float32)
     x[1, 2, 1] = np.nan

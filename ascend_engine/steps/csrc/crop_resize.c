@@ -21,7 +21,7 @@
 #include "steps.h"
 
 #include <math.h>
-#include <string.h>
+#include <stdlib.h>
 
 #define CROP "crop_resize_host"
 #define WARP "warp_affine_host"
@@ -91,6 +91,60 @@ static int64_t clamp_index(int64_t v, uint64_t size)
     return v < 0 ? 0 : v >= (int64_t)size ? (int64_t)size - 1 : v;
 }
 
+/* Where output column (or row) j of `out` samples a box side [lo, hi) of a picture side `size`:
+ * the two source pixels and the weight of the second (bilinear), or the one pixel (nearest). */
+typedef struct tap {
+    int64_t a, b;
+    double w;
+} tap;
+
+static void taps(tap *t, uint64_t out, float lo, float hi, uint64_t size, int bilinear)
+{
+    double d = (double)(hi - lo);
+    for (uint64_t j = 0; j < out; j++) {
+        double s = (double)lo + ((double)j + 0.5) * d / (double)out;
+        if (!bilinear) {
+            t[j].a = t[j].b = clamp_index((int64_t)floor(s), size);
+            t[j].w = 0.0;
+            continue;
+        }
+        double f = s - 0.5;
+        f = f < 0.0 ? 0.0 : f > (double)(size - 1) ? (double)(size - 1) : f;
+        t[j].a = (int64_t)floor(f);
+        t[j].b = clamp_index(t[j].a + 1, size);
+        t[j].w = f - (double)t[j].a;
+    }
+}
+
+/* One crop: rows ty, columns tx, from picture pic into out (oh x ow x chs values of type T). */
+#define CROP_ONE(T, STORE)                                                                              \
+    do {                                                                                                \
+        const T *p = pic;                                                                               \
+        T *o = (T *)outputs[0].data + (uint64_t)k * oh * ow * chs;                                      \
+        for (uint64_t i = 0; i < oh; i++) {                                                             \
+            const T *r0 = p + (uint64_t)ty[i].a * c->width * chs, *r1 = p + (uint64_t)ty[i].b * c->width * chs; \
+            double wy = ty[i].w;                                                                        \
+            for (uint64_t j = 0; j < ow; j++) {                                                         \
+                uint64_t xa = (uint64_t)tx[j].a * chs, xb = (uint64_t)tx[j].b * chs;                    \
+                double wx = tx[j].w;                                                                    \
+                for (uint64_t ch = 0; ch < chs; ch++, o++) {                                            \
+                    if (!bilinear) {                                                                    \
+                        *o = r0[xa + ch];                                                               \
+                        continue;                                                                       \
+                    }                                                                                   \
+                    double top = (1.0 - wx) * (double)r0[xa + ch] + wx * (double)r0[xb + ch];            \
+                    double bottom = (1.0 - wx) * (double)r1[xa + ch] + wx * (double)r1[xb + ch];         \
+                    double v = (1.0 - wy) * top + wy * bottom;                                          \
+                    *o = STORE;                                                                         \
+                }                                                                                       \
+            }                                                                                           \
+        }                                                                                               \
+    } while (0)
+
+/* uint8: round half up (the value is a mix of uint8 values, so within 0..255) */
+#define STORE_U8 ((uint8_t)(v + 0.5))
+#define STORE_F32 ((float)v)
+
 int ae_step_crop_resize(void *ctx, uint64_t request, const ae_host_tensor *inputs, int n_inputs,
                         ae_host_tensor *outputs, int n_outputs, uint64_t *rows_out, char *message,
                         size_t message_size)
@@ -103,7 +157,8 @@ int ae_step_crop_resize(void *ctx, uint64_t request, const ae_host_tensor *input
     if (boxes < 0)
         return -1;
     uint64_t oh = c->out_height, ow = c->out_width, chs = c->channels;
-    for (int64_t k = 0; k < boxes; k++) {
+    int bilinear = c->interpolation == AE_SAMPLE_BILINEAR;
+    for (int64_t k = 0; k < boxes; k++) {     /* every box checked before any is cut */
         const float *b = (const float *)inputs[1].data + 4 * k;
         if (!(isfinite(b[0]) && isfinite(b[1]) && isfinite(b[2]) && isfinite(b[3]) && b[0] >= 0.0f &&
               b[1] >= 0.0f && b[2] <= (float)c->width && b[3] <= (float)c->height && b[0] < b[2] && b[1] < b[3]))
@@ -111,36 +166,24 @@ int ae_step_crop_resize(void *ctx, uint64_t request, const ae_host_tensor *input
                                 "box %lld (%g, %g, %g, %g) is not a non-empty box inside the %llux%llu picture",
                                 (long long)k, b[0], b[1], b[2], b[3], (unsigned long long)c->width,
                                 (unsigned long long)c->height);
-        const void *pic = picture_of(c, CROP, inputs, (uint64_t)k, message, message_size);
-        if (!pic)
+        if (!picture_of(c, CROP, inputs, (uint64_t)k, message, message_size))
             return -1;
-        double dy = (double)(b[3] - b[1]), dx = (double)(b[2] - b[0]);
-        uint64_t base = (uint64_t)k * oh * ow * chs;
-        for (uint64_t i = 0; i < oh; i++) {
-            double sy = (double)b[1] + ((double)i + 0.5) * dy / (double)oh;
-            for (uint64_t j = 0; j < ow; j++) {
-                double sx = (double)b[0] + ((double)j + 0.5) * dx / (double)ow;
-                uint64_t at = base + (i * ow + j) * chs;
-                if (c->interpolation == AE_SAMPLE_NEAREST) {
-                    int64_t y = clamp_index((int64_t)floor(sy), c->height), x = clamp_index((int64_t)floor(sx), c->width);
-                    for (uint64_t ch = 0; ch < chs; ch++)
-                        store(c, outputs[0].data, at + ch, pixel(c, pic, y, x, ch));
-                    continue;
-                }
-                double fy = sy - 0.5, fx = sx - 0.5;
-                fy = fy < 0.0 ? 0.0 : fy > (double)(c->height - 1) ? (double)(c->height - 1) : fy;
-                fx = fx < 0.0 ? 0.0 : fx > (double)(c->width - 1) ? (double)(c->width - 1) : fx;
-                int64_t y0 = (int64_t)floor(fy), x0 = (int64_t)floor(fx);
-                int64_t y1 = clamp_index(y0 + 1, c->height), x1 = clamp_index(x0 + 1, c->width);
-                double wy = fy - (double)y0, wx = fx - (double)x0;
-                for (uint64_t ch = 0; ch < chs; ch++) {
-                    double top = (1.0 - wx) * pixel(c, pic, y0, x0, ch) + wx * pixel(c, pic, y0, x1, ch);
-                    double bottom = (1.0 - wx) * pixel(c, pic, y1, x0, ch) + wx * pixel(c, pic, y1, x1, ch);
-                    store(c, outputs[0].data, at + ch, (1.0 - wy) * top + wy * bottom);
-                }
-            }
-        }
     }
+    tap *ty = malloc((oh + ow) * sizeof *ty);
+    if (!ty)
+        return ae_step_fail(message, message_size, CROP, c->name, "out of host memory");
+    tap *tx = ty + oh;
+    for (int64_t k = 0; k < boxes; k++) {
+        const float *b = (const float *)inputs[1].data + 4 * k;
+        const void *pic = picture_of(c, CROP, inputs, (uint64_t)k, message, message_size);
+        taps(ty, oh, b[1], b[3], c->height, bilinear);
+        taps(tx, ow, b[0], b[2], c->width, bilinear);
+        if (c->pixels == AE_PIXELS_U8)
+            CROP_ONE(uint8_t, STORE_U8);
+        else
+            CROP_ONE(float, STORE_F32);
+    }
+    free(ty);
     *rows_out = (uint64_t)boxes;
     return 0;
 }

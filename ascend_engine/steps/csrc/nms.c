@@ -41,6 +41,41 @@ static int by_score(const void *pa, const void *pb)
     return (a->cls > b->cls) - (a->cls < b->cls);
 }
 
+/* A binary heap of candidates, the first by by_score on top: the NMS takes candidates best
+ * first and usually stops long before the last (max_boxes kept), so a heap (linear to build,
+ * a logarithmic step per candidate taken) costs less than sorting them all. */
+static void sift_down(candidate *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, top = i;
+        if (l < n && by_score(&h[l], &h[top]) < 0)
+            top = l;
+        if (r < n && by_score(&h[r], &h[top]) < 0)
+            top = r;
+        if (top == i)
+            return;
+        candidate t = h[i];
+        h[i] = h[top];
+        h[top] = t;
+        i = top;
+    }
+}
+
+static void heapify(candidate *h, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;)
+        sift_down(h, n, i);
+}
+
+/* The best candidate, taken off the heap of n. */
+static candidate pop(candidate *h, size_t n)
+{
+    candidate top = h[0];
+    h[0] = h[n - 1];
+    sift_down(h, n - 1, 0);
+    return top;
+}
+
 static float iou(const float *a, float area_a, const float *b, float area_b)
 {
     float w = fminf(a[2], b[2]) - fmaxf(a[0], b[0]);
@@ -60,6 +95,14 @@ static int64_t gather(const ae_nms_ctx *c, const float *boxes, const float *scor
     for (uint64_t i = 0; i < c->n; i++) {
         const float *s = scores + i * c->classes;
         uint64_t first = count;
+        /* most boxes have no score above the threshold: one branch-free pass finds them (and any NaN) */
+        int nan = 0, hit = 0;
+        for (uint64_t k = 0; k < c->classes; k++) {
+            nan |= s[k] != s[k];
+            hit |= s[k] > c->score_threshold;
+        }
+        if (!nan && !hit)
+            continue;
         for (uint64_t k = 0; k < c->classes; k++) {
             if (isnan(s[k])) {
                 ae_step_fail(message, message_size, KIND, c->name, "row %llu box %llu class %llu has a NaN score",
@@ -138,15 +181,17 @@ int ae_step_nms(void *ctx, uint64_t request, const ae_host_tensor *inputs, int n
             rc = -1;
             break;
         }
-        qsort(cand, (size_t)count, sizeof *cand, by_score);
+        heapify(cand, (size_t)count);
         uint64_t n_kept = 0;
         uint32_t *kept_cls = (uint32_t *)o_classes + total;   /* the kept so far, as written */
-        for (int64_t j = 0; j < count && n_kept < c->max_boxes; j++) {
-            const float *b = boxes + 4 * cand[j].box;
+        for (int64_t left = count; left > 0 && n_kept < c->max_boxes; left--) {
+            candidate best = pop(cand, (size_t)left);
+            const candidate *cj = &best;
+            const float *b = boxes + 4 * cj->box;
             float a = (b[2] - b[0]) * (b[3] - b[1]);
             int suppressed = 0;
             for (uint64_t q = 0; q < n_kept && !suppressed; q++)
-                if ((c->class_agnostic || kept_cls[q] == cand[j].cls) && iou(kept[q], area[q], b, a) > c->iou_threshold)
+                if ((c->class_agnostic || kept_cls[q] == cj->cls) && iou(kept[q], area[q], b, a) > c->iou_threshold)
                     suppressed = 1;
             if (suppressed)
                 continue;
@@ -154,10 +199,10 @@ int ae_step_nms(void *ctx, uint64_t request, const ae_host_tensor *inputs, int n
             area[n_kept] = a;
             uint64_t at = total + n_kept;
             memcpy(o_boxes + 4 * at, b, 16);
-            o_scores[at] = cand[j].score;
-            o_classes[at] = (int32_t)cand[j].cls;
+            o_scores[at] = cj->score;
+            o_classes[at] = (int32_t)cj->cls;
             o_images[at] = (int32_t)r;
-            o_index[at] = (int32_t)cand[j].box;
+            o_index[at] = (int32_t)cj->box;
             n_kept++;
         }
         total += n_kept;

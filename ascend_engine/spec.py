@@ -133,6 +133,11 @@ class Spec:
     base_dir: str = ""        # the spec's folder: host-step modules are looked for there after sys.path
     images: list = field(default_factory=list)
 
+    @property
+    def host_code(self) -> list:
+        """The host steps that name Python code (``function:``); native steps (``step:``) are not code."""
+        return [h for h in self.host if h.function]
+
 
 class Loaded(NamedTuple):
     """What :func:`load` returns: the pipeline and ``Pipeline.compile`` keyword arguments."""
@@ -314,7 +319,7 @@ def _function_name(c, key, text) -> str:
 
 def require_code_allowed(spec: Spec, allow_code: bool) -> None:
     """A spec whose host steps name functions is code: a :class:`SpecError` unless ``allow_code``."""
-    code = [h for h in spec.host if h.function]     # native steps (step:) are not code
+    code = spec.host_code
     if not code or allow_code:
         return
     c = _Checker(spec.source)

@@ -24,9 +24,9 @@ from ascend_engine.steps import ctc_text
 from ascend_engine.steps import reference as ref
 
 
-@pytest.fixture(scope="module")
-def detection(build):
-    head, cls = build(head_graph(), "nshead"), build(classifier_graph(), "nscls")
+def detection_pipeline(head, cls):
+    """image -> head -> decode_boxes -> nms -> crop_resize_host -> classifier -> softmax -> topk, argmax;
+    every tensor an output."""
     pipe = ae.Pipeline(device=0)
     image = pipe.input("image", "float32", (-1, SIDE, SIDE))
     raw, scores = pipe.model(head.path, image, name="head")
@@ -43,7 +43,13 @@ def detection(build):
                     ("top_values", top.values), ("top_indices", top.indices),
                     ("label", pipe.argmax(logits, name="label"))):
         pipe.output(name, h)
-    with pipe.compile(depth=4) as engine:
+    return pipe
+
+
+@pytest.fixture(scope="module")
+def detection(build):
+    head, cls = build(head_graph(), "nshead"), build(classifier_graph(), "nscls")
+    with detection_pipeline(head, cls).compile(depth=4) as engine:
         yield engine, cls
 
 
@@ -93,6 +99,18 @@ def test_detection_pipeline_many_requests_at_once(detection):
         # outputs in the request's rows come concatenated, those of rows="any" steps one array a request
         one = {k: v[r] if isinstance(v, list) else v[3 * r:3 * r + 3] for k, v in out.items()}
         check_request(one, images[3 * r:3 * r + 3], cls)
+
+
+def test_native_steps_run_for_several_requests_at_once(build):
+    """Two workers a step: a context is only read, so requests running one step together agree."""
+    head, cls = build(head_graph(), "nshead"), build(classifier_graph(), "nscls")
+    rng = np.random.default_rng(11)
+    images = images_for(rng, 64)
+    with detection_pipeline(head, cls).compile(depth=8, host_workers=2) as engine:
+        out = engine.run_batch({"image": images}, batch_size=2)
+    for r in range(32):
+        one = {k: v[r] if isinstance(v, list) else v[2 * r:2 * r + 2] for k, v in out.items()}
+        check_request(one, images[2 * r:2 * r + 2], cls)
 
 
 def test_bad_values_fail_their_request_alone_naming_the_step(detection):

@@ -26,22 +26,6 @@
 #define CROP "crop_resize_host"
 #define WARP "warp_affine_host"
 
-static double pixel(const ae_crop_ctx *c, const void *pic, int64_t y, int64_t x, uint64_t ch)
-{
-    uint64_t at = ((uint64_t)y * c->width + (uint64_t)x) * c->channels + ch;
-    return c->pixels == AE_PIXELS_U8 ? (double)((const uint8_t *)pic)[at] : (double)((const float *)pic)[at];
-}
-
-static void store(const ae_crop_ctx *c, void *out, uint64_t at, double v)
-{
-    if (c->pixels == AE_PIXELS_U8) {
-        double r = floor(v + 0.5);
-        ((uint8_t *)out)[at] = (uint8_t)(r < 0.0 ? 0.0 : r > 255.0 ? 255.0 : r);
-    } else {
-        ((float *)out)[at] = (float)v;
-    }
-}
-
 static size_t pixel_bytes(const ae_crop_ctx *c)
 {
     return c->pixels == AE_PIXELS_U8 ? 1 : 4;
@@ -188,12 +172,64 @@ int ae_step_crop_resize(void *ctx, uint64_t request, const ae_host_tensor *input
     return 0;
 }
 
-/* A source pixel for a warp: `border` outside the picture. */
-static double pixel_or_border(const ae_crop_ctx *c, const void *pic, int64_t y, int64_t x, uint64_t ch)
+/* One warp: output pixel (j, i) of picture pic through matrix m into out (oh x ow x chs values of
+ * type T).  The four neighbours' places are found once a pixel, then read for every channel; one
+ * outside the picture reads `border`. */
+#define WARP_ONE(T, STORE)                                                                              \
+    do {                                                                                                \
+        const T *p = pic;                                                                               \
+        T *o = (T *)outputs[0].data + (uint64_t)k * oh * ow * chs;                                      \
+        for (uint64_t i = 0; i < oh; i++)                                                               \
+            for (uint64_t j = 0; j < ow; j++, o += chs) {                                               \
+                double sx = (double)m[0] * (double)j + (double)m[1] * (double)i + (double)m[2];         \
+                double sy = (double)m[3] * (double)j + (double)m[4] * (double)i + (double)m[5];         \
+                if (fabs(sx) > limit || fabs(sy) > limit) {                                             \
+                    for (uint64_t ch = 0; ch < chs; ch++) {                                             \
+                        double v = border;                                                              \
+                        o[ch] = STORE;                                                                  \
+                    }                                                                                   \
+                    continue;                                                                           \
+                }                                                                                       \
+                int64_t x0 = floor_i64(sx), y0 = floor_i64(sy);                                         \
+                double wx = sx - (double)x0, wy = sy - (double)y0;                                      \
+                const T *q[4];                                                                          \
+                for (int n = 0; n < 4; n++) {                                                           \
+                    int64_t y = y0 + (n >> 1), x = x0 + (n & 1);                                        \
+                    q[n] = inside(c, y, x) ? p + ((uint64_t)y * c->width + (uint64_t)x) * chs : NULL;   \
+                }                                                                                       \
+                for (uint64_t ch = 0; ch < chs; ch++) {                                                 \
+                    double a = q[0] ? (double)q[0][ch] : border, b = q[1] ? (double)q[1][ch] : border;  \
+                    double d = q[2] ? (double)q[2][ch] : border, e = q[3] ? (double)q[3][ch] : border;  \
+                    double top = (1.0 - wx) * a + wx * b;                                               \
+                    double bottom = (1.0 - wx) * d + wx * e;                                            \
+                    double v = (1.0 - wy) * top + wy * bottom;                                          \
+                    o[ch] = STORE;                                                                      \
+                }                                                                                       \
+            }                                                                                           \
+    } while (0)
+
+/* A warp's values may fall outside 0..255 (the border is any number): uint8 rounds half up and clamps. */
+#define STORE_U8_CLAMPED round_u8(v)
+
+/* floor() of a value within int64's range (the warp's limit keeps it there), without a libm call */
+static inline int64_t floor_i64(double v)
 {
-    if (y < 0 || x < 0 || y >= (int64_t)c->height || x >= (int64_t)c->width)
-        return (double)c->border;
-    return pixel(c, pic, y, x, ch);
+    int64_t t = (int64_t)v;
+    return (double)t > v ? t - 1 : t;
+}
+
+static inline uint8_t round_u8(double v)
+{
+    if (!(v > -0.5))
+        return 0;
+    if (v >= 255.0)
+        return 255;
+    return (uint8_t)floor_i64(v + 0.5);
+}
+
+static int inside(const ae_crop_ctx *c, int64_t y, int64_t x)
+{
+    return y >= 0 && x >= 0 && y < (int64_t)c->height && x < (int64_t)c->width;
 }
 
 int ae_step_warp_affine(void *ctx, uint64_t request, const ae_host_tensor *inputs, int n_inputs,
@@ -209,6 +245,7 @@ int ae_step_warp_affine(void *ctx, uint64_t request, const ae_host_tensor *input
         return -1;
     uint64_t oh = c->out_height, ow = c->out_width, chs = c->channels;
     double limit = 4.0 * (double)(c->height + c->width + oh + ow);   /* keeps floor() within int64 */
+    double border = (double)c->border;
     for (int64_t k = 0; k < boxes; k++) {
         const float *m = (const float *)inputs[1].data + 6 * k;
         for (int q = 0; q < 6; q++)
@@ -218,27 +255,10 @@ int ae_step_warp_affine(void *ctx, uint64_t request, const ae_host_tensor *input
         const void *pic = picture_of(c, WARP, inputs, (uint64_t)k, message, message_size);
         if (!pic)
             return -1;
-        uint64_t base = (uint64_t)k * oh * ow * chs;
-        for (uint64_t i = 0; i < oh; i++)
-            for (uint64_t j = 0; j < ow; j++) {
-                double sx = (double)m[0] * (double)j + (double)m[1] * (double)i + (double)m[2];
-                double sy = (double)m[3] * (double)j + (double)m[4] * (double)i + (double)m[5];
-                uint64_t at = base + (i * ow + j) * chs;
-                if (fabs(sx) > limit || fabs(sy) > limit) {
-                    for (uint64_t ch = 0; ch < chs; ch++)
-                        store(c, outputs[0].data, at + ch, (double)c->border);
-                    continue;
-                }
-                int64_t x0 = (int64_t)floor(sx), y0 = (int64_t)floor(sy);
-                double wx = sx - (double)x0, wy = sy - (double)y0;
-                for (uint64_t ch = 0; ch < chs; ch++) {
-                    double top = (1.0 - wx) * pixel_or_border(c, pic, y0, x0, ch) +
-                                 wx * pixel_or_border(c, pic, y0, x0 + 1, ch);
-                    double bottom = (1.0 - wx) * pixel_or_border(c, pic, y0 + 1, x0, ch) +
-                                    wx * pixel_or_border(c, pic, y0 + 1, x0 + 1, ch);
-                    store(c, outputs[0].data, at + ch, (1.0 - wy) * top + wy * bottom);
-                }
-            }
+        if (c->pixels == AE_PIXELS_U8)
+            WARP_ONE(uint8_t, STORE_U8_CLAMPED);
+        else
+            WARP_ONE(float, STORE_F32);
     }
     *rows_out = (uint64_t)boxes;
     return 0;

@@ -85,6 +85,13 @@ EXECUTOR_SOURCES = [
     )
 ]
 
+# The native steps between models (DESIGN.md section 14), one C file per step, in an extension of
+# their own: ascend_engine.steps._native (docs/executor.md, "Native steps").
+STEPS_SOURCES = [
+    f"ascend_engine/steps/csrc/{name}.c"
+    for name in ("common", "decode_boxes", "nms", "topk", "ctc_greedy", "crop_resize")
+]
+
 WARNINGS = ["-Wall", "-Wextra"]
 SANITIZE = os.environ.get("AE_SANITIZE", "") not in ("", "0")
 SAN_FLAGS = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"]
@@ -229,6 +236,15 @@ def extensions():
                                "ascend_engine/_executor_reports.pxi", "ascend_engine/_executor_run_many.pxi"],
             extra_compile_args=["-O2"],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        ),
+        Extension(
+            "ascend_engine.steps._native",
+            sources=["ascend_engine/steps/_native.pyx"] + STEPS_SOURCES,
+            include_dirs=["include", "ascend_engine/steps/csrc"],
+            depends=headers + ["ascend_engine/steps/csrc/steps.h"],
+            # -ffp-contract=off: no fused multiply-add, so the float32 arithmetic (IoU, box
+            # decoding) rounds as the numpy references' does, step by step
+            extra_compile_args=WARNINGS + ["-std=gnu11", "-O3", "-ffp-contract=off"],
         ),
         # DB text-detection post-processing and greedy CTC for OCR pipelines (docs/executor.md,
         # "DB text boxes"); -ffp-contract=off: ascend_engine/steps/ocr.py's numpy reference

@@ -52,12 +52,13 @@ from ascend_engine.planner.builder import MAX_STEP_ROWS, ROWS_CHOICES, NativeSte
 from ascend_engine.spec_files import SPEC_SUFFIXES, is_spec_path, read  # noqa: F401  (spec.read stays)
 from ascend_engine.spec_images import ImageSpec, add_image, bytes_input, image_steps, is_bytes_input
 from ascend_engine.spec_images import to_dict as image_to_dict
+from ascend_engine.spec_steps import add_step, parse_step
 from ascend_engine.toposort import CycleError, topological_order
 
 TOP_KEYS = ("device", "inputs", "models", "host", "images", "outputs", "compile")
 INPUT_KEYS = ("dtype", "shape", "bench_shape")
 MODEL_KEYS = ("name", "path", "inputs", "device", "stream")
-HOST_KEYS = ("name", "function", "inputs", "outputs", "rows", "max_rows")
+HOST_KEYS = ("name", "function", "inputs", "outputs", "rows", "max_rows", "step", "params")
 HOST_OUTPUT_KEYS = ("dtype", "shape")
 COMPILE_KEYS = SPEC_KEYS
 
@@ -97,7 +98,9 @@ class ModelSpec:
 class HostSpec:
     """A host step: its name, the function it names (``module:function``, not
     imported: :func:`build` imports it when code is allowed), input references,
-    declared outputs ``[(name, dtype, shape)]`` and rows."""
+    declared outputs ``[(name, dtype, shape)]`` and rows.  A native step
+    (``step:``, ascend_engine/spec_steps.py) has ``step`` and ``params``
+    instead of a function and outputs."""
 
     name: str
     function: str
@@ -106,6 +109,8 @@ class HostSpec:
     rows: str = "same"
     max_rows: int | None = None
     index: int = 0            # position in the spec's ``host`` list (for key paths)
+    step: str = ""            # a native step's name (then function is "" and outputs [])
+    params: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -127,6 +132,11 @@ class Spec:
     nodes: list = field(default_factory=list)
     base_dir: str = ""        # the spec's folder: host-step modules are looked for there after sys.path
     images: list = field(default_factory=list)
+
+    @property
+    def host_code(self) -> list:
+        """The host steps that name Python code (``function:``); native steps (``step:``) are not code."""
+        return [h for h in self.host if h.function]
 
 
 class Loaded(NamedTuple):
@@ -270,7 +280,16 @@ def _host_steps(c, raw) -> list:
     steps = []
     for i, value in enumerate(raw):
         key = _join("host", i)
+        if isinstance(value, dict) and "step" in value:
+            c.mapping(key, value, HOST_KEYS, required=("name", "step", "inputs"))
+            name = c.name(_join(key, "name"), value["name"], "a host step name")
+            refs = _input_refs(c, _join(key, "inputs"), value["inputs"])
+            step, params = parse_step(c, key, value, len(refs))
+            steps.append(HostSpec(name, "", list(refs), [], index=i, step=step, params=params))
+            continue
         c.mapping(key, value, HOST_KEYS, required=("name", "function", "inputs", "outputs"))
+        if "params" in value:
+            c.fail(_join(key, "params"), "params apply to native steps (step:) only")
         name = c.name(_join(key, "name"), value["name"], "a host step name")
         function = _function_name(c, _join(key, "function"), value["function"])
         refs = _input_refs(c, _join(key, "inputs"), value["inputs"])
@@ -300,11 +319,12 @@ def _function_name(c, key, text) -> str:
 
 def require_code_allowed(spec: Spec, allow_code: bool) -> None:
     """A spec whose host steps name functions is code: a :class:`SpecError` unless ``allow_code``."""
-    if not spec.host or allow_code:
+    code = spec.host_code
+    if not code or allow_code:
         return
     c = _Checker(spec.source)
-    steps = ", ".join(f"{h.name!r} ({h.function})" for h in spec.host)
-    c.fail(_join(_join("host", spec.host[0].index), "function"),
+    steps = ", ".join(f"{h.name!r} ({h.function})" for h in code)
+    c.fail(_join(_join("host", code[0].index), "function"),
            f"the spec's host step(s) {steps} name Python code that loading it would import and run: "
            "a spec with host functions is code. Load it with allow_code=True (on the command line: "
            "--allow-code) only if you trust it and the modules beside it (docs/pipeline-spec.md, "
@@ -608,11 +628,13 @@ def build(spec: Spec, device: int | None = None, allow_code: bool = False) -> Pi
         key = _node_key(m)
         ins = [_resolve(c, f"{key}.inputs[{j}]", ref, handles, outputs_of, host_names)
                for j, ref in enumerate(m.inputs)]
-        if isinstance(m, HostSpec):
+        if isinstance(m, HostSpec) and m.function:
             fn = _import_function(c, _join(key, "function"), m.function, spec.base_dir or os.getcwd())
         try:
             if isinstance(m, ImageSpec):
                 out = add_image(pipe, m, ins)
+            elif isinstance(m, HostSpec) and m.step:
+                out = add_step(pipe, m.step, m.params, m.name, ins)
             elif isinstance(m, HostSpec):
                 out = pipe.host(fn, *ins, outputs=m.outputs, name=m.name, rows=m.rows, max_rows=m.max_rows)
             else:
@@ -663,18 +685,23 @@ def to_dict(spec: Spec) -> dict[str, Any]:
                                ("device", m.device), ("stream", m.stream)) if v is not None}
             for m in sorted(spec.models, key=lambda m: m.index)
         ],
-        **({"host": [
-            {k: v for k, v in (("name", h.name), ("function", h.function), ("inputs", list(h.inputs)),
-                               ("outputs", {n: {"dtype": dt.name, "shape": list(shape)}
-                                            for n, dt, shape in h.outputs}),
-                               ("rows", h.rows), ("max_rows", h.max_rows)) if v is not None}
-            for h in sorted(spec.host, key=lambda h: h.index)
-        ]} if spec.host else {}),
+        **({"host": [_host_to_dict(h) for h in sorted(spec.host, key=lambda h: h.index)]}
+           if spec.host else {}),
         **({"images": [image_to_dict(m) for m in sorted(spec.images, key=lambda m: m.index)]}
            if spec.images else {}),
         "outputs": dict(spec.outputs),
         "compile": dict(spec.compile),
     }
+
+
+def _host_to_dict(h) -> dict:
+    if h.step:
+        return {"name": h.name, "step": h.step, "inputs": list(h.inputs),
+                **({"params": dict(h.params)} if h.params else {})}
+    return {k: v for k, v in (("name", h.name), ("function", h.function), ("inputs", list(h.inputs)),
+                              ("outputs", {n: {"dtype": dt.name, "shape": list(shape)}
+                                           for n, dt, shape in h.outputs}),
+                              ("rows", h.rows), ("max_rows", h.max_rows)) if v is not None}
 
 
 def _input_to_dict(i) -> dict:

@@ -1,13 +1,18 @@
 """Detector -> host NMS -> classifier, checked against a plain numpy pipeline.
 
-A detector scores 32 candidate boxes per image; a host step in numpy keeps
-the boxes above a threshold, applies greedy IoU NMS and crops each surviving
-box out of the image; a classifier with gears 1, 2, 4, 8 and 16 labels the
-crops.  Every image yields its own number of crops (0 to a dozen or more), so
-a request of several images may need several executions of the classifier:
-the engine picks the gears per request.
+A detector scores 32 candidate boxes per image; the host keeps the boxes
+above a threshold, applies greedy IoU NMS and crops each surviving box out of
+the image; a classifier with gears 1, 2, 4, 8 and 16 labels the crops.  Every
+image yields its own number of crops (0 to a dozen or more), so a request of
+several images may need several executions of the classifier: the engine
+picks the gears per request.
 
-    python examples/detector_classifier.py [--images 400] [--per-request 2]
+The NMS is the engine's native step (``pipe.nms``, C without the GIL); the
+box corners before it and the crops after it are small numpy steps.
+``--python`` runs the whole host part as the one numpy step ``select``
+instead, which stays the reference every result is compared against.
+
+    python examples/detector_classifier.py [--images 400] [--per-request 2] [--python]
 
 The script runs the pipeline on random images, asserts that every result
 equals the numpy implementation of the whole pipeline, and prints the
@@ -67,8 +72,44 @@ def build_models(folder, detector_us=300, classifier_us=100, classifier_per_item
 select = functools.partial(_models.detections, threshold=THRESHOLD, iou_threshold=IOU, crop_hw=CROP_HW)
 
 
+def pixel_corners(boxes):
+    """The detector's (rows, n, 4) (cy, cx, h, w) fractions as pixel corners (y1, x1, y2, x2), float32.
+
+    NMS reads corners in either axis order (IoU is the same), so the native
+    step takes them as ``select`` computes them."""
+    return np.stack([_models.corners(b, IMAGE_HW) for b in boxes]).reshape(len(boxes), CANDIDATES, 4)
+
+
+def crop_kept(images, kept_boxes, which):
+    """The crops of the boxes the NMS kept, each from its own image of the request."""
+    h, w = CROP_HW
+    crops = [_models.crop(images[k], b, CROP_HW) for b, k in zip(kept_boxes, which, strict=True)]
+    return np.asarray(crops, np.float32).reshape(-1, h, w)
+
+
+def build_native_pipeline(models, images_per_request=1, step=None) -> ae.Pipeline:
+    """image -> detector -> corners (numpy) -> native NMS -> crops (numpy, rows="any") -> classifier.
+
+    ``step`` replaces the crop step (the tests plant a broken one in it).
+    """
+    pipe = ae.Pipeline(device=0)
+    image = pipe.input("image", "float32", (-1, *IMAGE_HW))
+    scores, boxes = pipe.model(models["detector"].path, image, name="detector")
+    corners = pipe.host(pixel_corners, boxes, name="corners",
+                        outputs=[("corners", "float32", (-1, CANDIDATES, 4))])
+    det = pipe.nms(corners, scores, iou_threshold=IOU, score_threshold=THRESHOLD, max_boxes=CANDIDATES,
+                   max_images=images_per_request, class_agnostic=True, name="nms")
+    crops = pipe.host(step or crop_kept, image, det.boxes, det.images, name="crops",
+                      outputs=[("crops", "float32", (-1, *CROP_HW))], rows="any",
+                      max_rows=CANDIDATES * images_per_request)
+    probs, label = pipe.model(models["classifier"].path, crops, name="classifier")
+    for name, handle in zip(OUTPUTS, (det.boxes, det.scores, det.images, label, probs), strict=True):
+        pipe.output(name, handle)
+    return pipe
+
+
 def build_pipeline(models, images_per_request=1, step=None) -> ae.Pipeline:
-    """image -> detector -> host NMS and crops (rows="any") -> classifier.
+    """image -> detector -> host NMS and crops in numpy (``select``, rows="any") -> classifier.
 
     ``step`` replaces the host function (the tests plant a broken one in it).
     """
@@ -105,8 +146,11 @@ def assert_same(got, want, where):
 
 
 def check(n_images=400, images_per_request=2, seed=0, depth=8, gear_policy="upper", folder=None,
-          models=None, step=None) -> dict:
+          models=None, step=None, native=True) -> dict:
     """Run ``n_images`` random images through the engine and the numpy pipeline.
+
+    ``native``: the pipeline with the native NMS (else the one numpy step
+    ``select``); ``step`` replaces its crop step (or ``select``).
 
     Asserts that every request's outputs match; returns the figures
     (images/s, detections, the largest number of crops in one request).
@@ -115,7 +159,8 @@ def check(n_images=400, images_per_request=2, seed=0, depth=8, gear_policy="uppe
         models = models or build_models(folder or tmp)
         rng = np.random.default_rng(seed)
         images = _models.random_images(rng, n_images, IMAGE_HW)
-        pipe = build_pipeline(models, images_per_request, step)
+        build = build_native_pipeline if native else build_pipeline
+        pipe = build(models, images_per_request, step)
         seconds, _, wants = _models.run_checked(pipe, images, images_per_request,
                                                   lambda x: reference(models, x),
                                                 assert_same, OUTPUTS, depth, gear_policy)
@@ -235,6 +280,8 @@ def main(argv=None):
     parser.add_argument("--depth", type=int, default=8)
     parser.add_argument("--gear-policy", default="upper", choices=("upper", "lower", "nearest"))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--python", action="store_true",
+                        help="run NMS and crops as the one numpy step (the reference), not the native NMS")
     parser.add_argument("--device-images", action="store_true",
                         help="the all-device variant: JPEG decode, resize and crops on DVPP")
     args = parser.parse_args(argv)
@@ -246,7 +293,7 @@ def main(argv=None):
               f"{figures['empty_requests']} request(s) with none")
         return
     figures = check(args.images, args.per_request, seed=args.seed, depth=args.depth,
-                    gear_policy=args.gear_policy)
+                    gear_policy=args.gear_policy, native=not args.python)
     print(f"{figures['images']} images in {figures['requests']} requests: every result equals numpy")
     print(f"{figures['detections']} detections, up to {figures['max_per_request']} in one request, "
           f"{figures['empty_requests']} request(s) with none")

@@ -71,8 +71,8 @@ def _code_allowed(args):
     if args.allow_code or not spec.is_spec_path(args.target):
         return
     parsed = spec.parse(spec.read(args.target), os.path.dirname(os.path.abspath(args.target)), args.target)
-    if parsed.host:
-        steps = ", ".join(f"{h.name} ({h.function})" for h in parsed.host)
+    if parsed.host_code:
+        steps = ", ".join(f"{h.name} ({h.function})" for h in parsed.host_code)
         raise UsageError(f"{args.target}: the spec's host step(s) {steps} name Python code that running it "
                          "would import and run; pass --allow-code if you trust this spec and the modules "
                          "beside it")

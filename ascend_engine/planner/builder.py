@@ -305,6 +305,83 @@ class Pipeline:
             node.outputs.append(self._new_tensor(f"{node_name}.{out_name}", dtype, shape))
         return node.outputs[0] if len(node.outputs) == 1 else tuple(node.outputs)
 
+    # ---- native steps (ascend_engine/steps/; docs/executor.md, "Native steps") ---------------------------
+
+    def decode_boxes(self, raw: TensorHandle, kind: str, image_size, strides=(), anchors=(), priors=None,
+                     variances=(0.1, 0.2), clip: bool = False, name: str | None = None) -> TensorHandle:
+        """Decode a detector head's boxes to float32 corners (x0, y0, x1, y1) in pixels, natively.
+
+        ``raw``: float32 (rows, n, channels), the first 4 channels decoded;
+        ``kind``: ``"xywh"`` (centre and size in pixels), ``"yolox"`` and
+        ``"ltrb"`` (anchor-free grids over ``strides``), ``"yolov5"``
+        (anchor-based: ``anchors`` (w, h) per stride, logits), ``"ssd"``
+        (``priors`` (n, 4) fractions, ``variances``); ``image_size`` =
+        (width, height); ``clip`` clips to the picture.  Returns (rows, n, 4).
+        """
+        from ascend_engine.steps import nodes
+        return nodes.decode_boxes(self, raw, kind, image_size, strides, anchors, priors, variances, clip,
+                                  name)
+
+    def nms(self, boxes: TensorHandle, scores: TensorHandle, iou_threshold: float = 0.45,
+            score_threshold: float = 0.25, max_boxes: int = 100, max_images: int = 1,
+            class_agnostic: bool = False, name: str | None = None):
+        """Greedy non-maximum suppression per image, natively (TensorRT's BatchedNMS semantics).
+
+        ``boxes`` float32 (rows, n, 4) corners; ``scores`` float32 (rows, n)
+        or (rows, n, classes).  Candidates score above ``score_threshold``;
+        by falling score (ties: lower box index, then lower class), one is
+        kept unless its IoU with a kept one of its class (any class with
+        ``class_agnostic``) exceeds ``iou_threshold``; ``max_boxes`` per
+        image.  A request may hold ``max_images`` rows.  Returns
+        ``Detections(boxes, scores, classes, images, indices)``, rows="any".
+        """
+        from ascend_engine.steps import nodes
+        return nodes.nms(self, boxes, scores, iou_threshold, score_threshold, max_boxes, max_images,
+                         class_agnostic, name)
+
+    def topk(self, x: TensorHandle, k: int, name: str | None = None):
+        """The ``k`` largest values of the last axis and their indices (int32), largest first, ties
+        by lower index, natively.  Returns ``TopK(values, indices)``, (rows, ..., k)."""
+        from ascend_engine.steps import nodes
+        return nodes.topk(self, x, k, name)
+
+    def argmax(self, x: TensorHandle, name: str | None = None) -> TensorHandle:
+        """The index (int32) of the largest value of the last axis, the lowest on a tie, natively."""
+        from ascend_engine.steps import nodes
+        return nodes.argmax(self, x, name)
+
+    def softmax(self, x: TensorHandle, name: str | None = None) -> TensorHandle:
+        """Softmax over the last axis (float32), natively."""
+        from ascend_engine.steps import nodes
+        return nodes.softmax(self, x, name)
+
+    def ctc_greedy(self, x: TensorHandle, blank: int = 0, name: str | None = None):
+        """CTC greedy decoding of a recognizer's (rows, steps, classes) float32 output, natively.
+
+        Returns ``CTCText(labels, lengths, scores)``: int32 (rows, steps)
+        labels (then -1), int32 lengths, float32 mean scores;
+        ``ascend_engine.steps.ctc_text`` applies a character table."""
+        from ascend_engine.steps import nodes
+        return nodes.ctc_greedy(self, x, blank, name)
+
+    def crop_resize_host(self, image: TensorHandle, boxes: TensorHandle, size, image_index=None,
+                         interpolation: str = "bilinear", max_boxes: int | None = None,
+                         name: str | None = None) -> TensorHandle:
+        """Crop ``boxes`` (float32 (rows, 4) pixels x0, y0, x1, y1) out of ``image`` (uint8 or
+        float32 (rows, h, w[, c])) and resize each to ``size`` = (width, height) on the host,
+        natively; ``image_index`` (int32 per box) names each box's picture.  Returns the crops,
+        rows="any" (up to the boxes' max_rows, or ``max_boxes``)."""
+        from ascend_engine.steps import nodes
+        return nodes.crop_resize_host(self, image, boxes, size, image_index, interpolation, max_boxes, name)
+
+    def warp_affine_host(self, image: TensorHandle, matrices: TensorHandle, size, image_index=None,
+                         border: float = 0.0, max_boxes: int | None = None,
+                         name: str | None = None) -> TensorHandle:
+        """Sample ``image`` through affine maps (float32 (rows, 2, 3), output pixel to source point)
+        into ``size`` = (width, height) pictures on the host, bilinear, ``border`` outside."""
+        from ascend_engine.steps import nodes
+        return nodes.warp_affine_host(self, image, matrices, size, image_index, border, max_boxes, name)
+
     @staticmethod
     def _output_specs(outputs, where):
         """Check a host step's declared outputs: a list of (name, dtype, shape)."""

@@ -155,7 +155,8 @@ ERRORS = [
     (("host", 0, "function"), 3, "host[0].function",
      "expected 'module:function' (a Python function to import), got int 3"),
     (("host", 0, "functon"), "x:y", "host[0].functon",
-     "unknown key (did you mean 'function'?); allowed keys: name, function, inputs, outputs, rows, max_rows"),
+     "unknown key (did you mean 'function'?); allowed keys: name, function, inputs, outputs, rows, max_rows, "
+     "step, params"),
     (("host", 0, "function"), DELETE, "host[0]", "missing required key 'function'"),
     (("host", 0, "rows"), "some", "host[0].rows", "expected one of same, any, got str 'some'"),
     (("host", 0, "max_rows"), DELETE, "host[0]",

@@ -28,11 +28,12 @@ def ocr_models(tmp_path_factory):
                             angle_per_item_us=0, recognizer_us=0, recognizer_per_item_us=0)
 
 
+@pytest.mark.parametrize("native", [True, False], ids=["native-nms", "numpy-select"])
 @pytest.mark.parametrize("policy", ["upper", "lower", "nearest"])
 @pytest.mark.parametrize("per_request,depth", [(1, 1), (4, 2), (3, 8)])
-def test_detector_classifier_matches_numpy(dc_models, policy, per_request, depth):
+def test_detector_classifier_matches_numpy(dc_models, policy, per_request, depth, native):
     f = detector_classifier.check(96, per_request, seed=depth, depth=depth, gear_policy=policy,
-                                  models=dc_models)
+                                  models=dc_models, native=native)
     assert f["requests"] == -(-96 // per_request)
     if per_request == 1:
         assert f["empty_requests"] > 0          # zero rows: the classifier is skipped for them
@@ -86,7 +87,25 @@ def first_rows(step, limit):
 
 def test_detector_classifier_check_catches_dropped_crops(dc_models):
     with pytest.raises(AssertionError, match=r"request \d+: image"):
-        detector_classifier.check(32, 4, models=dc_models, step=first_rows(detector_classifier.select, 10))
+        detector_classifier.check(32, 4, models=dc_models, step=first_rows(detector_classifier.select, 10),
+                                  native=False)
+
+
+def test_detector_classifier_native_check_catches_crops_from_the_wrong_image(dc_models):
+    """The native NMS's images output decides which image each crop comes from: cropping every box
+    from the request's first image is caught."""
+    def first_image(images, boxes, which):
+        return detector_classifier.crop_kept(images, boxes, np.zeros_like(which))
+    with pytest.raises(AssertionError, match=r"request \d+: (label|probs)"):
+        detector_classifier.check(32, 4, models=dc_models, step=first_image)
+
+
+def test_detector_classifier_uses_the_native_nms(dc_models):
+    from ascend_engine.planner.builder import NativeStep
+
+    pipe = detector_classifier.build_native_pipeline(dc_models, 2)
+    kinds = {n.name: isinstance(n.fn, NativeStep) for n in pipe._nodes if n.kind == "host"}
+    assert kinds == {"corners": False, "nms": True, "crops": False}
 
 
 def test_ocr_check_catches_a_missing_rotation(ocr_models):

@@ -37,6 +37,10 @@ MODULES = [
     "ascend_engine._executor",
     "ascend_engine.spec",
     "ascend_engine.pipeline",
+    "ascend_engine.steps",
+    "ascend_engine.steps.nodes",
+    "ascend_engine.steps.reference",
+    "ascend_engine.spec_steps",
 ]
 
 PLANNER = "ascend_engine.planner"
@@ -57,6 +61,8 @@ MUST_NOT_LOAD = {
     "ascend_engine.planner.placement": RUNTIME + ("ascend_engine.planner.builder",),
     "ascend_engine.planner.memory": RUNTIME + (PLANNER + ".builder", PLANNER + ".plan"),
     "ascend_engine.planner.plan": RUNTIME + ("ascend_engine.planner.builder",),
+    "ascend_engine.steps.reference": (PLANNER, ENGINE) + RUNTIME,
+    "ascend_engine.steps.nodes": (ENGINE,),
 }
 
 

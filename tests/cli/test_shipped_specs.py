@@ -60,14 +60,31 @@ def models_for(folder, text):
         detector_classifier.build_image_models(str(folder))
         for name in ("detector_classifier.py", "_models.py", "_images.py"):
             shutil.copy(os.path.join(EXAMPLES, name), folder)
-    if "det.om" in text:
+    if "det.om" in text and "text_det.om" not in text:
         shaped.build(folder)
+    if "text_det.om" in text:   # a text detector's probability map, then the DB step of ocr_steps.py
+        write_text_detector(folder)
     if "yolox_head.om" in text:   # the native steps' detector head and classifier (tests/helpers/steps.py)
         from helpers.steps import classifier_graph, head_graph
 
         head_graph().save(os.path.join(folder, "yolox_head.om"), batch_sizes=(1, 2, 4))
         classifier_graph().save(os.path.join(folder, "crop_classifier.om"), batch_sizes=(1, 2, 4, 8))
     return ["--allow-code"] if "function:" in text else []   # native steps (step:) are not code
+
+
+def write_text_detector(folder):
+    """A stand-in for docs/pipeline-spec.md's text detector (one 640 x 640 map, the channels'
+    mean through a sigmoid) and the module its DB step comes from, as the document writes it."""
+    from ascend_engine import sim
+
+    g = sim.Graph("text_det")
+    image = g.input("image", "float32", (1, 3, 640, 640))
+    g.output("map", g.sigmoid(g.mean(image, axes=(1,), keepdims=True)))
+    g.save(os.path.join(folder, "text_det.om"))
+    with open(os.path.join(REPO, "docs", "pipeline-spec.md"), encoding="utf-8") as f:
+        module = re.search(r"```python\n# ocr_steps.py\n(.*?)```", f.read(), re.S).group(1)
+    with open(os.path.join(folder, "ocr_steps.py"), "w", encoding="utf-8") as f:
+        f.write(module)
 
 
 def test_the_documents_ship_the_specs_this_test_runs():

@@ -64,6 +64,11 @@ _FAMILIES = (
      "Requests turned away by priority: the queue was full, or their queue timeout passed"),
     ("ascend_engine_delayed_total", "counter", "Requests whose queue timeout passed and were run last"),
     ("ascend_engine_queued", "gauge", "Requests waiting in the engine's queue now"),
+    ("nv_inference_pending_request_count", "gauge",
+     "Requests admitted by the server and not yet answered (queued, on the device, or being encoded)"),
+    ("ascend_engine_device_requests_total", "counter",
+     "Requests each device's engine answered (a model served on several devices: one sample per device)"),
+    ("ascend_engine_device_in_flight", "gauge", "Requests on each device's engine now"),
 )
 
 
@@ -100,6 +105,13 @@ def render(service) -> bytes:
             samples["ascend_engine_rejected_total"].append((by, figures["rejected"]))
             samples["ascend_engine_delayed_total"].append((by, figures["delayed"]))
         samples["ascend_engine_queued"].append((labels, serving.get("queued", 0)))
+        samples["nv_inference_pending_request_count"].append((labels, model.in_flight))
+        per_device = zip(model.engines, model.devices, model.engine_in_flight, strict=True)
+        for engine, device, in_flight in per_device:
+            answered = 0 if engine.closed else engine.stats()["serving"]["latency_ms"]["added"]
+            on = _labels(model, device=device)
+            samples["ascend_engine_device_requests_total"].append((on, answered))
+            samples["ascend_engine_device_in_flight"].append((on, in_flight))
     lines = []
     for name, kind, help_text in _FAMILIES:
         lines.append(f"# HELP {name} {help_text}")

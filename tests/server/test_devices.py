@@ -116,3 +116,28 @@ def test_the_least_busy_engine_is_picked_and_ties_taken_in_turn(folders):
         assert 1 not in {model.pick() for _ in range(6)}      # a closed engine takes nothing
     finally:
         repository.close()
+
+
+def test_metrics_say_what_each_device_answered_and_what_is_pending(folders):
+    from ascend_engine.server import metrics
+
+    repository = Repository.load(folders["specs"], devices=(0, 1))
+
+    async def scenario(service):
+        model = service.model("demo")
+        pending = [asyncio.ensure_future(service.infer(model, {"x": rows(k)})) for k in range(6)]
+        await asyncio.sleep(0)
+        during = metrics.render(service).decode()
+        await asyncio.gather(*pending)
+        return during, metrics.render(service).decode()
+
+    try:
+        during, after = asyncio.run(scenario(Service(repository)))
+    finally:
+        repository.close()
+    assert 'nv_inference_pending_request_count{model="demo",version="2"} 6' in during
+    assert 'ascend_engine_device_in_flight{model="demo",version="2",device="0"} 3' in during
+    assert 'nv_inference_pending_request_count{model="demo",version="2"} 0' in after
+    for device in (0, 1):
+        assert f'ascend_engine_device_requests_total{{model="demo",version="2",device="{device}"}} 3' in after
+        assert f'ascend_engine_device_in_flight{{model="demo",version="2",device="{device}"}} 0' in after

@@ -221,6 +221,14 @@ def extensions():
             extra_compile_args=["-O2"],
         ),
         Extension(
+            # the gear rule (chunks.c) alone, for the planner and the batcher
+            "ascend_engine._gears",
+            sources=["ascend_engine/_gears.pyx", "ascend_engine/csrc/chunks.c"],
+            include_dirs=["include"],
+            depends=headers + ["ascend_engine/_executor_api.pxd"],
+            extra_compile_args=["-O2"],
+        ),
+        Extension(
             "ascend_engine._executor",
             sources=["ascend_engine/_executor.pyx"] + EXECUTOR_SOURCES,
             include_dirs=["include", numpy.get_include()],

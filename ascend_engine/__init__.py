@@ -45,7 +45,8 @@ try:
         devices,
         shutdown,
     )
-    from ascend_engine.planner.builder import NativeStep, Pipeline
+    from ascend_engine.native_step import NativeStep
+    from ascend_engine.pipeline import Pipeline
     from ascend_engine.replicas import Replicas
 except ImportError as _exc:  # only without a build
     # Keep the pure-Python parts (errors, ascend_engine.sim's model builder)

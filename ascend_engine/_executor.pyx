@@ -58,7 +58,8 @@ from ascend_engine import requests as _requests
 from ascend_engine import timeline as _timeline
 from ascend_engine._checks import positive_int, timeout_ms, times_array
 from ascend_engine.errors import EngineBusy, EngineError, HostStepError
-from ascend_engine.planner.builder import NativeStep
+from ascend_engine._gears import chunk_plan, chunk_span  # noqa: F401  (importable from here as before)
+from ascend_engine.native_step import NativeStep
 from ascend_engine.requests import DeviceRequest
 from ascend_engine.loop_bridge import wait_on_loop
 from ascend_engine.serving import THREAD as _THREAD, Server, resolving_for

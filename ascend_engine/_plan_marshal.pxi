@@ -1,48 +1,25 @@
 # Included by _executor.pyx: the Python plan turned into the C plan (ae_plan)
-# and the memory behind it kept -- the plan's C copies, the gear rules the
-# executor chunks rows by, the raw pointers of a request's arrays, and what a
+# and the memory behind it kept -- the plan's C copies, the native steps the
+# executor provides, the raw pointers of a request's arrays, and what a
 # closed engine could not release yet (docs/executor.md, "Where each job lives").
 
 
 _GEAR_POLICY = {"upper": AE_GEAR_UPPER, "lower": AE_GEAR_LOWER, "nearest": AE_GEAR_NEAREST}
 
 
-def chunk_span(gears, policy, uint64_t max_rows):
-    """The most rows a model with ``gears`` (ascending) reaches, padding
-    included, running any number of rows up to ``max_rows`` in chunks under
-    ``policy`` (executor.h, ae_chunk_span: the rule the executor runs by)."""
-    cdef uint64_t g[256]
-    cdef int n = len(gears)
-    if not 0 < n <= 256:
-        raise ValueError(f"chunk_span needs 1 to 256 gears, got {n}")
-    for k, v in enumerate(gears):
-        g[k] = v
-    return int(ae_chunk_span(g, n, _GEAR_POLICY[policy], max_rows))
-
-
 def rows_to_boxes_address():
     """The address of ``ae_rows_to_boxes`` (executor.h), the native host step
     the planner puts before a crop_resize whose boxes are a model output
-    (docs/executor.md, "Image nodes")."""
+    (docs/executor.md, "Image nodes"); the plan names it
+    (``BuiltinStep("rows_to_boxes")``) and the lowering below binds it."""
     return <size_t>&ae_rows_to_boxes
 
 
-def chunk_plan(gears, policy, uint64_t rows):
-    """[(gear, rows taken)] of the executions a model with ``gears`` runs for
-    ``rows`` rows after a host step (the executor's own rule, ae_chunk_next)."""
-    cdef uint64_t g[256]
-    cdef uint64_t gear, take, left = rows
-    cdef int n = len(gears)
-    if not 0 < n <= 256:
-        raise ValueError(f"chunk_plan needs 1 to 256 gears, got {n}")
-    for k, v in enumerate(gears):
-        g[k] = v
-    chunks = []
-    while left > 0:
-        ae_chunk_next(g, n, _GEAR_POLICY[policy], left, &gear, &take)
-        chunks.append((int(gear), int(take)))
-        left -= take
-    return chunks
+cdef ae_host_fn _builtin_step(str name) except NULL:
+    """The C function of a builtin native step (native_step.BUILTIN_STEPS)."""
+    if name == "rows_to_boxes":
+        return ae_rows_to_boxes
+    raise EngineError(f"the plan names a native step {name!r} this executor does not have")
 
 
 cdef int _put_ints(int *dst, int at, values) except -1:
@@ -173,7 +150,8 @@ cdef _fill_plan(Engine self, ae_plan *p):
             c_node.host.workers = node.workers
             c_node.host.results_stream = node.results_stream
             if isinstance(node.fn, NativeStep):
-                c_node.host.fn = <ae_host_fn><size_t>node.fn.address
+                c_node.host.fn = (_builtin_step(node.fn.builtin) if node.fn.builtin is not None
+                                  else <ae_host_fn><size_t>node.fn.address)
                 c_node.host.ctx = <void *><size_t>node.fn.context
             else:
                 c_node.host.reshape_fn = _run_py_step

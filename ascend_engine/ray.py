@@ -65,7 +65,7 @@ def _source_for_actors(source, compile_kwargs, allow_code=False):
     A spec with host steps is code: refused here unless ``allow_code``.
     """
     from ascend_engine import spec as spec_mod
-    from ascend_engine.planner.builder import Pipeline
+    from ascend_engine.pipeline import Pipeline
 
     if isinstance(source, Pipeline):
         raise TypeError(
@@ -87,7 +87,7 @@ def _source_for_actors(source, compile_kwargs, allow_code=False):
 def _build(source):
     """The Pipeline a replica compiles, on its logical device 0."""
     from ascend_engine import spec as spec_mod
-    from ascend_engine.planner.builder import Pipeline
+    from ascend_engine.pipeline import Pipeline
 
     kind, value = source
     if kind == "spec":

@@ -25,7 +25,6 @@ from ascend_engine.errors import (
     ResourceError,
     SpecError,
 )
-from ascend_engine.sim import ort_library as _ort_library
 
 try:
     from ascend_engine._executor import Engine
@@ -102,5 +101,3 @@ __all__ = [
     "errors",
     "shutdown",
 ]
-
-_ort_library.set_default()   # the simulator runs sim atc models with this ONNX Runtime

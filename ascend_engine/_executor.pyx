@@ -107,21 +107,40 @@ cdef class Engine(Resource):
         self._engine = NULL
 
     def __init__(self, plan, *, owned_models=(), bint _unsafe_skip_waits=False):
+        # One construction path: whatever fails below, _abort_construction
+        # releases exactly what was taken so far (the plan's C copies, the
+        # devices opened), so a failed construction leaks and warns nothing;
+        # the models stay with compile(), which loaded them.
+        self.plan = plan
+        self._owned_models = list(owned_models)
+        self._lock = threading.Lock()
+        self._pending = {}
+        self._other_devices = []
+        self._py_steps = {}
+        self._keep = []
+        try:
+            self._construct(plan, _unsafe_skip_waits)
+        except BaseException:
+            self._abort_construction()
+            raise
+        # A root of the ownership tree, as a model that opened its own device
+        # is: close() releases its models and devices after the executor, and
+        # the exit hook closes it (newest first) before the devices are reset
+        # and AscendCL finalized.
+        self._ctx = (<Resource>self._device)._ctx
+        self._register(None)
+
+    cdef _construct(self, plan, bint skip_waits):
         cdef const ae_acl_api *t = api()
         cdef ae_plan p
         cdef ae_error err
         cdef ae_engine *engine = NULL
         cdef int rc
-        self.plan = plan
-        self._owned_models = list(owned_models)
-        self._lock = threading.Lock()
-        self._pending = {}
         self._server = Server(self, self._lock)
         self._device = Device(plan.device)
-        self._other_devices = [Device(d) for d in plan.devices[1:]]
+        for d in plan.devices[1:]:
+            self._other_devices.append(Device(d))
         self._requests = _requests.for_plan(plan)
-        self._py_steps = {}
-        self._keep = []
         for node in plan.nodes:
             if node.kind == "host" and not isinstance(node.fn, NativeStep):
                 self._py_steps[node.name] = _PyStep(
@@ -133,29 +152,23 @@ cdef class Engine(Resource):
         memset(&p, 0, sizeof(p))   # fields a plan does not use stay 0
         _fill_plan(self, &p)
         if any(node.kind == "image" for node in plan.nodes):
-            try:
-                p.dvpp = dvpp_api()   # image nodes: DVPP's table, or a BackendError naming what is missing
-            except BaseException:
-                _free_plan(self)
-                self._device.close()
-                raise
-        p.unsafe_skip_waits = 1 if _unsafe_skip_waits else 0
+            p.dvpp = dvpp_api()   # image nodes: DVPP's table, or a BackendError naming what is missing
+        p.unsafe_skip_waits = 1 if skip_waits else 0
         (<Resource>self._device)._activate()
         with nogil:
             rc = ae_engine_create(t, &p, &engine, &err)
         if rc != 0:
-            _free_plan(self)
-            self._device.close()
-            for d in self._other_devices:
-                d.close()
             _raise_error(&err)
         self._engine = engine
-        # A root of the ownership tree, as a model that opened its own device
-        # is: close() releases its models and devices after the executor, and
-        # the exit hook closes it (newest first) before the devices are reset
-        # and AscendCL finalized.
-        self._ctx = (<Resource>self._device)._ctx
-        self._register(None)
+
+    cdef _abort_construction(self):
+        """Release what a failed construction took (the one cleanup path of __init__)."""
+        _free_plan(self)
+        devices = ([self._device] if self._device is not None else []) + self._other_devices
+        self._device = None
+        self._other_devices = []
+        for d in devices:
+            d.close()
 
     # ---- lifetime (the scaffolding of every native object: _runtime.Resource) ----
 

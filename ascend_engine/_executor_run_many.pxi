@@ -31,35 +31,45 @@ def _call_result(call, times):
 
 
 def _direct_results(Engine self, feeds_iterable, times=None):
-    """run_many of a plain plan: each request's record goes to the
-    executor from this thread, and this thread completes it (no server
-    hand-over: the least host CPU per request)."""
-    mine = collections.deque()   # this generator's records, oldest first
+    """run_many of a plain plan: each request's records go to the executor
+    from this thread, and this thread completes them (no server hand-over:
+    the least host CPU per request).  A request above ``max_batch`` rows is
+    split into device requests of ``max_batch`` rows writing into row
+    ranges of its result arrays; ``depth`` device requests stay in flight
+    across requests, split or not (docs/executor.md, "run_many")."""
+    mine = collections.deque()   # this generator's requests, oldest first: (records, outputs)
     requests = self._requests
+    cdef int depth = self.plan.depth
+    cdef uint64_t max_batch = self.plan.max_batch
+    cdef uint64_t lo, hi, rows
+    cdef int held = 0            # records of ``mine`` not yet collected (device requests in flight)
     cdef _Arrays ins
     try:
         for feeds in feeds_iterable:
             arrays, rows = requests.prepare(feeds)
-            if rows > self.plan.max_batch:
-                # rare: deliver ours, then run this one split
-                while mine:
+            requests.check_fixed(rows, min(rows, max_batch))
+            outs = requests.outputs_for(rows)
+            records = []
+            mine.append((records, outs))
+            lo = 0
+            while True:
+                hi = min(rows, lo + max_batch)
+                # keep ``depth`` device requests in flight: deliver the oldest
+                # request once it is wholly on the device
+                while held >= depth and mine[0][0] is not records:
+                    held -= len(mine[0][0])
                     yield _collect(self, mine.popleft(), times)
-                split_times = None if times is None else np.zeros((1, 2), np.int64)
-                result = self.run_batch(feeds, batch_size=rows, times=split_times)
+                record = DeviceRequest([o[lo:hi] for o in outs] if hi - lo < rows else outs)
                 if times is not None:
-                    times.append((int(split_times[0, 0]), int(split_times[0, 1])))
-                yield result
-                continue
-            requests.check_fixed(rows, rows)
-            record = DeviceRequest(requests.outputs_for(rows))
-            if times is not None:
-                record.times = np.zeros(2, np.int64)
-            ins = _Arrays(arrays)
-            if len(mine) >= self.plan.depth:
-                yield _collect(self, mine.popleft(), times)
-            with self._lock:
-                self._submit(record, ins, rows)
-            mine.append(record)
+                    record.times = np.zeros(2, np.int64)
+                ins = _Arrays([a[lo:hi] for a in arrays] if hi - lo < rows else arrays)
+                with self._lock:
+                    self._submit(record, ins, hi - lo)
+                records.append(record)
+                held += 1
+                lo = hi
+                if lo >= rows:
+                    break
         while mine:
             yield _collect(self, mine.popleft(), times)
     finally:
@@ -73,13 +83,17 @@ def _direct_results(Engine self, feeds_iterable, times=None):
                 self._lock.release()
 
 
-def _collect(Engine self, record, times=None):
-    """A record of _direct_results once done (waiting for it under the lock if need be)."""
-    if not record.done:
-        with self._lock:
-            self._wait_for(record)
-    elif record.error is not None:
-        raise record.error
+def _collect(Engine self, request, times=None):
+    """A request of _direct_results once every record of it is done (waiting
+    for them under the lock if need be): its outputs, its first record's
+    enqueue time and its last one's done time appended to ``times``."""
+    records, outs = request
+    for record in records:
+        if not record.done:
+            with self._lock:
+                self._wait_for(record)
+        elif record.error is not None:
+            raise record.error
     if times is not None:
-        times.append((int(record.times[0]), int(record.times[1])))
-    return self._requests.result(record.outputs)
+        times.append((int(records[0].times[0]), int(records[-1].times[1])))
+    return self._requests.result(outs)

@@ -27,7 +27,6 @@ from ascend_engine.errors import (
 )
 
 try:
-    from ascend_engine._executor import Engine
     from ascend_engine._model import Model, TensorSpec
     from ascend_engine._runtime import (
         BackendInfo,
@@ -44,6 +43,7 @@ try:
         devices,
         shutdown,
     )
+    from ascend_engine.engine import Engine
     from ascend_engine.native_step import NativeStep
     from ascend_engine.pipeline import Pipeline
     from ascend_engine.replicas import Replicas

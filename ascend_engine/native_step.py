@@ -12,7 +12,7 @@ from __future__ import annotations
 from ascend_engine.errors import PipelineError
 
 # The steps the executor provides itself, by the name a plan records: the
-# lowering (ascend_engine/_plan_marshal.pxi) gives each its C function.
+# device queue (ascend_engine/_queue_memory.pxi) gives each its C function.
 BUILTIN_STEPS = ("rows_to_boxes",)
 
 

@@ -96,8 +96,8 @@ class Pipeline(_builder.Pipeline):
         (``_unsafe_skip_waits`` drops the cross-stream event waits: only for
         tests proving that a missing dependency is caught.)
         """
-        from ascend_engine._executor import Engine
         from ascend_engine._model import Model
+        from ascend_engine.engine import Engine
 
         plan = self.plan(depth=depth, streams=streams, profile=profile, timeout=timeout, wait=wait,
                          device=device, max_queue=max_queue, max_delay_ms=max_delay_ms,

@@ -38,15 +38,18 @@ MODULES = [
     "ascend_engine.options",
     "ascend_engine._model",
     "ascend_engine._executor",
+    "ascend_engine._lowering",
+    "ascend_engine.engine",
     "ascend_engine.spec",
     "ascend_engine.pipeline",
 ]
 
 PLANNER = "ascend_engine.planner"
 ENGINE = "ascend_engine._executor"
-RUNTIME = ("ascend_engine._runtime", "ascend_engine._model", ENGINE)
+RUNTIME = ("ascend_engine._runtime", "ascend_engine._model", ENGINE, "ascend_engine._lowering")
 # the modules above the planner, which the planner may not import either
-ABOVE_THE_PLANNER = ("ascend_engine.pipeline", "ascend_engine.replicas", "ascend_engine.engine")
+ABOVE_THE_PLANNER = ("ascend_engine.pipeline", "ascend_engine.replicas", "ascend_engine.engine",
+                     "ascend_engine._lowering")
 
 # module -> the modules it may not pull in by its own imports
 MUST_NOT_LOAD = {
@@ -55,9 +58,13 @@ MUST_NOT_LOAD = {
     "ascend_engine.requests": (PLANNER, ENGINE),
     "ascend_engine.timeline": (PLANNER, ENGINE) + RUNTIME,
     "ascend_engine.options": (PLANNER, ENGINE) + RUNTIME,
-    "ascend_engine.planner": (ENGINE,),
-    "ascend_engine.planner.builder": (ENGINE,),
-    "ascend_engine.planner.images": (ENGINE,),
+    "ascend_engine.planner": (ENGINE, "ascend_engine._lowering", "ascend_engine.engine"),
+    "ascend_engine.planner.builder": (ENGINE, "ascend_engine._lowering", "ascend_engine.engine"),
+    "ascend_engine.planner.images": (ENGINE, "ascend_engine._lowering", "ascend_engine.engine"),
+    # the device queue never calls up into the Engine, the server's front end or compile()
+    "ascend_engine._executor": ("ascend_engine.engine", "ascend_engine.pipeline", "ascend_engine.server",
+                                PLANNER),
+    "ascend_engine._lowering": ("ascend_engine.engine", ENGINE, PLANNER),
     "ascend_engine.native_step": (PLANNER, ENGINE) + RUNTIME,
     "ascend_engine._gears": (PLANNER, ENGINE) + RUNTIME,
     "ascend_engine.planner.models": RUNTIME,

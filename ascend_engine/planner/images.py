@@ -23,7 +23,7 @@ from ascend_engine.planner.plan import PlanNode
 
 JPEGD_MIN, JPEGD_MAX = 32, 8192        # JPEGD's input sides (docs/simulator.md, "DVPP")
 VPC_MIN_W, VPC_MIN_H, VPC_MAX = 16, 6, 4096   # VPC outputs: width a multiple of 16, height even
-MAX_BOXES = 256                        # regions of one batch crop call
+MAX_BOXES = 256                        # regions of one batch crop call (executor.h, AE_IMAGE_MAX_BOXES)
 MAX_UP, MAX_DOWN = 16, 32              # each side scales from 1/32 to 16 times
 INTERPOLATIONS = {"default": 0, "bilinear": 1, "nearest": 2}
 OPS = ("decode", "resize", "crop_resize")

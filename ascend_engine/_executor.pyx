@@ -250,7 +250,8 @@ cdef class DeviceQueue(Resource):
     # ---- the executor's requests (engine lock held) -----------------------------
 
     def ensure_open(self):
-        # closed, or in a child forked from this process (the executor is the parent's)
+        """Raise EngineError when the queue is closed (or ForkedProcessError in
+        a child forked from this process: the executor is the parent's)."""
         if self._engine is NULL or self._closed:
             check_not_forked()
             raise EngineError("the engine is closed")

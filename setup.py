@@ -228,12 +228,28 @@ def extensions():
             extra_compile_args=["-O2"],
         ),
         Extension(
+            # the gear rule (chunks.c) alone, for the planner and the batcher
+            "ascend_engine._gears",
+            sources=["ascend_engine/_gears.pyx", "ascend_engine/csrc/chunks.c"],
+            include_dirs=["include"],
+            depends=headers + ["ascend_engine/_executor_api.pxd"],
+            extra_compile_args=["-O2"],
+        ),
+        Extension(
+            # the plan lowered for C and the Python host steps it points at
+            "ascend_engine._lowering",
+            sources=["ascend_engine/_lowering.pyx"],
+            include_dirs=["include", numpy.get_include()],
+            depends=headers + ["ascend_engine/_lowering.pxd", "ascend_engine/_executor_api.pxd"],
+            extra_compile_args=["-O2"],
+            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        ),
+        Extension(
             "ascend_engine._executor",
             sources=["ascend_engine/_executor.pyx"] + EXECUTOR_SOURCES,
             include_dirs=["include", numpy.get_include()],
             depends=headers + ["ascend_engine/csrc/executor_internal.h", "ascend_engine/_executor_errors.pxi",
-                               "ascend_engine/_host_steps.pxi", "ascend_engine/_plan_marshal.pxi",
-                               "ascend_engine/_executor_reports.pxi", "ascend_engine/_executor_run_many.pxi"],
+                               "ascend_engine/_queue_memory.pxi", "ascend_engine/_lowering.pxd"],
             extra_compile_args=["-O2"],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         ),

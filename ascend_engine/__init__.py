@@ -25,10 +25,8 @@ from ascend_engine.errors import (
     ResourceError,
     SpecError,
 )
-from ascend_engine.sim import ort_library as _ort_library
 
 try:
-    from ascend_engine._executor import Engine
     from ascend_engine._model import Model, TensorSpec
     from ascend_engine._runtime import (
         BackendInfo,
@@ -45,7 +43,9 @@ try:
         devices,
         shutdown,
     )
-    from ascend_engine.planner.builder import NativeStep, Pipeline
+    from ascend_engine.engine import Engine
+    from ascend_engine.native_step import NativeStep
+    from ascend_engine.pipeline import Pipeline
     from ascend_engine.replicas import Replicas
 except ImportError as _exc:  # only without a build
     # Keep the pure-Python parts (errors, ascend_engine.sim's model builder)
@@ -101,5 +101,3 @@ __all__ = [
     "errors",
     "shutdown",
 ]
-
-_ort_library.set_default()   # the simulator runs sim atc models with this ONNX Runtime

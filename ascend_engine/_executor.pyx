@@ -1,29 +1,23 @@
 # cython: language_level=3
-"""Engine: a compiled pipeline, run by the C executor with the GIL released.
+"""The device queue: the native layer under :class:`ascend_engine.Engine`.
 
-Build one with ``Pipeline.compile()``.  ``run`` executes one request,
-``run_batch`` many (split along the first axis, pipelined, in one GIL-free
-call), ``run_many`` streams requests from an iterable keeping ``depth`` in
-flight.
+A :class:`DeviceQueue` owns the C engine (executor.h, ``ae_engine``): it takes
+a plan lowered once (:class:`ascend_engine._lowering.LoweredPlan`, freed as
+soon as ``ae_engine_create`` has copied it), and offers the calls the layers
+above make -- submit a request record, wait for one, complete what is done,
+and the GIL-free ``run_batch`` fast path -- plus its counters and timelines.
+It is a root of the runtime's ownership tree (``_runtime.Resource``): closing
+it (or the exit hook) releases the executor, then its models and devices.
 
-Threads: an Engine may be shared by several Python threads.  Each call takes
-the engine's lock for as long as it talks to the executor (enqueueing or
-waiting), so calls are serialized, while the GIL stays free for other Python
-work.  Requests are numbered; a caller waits until its own request is done,
-whoever completes it, so run(), run_batch() and run_many() from different
-threads interleave safely.  For parallel throughput, compile the pipeline
-into several engines (on several devices, for data parallelism).
-
-One request path: run(), submit(), run_async() and trace() -- and run_many()
-and run_batch() of a plan with host steps or dynamic shapes -- admit calls
-into the server (ascend_engine/serving.py), which puts them on the device.
-A plan with neither keeps two fast paths: run_batch() is one GIL-free call
-into the executor, and run_many() hands its requests to the executor
-directly.  What a request is for the plan's kind (its feeds, output arrays
-and delivery) is answered by ascend_engine/requests.py, chosen once.
+Who calls what (docs/executor.md, "The rooms"): ``ascend_engine/engine.py``
+(``Engine``, plain Python, a subclass) runs requests through the public calls
+below; the serving code (``ascend_engine/serving.py``) puts its device
+requests on it and completes them through the typed interface its
+``DeviceQueue`` protocol names (``free_slots``, ``in_flight``, ``oldest``,
+``wait_request``, ``complete_waited``, ``enqueue``).  Nothing here calls up.
 
 Requests and failures: every request on the executor has a record
-(:class:`ascend_engine.requests.DeviceRequest`) that the engine keeps until
+(:class:`ascend_engine.requests.DeviceRequest`) that the queue keeps until
 the executor is done with it.  The record owns the output arrays the
 executor writes into, so a caller that abandons a run_many() generator
 (break, an exception, Ctrl-C) never leaves the executor writing into freed
@@ -33,7 +27,6 @@ error (naming the node), the others in flight at that moment raise
 EngineError saying they were cancelled and why.
 """
 
-import asyncio
 import collections
 import time
 import threading
@@ -50,111 +43,118 @@ from libc.string cimport memcpy, memset, strncpy
 
 from ascend_engine._acl cimport *
 from ascend_engine._executor_api cimport *
+from ascend_engine._lowering cimport LoweredPlan
 from ascend_engine._runtime cimport (api, check_not_forked, close_from_finalizer, Resource, Device, dvpp_api,
                                      shutting_down)
 
 from ascend_engine import errors as _errors
 from ascend_engine import requests as _requests
-from ascend_engine import timeline as _timeline
-from ascend_engine._checks import positive_int, timeout_ms, times_array
+from ascend_engine._checks import positive_int, times_array
 from ascend_engine.errors import EngineBusy, EngineError, HostStepError
-from ascend_engine.planner.builder import NativeStep
+from ascend_engine._gears import chunk_plan, chunk_span  # noqa: F401  (importable from here as before)
+from ascend_engine._lowering import PyStep
+from ascend_engine.native_step import NativeStep
 from ascend_engine.requests import DeviceRequest
-from ascend_engine.loop_bridge import wait_on_loop
 from ascend_engine.serving import THREAD as _THREAD, Server, resolving_for
-from ascend_engine.serving_calls import CALLBACK_WHY, Call, ServingFuture
-from ascend_engine.shapes import pad_to
+from ascend_engine.serving_calls import CALLBACK_WHY
 
 _log = logging.getLogger("ascend_engine")
 cnp.import_array()
 
-# executor errors and Ctrl-C polling; the Python host-step trampoline; the
-# plan handed to C and the memory kept for it
+# executor errors and Ctrl-C polling; the executor's own native steps, a
+# request's array pointers and what a closed queue could not release yet
 include "_executor_errors.pxi"
-include "_host_steps.pxi"
-include "_plan_marshal.pxi"
+include "_queue_memory.pxi"
 
 
-cdef class Engine(Resource):
-    """A compiled pipeline (see :meth:`ascend_engine.Pipeline.compile`).
-
-    ``engine.run({"x": a})`` -> ``{"y": array}``;
-    ``engine.run_batch({"x": big}, batch_size=4)``; ``for out in
-    engine.run_many(feeds_iterable): ...``; ``stats()``, ``memory()``,
-    ``close()``, and ``with pipe.compile() as engine:``.
-    """
+cdef class DeviceQueue(Resource):
+    """The C engine of one compiled plan and the records of its requests
+    (the module's docstring); :class:`ascend_engine.Engine` is the calling
+    surface built on it.  The calls marked "lock held" expect the caller to
+    hold ``_lock``; the others take it."""
 
     cdef ae_engine *_engine
     cdef readonly object plan
     cdef Device _device
-    cdef object _lock
-    cdef dict _pending         # ticket -> DeviceRequest, in submission order, until the executor is done
-    cdef object _server        # admission queue, batcher and engine threads (ascend_engine.serving)
-    cdef object _requests      # what a request is for the plan's kind (ascend_engine.requests)
-    cdef list _owned_models    # models loaded for this engine, unloaded by close()
-    cdef dict _py_steps        # name -> _PyStep: the Python host steps (their ctx pointers live here)
-    cdef list _keep            # what native host steps need alive, and plan arrays until create copies them
-    # C copies of the plan, alive as long as the engine
-    cdef ae_tensor_plan *_tensors
-    cdef ae_node_plan *_nodes
-    cdef int *_ints
-    cdef uint64_t *_gears
-    cdef list _other_devices   # Device objects of the plan's devices after the first
-    cdef void *_dev_arrays     # contexts, device ids, slot bytes, stream devices (one block)
+    cdef public object _lock           # the queue's lock: executor state (serving.Server shares it)
+    cdef dict _pending                 # ticket -> DeviceRequest, in submission order, until the executor is done
+    cdef public object _server         # admission queue, batcher and engine threads (ascend_engine.serving)
+    cdef public object _requests       # what a request is for the plan's kind (ascend_engine.requests)
+    cdef list _owned_models            # models loaded for this engine, unloaded by close()
+    cdef dict _py_steps                # name -> PyStep: the Python host steps (the C plan points at them)
+    cdef list _keep                    # what native host steps need alive
+    cdef list _other_devices           # Device objects of the plan's devices after the first
 
     def __cinit__(self):
         self._engine = NULL
 
     def __init__(self, plan, *, owned_models=(), bint _unsafe_skip_waits=False):
-        cdef const ae_acl_api *t = api()
-        cdef ae_plan p
-        cdef ae_error err
-        cdef ae_engine *engine = NULL
-        cdef int rc
+        # One construction path: whatever fails below, _abort_construction
+        # releases exactly what was taken so far (the plan's C copies, the
+        # devices opened), so a failed construction leaks and warns nothing;
+        # the models stay with compile(), which loaded them.
         self.plan = plan
         self._owned_models = list(owned_models)
         self._lock = threading.Lock()
         self._pending = {}
-        self._server = Server(self, self._lock)
-        self._device = Device(plan.device)
-        self._other_devices = [Device(d) for d in plan.devices[1:]]
-        self._requests = _requests.for_plan(plan)
+        self._other_devices = []
         self._py_steps = {}
         self._keep = []
-        for node in plan.nodes:
-            if node.kind == "host" and not isinstance(node.fn, NativeStep):
-                self._py_steps[node.name] = _PyStep(
-                    node.name, node.fn, [(plan.tensors[t_].dtype, tuple(plan.tensors[t_].shape[1:]))
-                                         for t_ in node.inputs],
-                    node.output_specs, node.rows_any, self._requests.shapes, plan.nodes.index(node))
-            elif node.kind == "host":
-                self._keep.append(node.fn)
-        memset(&p, 0, sizeof(p))   # fields a plan does not use stay 0
-        _fill_plan(self, &p)
-        if any(node.kind == "image" for node in plan.nodes):
-            try:
-                p.dvpp = dvpp_api()   # image nodes: DVPP's table, or a BackendError naming what is missing
-            except BaseException:
-                _free_plan(self)
-                self._device.close()
-                raise
-        p.unsafe_skip_waits = 1 if _unsafe_skip_waits else 0
-        (<Resource>self._device)._activate()
-        with nogil:
-            rc = ae_engine_create(t, &p, &engine, &err)
-        if rc != 0:
-            _free_plan(self)
-            self._device.close()
-            for d in self._other_devices:
-                d.close()
-            _raise_error(&err)
-        self._engine = engine
+        try:
+            self._construct(plan, _unsafe_skip_waits)
+        except BaseException:
+            self._abort_construction()
+            raise
         # A root of the ownership tree, as a model that opened its own device
         # is: close() releases its models and devices after the executor, and
         # the exit hook closes it (newest first) before the devices are reset
         # and AscendCL finalized.
         self._ctx = (<Resource>self._device)._ctx
         self._register(None)
+
+    cdef _construct(self, plan, bint skip_waits):
+        cdef const ae_acl_api *t = api()
+        cdef ae_error err
+        cdef ae_engine *engine = NULL
+        cdef int rc
+        cdef LoweredPlan lowered
+        self._server = Server(self, self._lock)
+        self._device = Device(plan.device)
+        for d in plan.devices[1:]:
+            self._other_devices.append(Device(d))
+        self._requests = _requests.for_plan(plan)
+        for node in plan.nodes:
+            if node.kind == "host" and not isinstance(node.fn, NativeStep):
+                self._py_steps[node.name] = PyStep(
+                    node.name, node.fn, [(plan.tensors[t_].dtype, tuple(plan.tensors[t_].shape[1:]))
+                                         for t_ in node.inputs],
+                    node.output_specs, node.rows_any, self._requests.shapes, plan.nodes.index(node))
+            elif node.kind == "host":
+                self._keep.append(node.fn)
+        # the plan lowered once; C copies it in ae_engine_create, and it is freed right after
+        lowered = LoweredPlan(plan, [self._device] + self._other_devices, self._py_steps)
+        try:
+            for n, name in lowered.builtins:
+                lowered.nodes[n].host.fn = _builtin_step(name)
+            if any(node.kind == "image" for node in plan.nodes):
+                lowered.p.dvpp = dvpp_api()   # image nodes: DVPP's table, or a BackendError naming what is missing
+            lowered.p.unsafe_skip_waits = 1 if skip_waits else 0
+            (<Resource>self._device)._activate()
+            with nogil:
+                rc = ae_engine_create(t, &lowered.p, &engine, &err)
+        finally:
+            lowered.free()
+        if rc != 0:
+            _raise_error(&err)
+        self._engine = engine
+
+    cdef _abort_construction(self):
+        """Release what a failed construction took (the one cleanup path of __init__)."""
+        devices = ([self._device] if self._device is not None else []) + self._other_devices
+        self._device = None
+        self._other_devices = []
+        for d in devices:
+            d.close()
 
     # ---- lifetime (the scaffolding of every native object: _runtime.Resource) ----
 
@@ -170,7 +170,7 @@ cdef class Engine(Resource):
         when the process exits): until then the device may still write into
         that memory.
         """
-        self._refuse_reentry("close()")
+        self.refuse_reentry("close()")
         if not self._closed:
             self._server.close()     # queued requests fail; in-flight ones complete
         Resource.close(self)         # _release, with the device's context current
@@ -199,17 +199,12 @@ cdef class Engine(Resource):
                     _log.warning("ascend_engine: %s; its memory is released once the device finishes "
                                  "(at the latest when the device is closed)", _error_of(&err).message)
                 # the other devices stay open until the remains are released
-                _Remains.keep(engine, self._owned_models + self._other_devices, self._device, self._tensors,
-                              self._nodes, self._ints, self._gears)
+                _Remains.keep(engine, self._owned_models + self._other_devices, self._device)
                 self._other_devices = []
-                self._tensors = self._nodes = NULL
-                self._ints = NULL
-                self._gears = NULL
                 self._owned_models = []
                 return 0
             if rc != 0:
                 problems.append(_error_of(&err))
-            _free_plan(self)
             for m in self._owned_models:
                 try:
                     m.close()
@@ -248,43 +243,20 @@ cdef class Engine(Resource):
         # Bounded by the plan's timeout in all; what is left then fails clearly.
         timeout = self.plan.timeout_ms / 1000.0 if self.plan.timeout_ms >= 0 else 60.0
         deadline = time.monotonic() + timeout
-        while (self._server.queued_calls or self._in_flight()) and time.monotonic() < deadline:
+        while (self._server.queued_calls or self.in_flight()) and time.monotonic() < deadline:
             time.sleep(0.002)
         close_from_finalizer(self)
 
-    def __dealloc__(self):
-        # The plan's C copies are host memory of this object.  An executor
-        # never closed (in a child forked from this process: it belongs to
-        # the parent) may still point into them: they stay then.
-        if self._engine is NULL:
-            _free_plan(self)
-
-    @property
-    def depth(self):
-        """Requests that may be in flight at once."""
-        return self.plan.depth
-
-    @property
-    def max_batch(self):
-        """Rows one request carries at most (larger requests are split)."""
-        return self.plan.max_batch
-
-    def __repr__(self):
-        state = "closed" if self._closed else f"depth={self.plan.depth}"
-        nodes = ", ".join(f"{n.name}@stream{n.stream}" for n in self.plan.nodes)
-        return (f"<ascend_engine.Engine device={self.plan.device} {state} max_batch={self.plan.max_batch} "
-                f"nodes=[{nodes}]>")
-
     # ---- the executor's requests (engine lock held) -----------------------------
 
-    cdef int _ensure_open(self) except -1:
-        # closed, or in a child forked from this process (the executor is the parent's)
+    def ensure_open(self):
+        """Raise EngineError when the queue is closed (or ForkedProcessError in
+        a child forked from this process: the executor is the parent's)."""
         if self._engine is NULL or self._closed:
             check_not_forked()
             raise EngineError("the engine is closed")
-        return 0
 
-    cdef int _refuse_reentry(self, str what, bint waits=True) except -1:
+    def refuse_reentry(self, str what, bint waits=True):
         """Refuse at once a call into this engine that could only wait for
         the engine itself (serving.py, "no waiting on oneself"): any call
         from one of its Python host steps (they run on an engine worker
@@ -300,7 +272,6 @@ cdef class Engine(Resource):
         if waits and resolving_for(self._server):
             raise EngineError(f"{what} was called from a done-callback of one of this engine's futures: "
                               f"{CALLBACK_WHY}")
-        return 0
 
     cdef object _settle(self, int rc, ae_error *err):
         """Bring the request records up to date after an executor call (lock held).
@@ -407,7 +378,7 @@ cdef class Engine(Resource):
             times_held = record.times
             times_at = <int64_t *>cnp.PyArray_DATA(times_held)
         while True:
-            self._ensure_open()
+            self.ensure_open()
             self._arm_poll()
             ticket = ae_engine_submitted(self._engine)
             self._requests.track(ticket, record)   # its host steps may run before submit returns
@@ -431,7 +402,7 @@ cdef class Engine(Resource):
         cdef ae_error err
         cdef int rc
         while not record.done:
-            self._ensure_open()
+            self.ensure_open()
             self._arm_poll()
             with nogil:
                 rc = ae_engine_complete_one(self._engine, &err)
@@ -458,133 +429,72 @@ cdef class Engine(Resource):
         if rc != 0 and err.request == AE_NO_REQUEST:
             raise failure
 
-    # ---- running -----------------------------------------------------------------
+    # ---- the serving interface (serving.DeviceQueue; lock held unless said) ----------
 
-    def run(self, feeds, *, timeout=None):
-        """Run one request; returns {output name: array}.
+    def free_slots(self):
+        """Slots free for a new device request."""
+        return 0 if self._engine is NULL else ae_engine_free_slots(self._engine)
 
-        ``submit(feeds).result()``: concurrent run() calls from several
-        threads are pipelined like run_batch.  A run() that finds nothing
-        queued and nothing on the device puts its request on and waits for
-        it on its own thread, as run_batch does (``dispatched_by["alone"]``
-        in ``stats()["serving"]``).  A request larger than
-        ``max_batch`` rows is split and run pipelined.  Ctrl-C while waiting
-        raises KeyboardInterrupt at once; the request is dropped (cancelled
-        if it had not started).
-        """
-        self._refuse_reentry("run()")
-        if self._requests.direct and self._server.idle():
-            return self._run_alone(feeds)
-        future = self.submit(feeds, timeout=timeout)
-        try:
-            return future.result()
-        except BaseException:
-            future.cancel()
-            raise
+    def free_slots_hint(self):
+        """free_slots() read without the lock: a hint (an int of the executor)."""
+        return 0 if self._engine is NULL else ae_engine_free_slots(self._engine)
 
-    def submit(self, feeds, *, timeout=None, block=True, priority=None):
-        """Admit one request and return a ``concurrent.futures.Future`` of its
-        outputs dict (or of its own error).  Callable from any thread.
+    def in_flight(self):
+        """Device requests on the device, not yet completed."""
+        return 0 if self._engine is NULL else ae_engine_in_flight(self._engine)
 
-        The request waits in the admission queue (``compile(max_queue=)``)
-        until a slot is free; when the queue is full, ``submit`` blocks, or
-        with ``block=False`` raises :class:`EngineBusy`.  ``timeout``
-        (seconds): a request not started by then fails with TimeoutError and
-        never runs.  ``Future.cancel()`` works until the request is put on the
-        device.  With ``compile(max_delay_ms=...)`` small requests are merged
-        into device requests of up to ``max_batch`` rows (each caller gets
-        back exactly its own rows).  A pipeline with dynamic shapes takes a
-        request of any shape its gears hold, of at most ``max_batch`` rows.
-        ``priority``: 1 (served first) to ``compile(priority_levels=)``, or
-        None for the default; ``timeout`` overrides ``compile(queue_timeout=)``
-        and what passing it does is ``compile(timeout_action=)``'s.
-        """
-        self._refuse_reentry("submit()", False)
-        return self._admit(feeds, timeout, block, priority).future
+    def oldest(self):
+        """The number of the oldest device request not yet completed."""
+        return ae_engine_completed(self._engine)
 
-    def _admit(self, feeds, timeout, block, priority, timed=False):
-        """submit()'s work: the admitted Call.  ``timed``: its device
-        requests record when they went in and came out (Call.times)."""
-        level = self._server.level_of(priority)
-        inputs, outputs, rows, shape = self._requests.request(feeds)
-        submitted = time.monotonic()
-        deadline = None if timeout is None else submitted + timeout_ms(timeout) / 1000.0
-        self._ensure_open()
-        call = Call(ServingFuture(self._server), inputs, outputs, rows, deadline, self._requests.names, shape,
-                    level, submitted)
-        if timed:
-            call.times = [None, None]
-        self._server.admit(call, bool(block))
-        return call
+    def wait_request(self, uint64_t ticket):
+        """Wait for request ``ticket`` without the lock and without the GIL."""
+        cdef aclError rc
+        cdef ae_engine *engine = self._engine
+        if engine is NULL:
+            return 0
+        with nogil:
+            rc = ae_engine_wait_request(engine, ticket)
+        return rc
 
-    async def run_async(self, feeds, *, timeout=None, priority=None, wait_for_room=True):
-        """``await engine.run_async(feeds)``: run one request without blocking
-        the event loop (no thread per request: the engine's completer resolves
-        the future, which wakes the caller's loop).  Works with any running
-        loop (asyncio, uvloop) and from several loops in several threads.
-        When the admission queue is full it waits for room without blocking
-        the loop (with ``wait_for_room=False`` it raises :class:`EngineBusy`,
-        as a server turning requests away does).  ``timeout`` and
-        ``priority``: as for :meth:`submit`.  Cancelling the task cancels the
-        request if it had not started."""
-        while True:
-            try:
-                future = self.submit(feeds, timeout=timeout, block=False, priority=priority)
-                break
-            except EngineBusy:
-                if not wait_for_room:
-                    raise
-                await asyncio.wrap_future(self._server.space_future())
-        return await wait_on_loop(future)    # one wake-up of this loop per burst of results
+    def complete_waited(self, uint64_t ticket, aclError wait_rc):
+        """Complete request ``ticket`` after wait_request() returned ``wait_rc``,
+        and whatever else is over already; the records hear of it."""
+        cdef ae_error err
+        cdef int rc
+        if self._engine is NULL:
+            return
+        self._arm_poll()
+        with nogil:
+            rc = ae_engine_complete_waited(self._engine, ticket, wait_rc, &err)
+        failure = self._settle(rc, &err)
+        if rc in (0, AE_REQUEST_FAILED) and ae_engine_in_flight(self._engine) > 0:
+            # more may be over already: deliver them in the same turn.  Without
+            # the GIL: delivering a failed one drains the engine, which waits
+            # for the host-step workers, and a Python step needs the GIL
+            with nogil:
+                rc = ae_engine_complete_ready(self._engine, &err)
+            failure = self._settle(rc if rc < 0 else 0, &err)
+        if rc < 0 and err.request == AE_NO_REQUEST:
+            _log.warning("ascend_engine: completing requests failed: %s", failure)
 
-    def run_batch(self, feeds, batch_size=None, *, times=None):
-        """Split the feeds along their first axis into requests of ``batch_size``
-        rows and run them pipelined in one call with the GIL released.
+    def enqueue(self, list inputs, list outputs, uint64_t rows, on_done, shape=None, timed=False):
+        """Put one device request on the device (a free slot is known to exist).
+        Where a host step sets an output's rows, ``outputs`` holds None (see
+        Requests.device_request).  ``shape``: the request's RequestShape in a
+        plan with dynamic shapes.  ``timed``: the executor records its times
+        (DeviceRequest.times)."""
+        record = self._requests.device_request(inputs, outputs, rows, on_done, shape, timed)
+        cdef _Arrays ins = _Arrays(inputs)
+        self._submit(record, ins, rows)
+        self._server.hand_over()     # the completer
 
-        The last request may be smaller; requests above ``max_batch`` are split.
-        Default batch_size: ``max_batch``.  Returns the outputs concatenated
-        in order -- except outputs whose rows a host step with rows="any"
-        sets: each of those is a list with one array per request (of
-        ``batch_size`` rows, the last maybe smaller), since a request's rows
-        there need not match its input rows.  A pipeline with dynamic shapes
-        takes arrays of one shape past the first axis.
+    # ---- the engine's calls ----------------------------------------------------------
 
-        ``times``: a caller-owned int64 array of shape ``(requests, 2)``
-        (``requests`` = rows / ``batch_size`` rounded up; C-contiguous,
-        writable) that receives, per request, the ``time.monotonic_ns()``
-        clock when it was enqueued (after any wait for a free slot) and when
-        its outputs were in the result arrays.  Only plans without host
-        steps or dynamic shapes (their ``run_batch`` is one call into the
-        executor) take it.  Left None, no clock is read per request.
-        """
-        self._refuse_reentry("run_batch()")
-        batch = self.plan.max_batch if batch_size is None else positive_int(batch_size, "batch_size")
-        if not self._requests.direct:   # host steps or dynamic shapes: requests through submit
-            if times is not None:
-                raise ValueError("run_batch(times=) times the executor's own loop: a plan with host steps or "
-                                 "dynamic shapes runs its requests through submit(); time those instead")
-            requests, join = self._requests.batches(feeds, batch)
-            return join(list(_submitted_results(self, requests)))
-        arrays, rows = self._requests.prepare(feeds)
-        self._requests.check_fixed(rows, min(batch, self.plan.max_batch))
-        return self._run_direct(arrays, rows, batch, times)
-
-    def _run_alone(self, feeds):
-        """run() when nothing is queued or on the device (Server.idle): the
-        request is enqueued and waited for on the calling thread, as
-        run_batch runs its requests, instead of through the completer and a
-        future (two thread hand-overs).  Callers that come meanwhile queue
-        and go on as it returns."""
-        arrays, rows = self._requests.prepare(feeds)
-        batch = max(1, min(rows, self.plan.max_batch))   # as submit() splits it
-        self._requests.check_fixed(rows, batch)
-        started = time.monotonic()
-        outputs = self._run_direct(arrays, rows, batch, None)
-        self._server.note_alone(rows, started, time.monotonic())
-        return outputs
-
-    def _run_direct(self, arrays, rows, batch, times):
-        """run_batch's one GIL-free executor call over checked feeds."""
+    def run_direct(self, arrays, rows, batch, times):
+        """run_batch's one GIL-free executor call over checked feeds: ``rows``
+        rows of ``arrays`` in requests of ``batch`` rows; ``times``: None or
+        the caller's (requests, 2) int64 array (docs/executor.md)."""
         cdef int64_t *times_at = NULL
         cdef cnp.ndarray times_held
         if times is not None:
@@ -597,7 +507,7 @@ cdef class Engine(Resource):
         cdef int rc
         cdef uint64_t total = rows, b = batch
         with self._lock:
-            self._ensure_open()
+            self.ensure_open()
             # other callers' requests first, so that a failure of theirs is
             # theirs, and every failure inside the call below is ours
             self._flush_others()
@@ -617,132 +527,89 @@ cdef class Engine(Resource):
                 raise failure
         return self._requests.result(outs)
 
-    def run_many(self, feeds_iterable, *, times=None):
-        """Yield the outputs of each feeds dict in order, keeping up to ``depth``
-        requests in flight.  Each feeds dict is one request (split if above
-        ``max_batch``).
-
-        The generator may be abandoned at any point (break, an exception in
-        the loop or in the iterable, close()): requests already on the device
-        complete in the background and their results are dropped.
-
-        ``times``: a list that gets, before each result is yielded, that
-        request's ``(enqueued, done)`` on the ``time.monotonic_ns()`` clock,
-        as ``run_batch(times=)`` records them: when the executor took its
-        first execution (after any wait for a free slot) and when its last
-        execution's outputs were in the result arrays.  Left None, no clock
-        is read per request.
-        """
-        self._refuse_reentry("run_many()")
-        if times is not None and not isinstance(times, list):
-            raise TypeError(f"run_many(times=) takes a list to append to, got {type(times).__name__}")
-        if self._requests.direct:
-            return _direct_results(self, feeds_iterable, times)
-        return _submitted_results(self, feeds_iterable, times)
-
-    # ---- the serving protocol (ascend_engine.serving; engine lock held unless said) ----
-
-    def _free_slots(self):
-        return 0 if self._engine is NULL else ae_engine_free_slots(self._engine)
-
-    def _free_slots_unlocked(self):
-        # a hint read without the lock (an int of the executor)
-        return 0 if self._engine is NULL else ae_engine_free_slots(self._engine)
-
-    def _in_flight(self):
-        return 0 if self._engine is NULL else ae_engine_in_flight(self._engine)
-
-    def _oldest(self):
-        return ae_engine_completed(self._engine)
-
-    def _wait_request(self, uint64_t ticket):
-        """Wait for request ``ticket`` without the lock and without the GIL."""
-        cdef aclError rc
-        cdef ae_engine *engine = self._engine
-        if engine is NULL:
-            return 0
-        with nogil:
-            rc = ae_engine_wait_request(engine, ticket)
-        return rc
-
-    def _complete_waited(self, uint64_t ticket, aclError wait_rc):
-        cdef ae_error err
-        cdef int rc
-        if self._engine is NULL:
-            return
-        self._arm_poll()
-        with nogil:
-            rc = ae_engine_complete_waited(self._engine, ticket, wait_rc, &err)
-        failure = self._settle(rc, &err)
-        if rc in (0, AE_REQUEST_FAILED) and ae_engine_in_flight(self._engine) > 0:
-            # more may be over already: deliver them in the same turn.  Without
-            # the GIL: delivering a failed one drains the engine, which waits
-            # for the host-step workers, and a Python step needs the GIL
-            with nogil:
-                rc = ae_engine_complete_ready(self._engine, &err)
-            failure = self._settle(rc if rc < 0 else 0, &err)
-        if rc < 0 and err.request == AE_NO_REQUEST:
-            _log.warning("ascend_engine: completing requests failed: %s", failure)
-
-    def _enqueue_device(self, list inputs, list outputs, uint64_t rows, on_done, shape=None, timed=False):
-        """Put one device request on the device (a free slot is known to exist).
-        Where a host step sets an output's rows, ``outputs`` holds None (see
-        Requests.device_request).  ``shape``: the request's RequestShape in a
-        plan with dynamic shapes.  ``timed``: the executor records its times
-        (DeviceRequest.times)."""
-        record = self._requests.device_request(inputs, outputs, rows, on_done, shape, timed)
+    def submit_record(self, record, list inputs, uint64_t rows):
+        """Enqueue one device request for ``record`` (a DeviceRequest owning
+        its output arrays) reading ``rows`` rows of ``inputs``; waits for a
+        free slot, completing older requests."""
         cdef _Arrays ins = _Arrays(inputs)
-        self._submit(record, ins, rows)
-        self._server.hand_over()     # the completer
+        with self._lock:
+            self._submit(record, ins, rows)
 
-    # ---- reporting -----------------------------------------------------------------
+    def wait_record(self, record):
+        """Complete requests until ``record`` is done; raise its own error."""
+        if not record.done:
+            with self._lock:
+                self._wait_for(record)
+        elif record.error is not None:
+            raise record.error
 
-    def stats(self):
-        """Counters: requests, failures, in flight (and high-water mark), host
-        enqueue and wait seconds, and device milliseconds per node when the
-        pipeline was compiled with ``profile=True``."""
-        return _stats(self)
+    def release_abandoned(self):
+        """Records left on the device by an abandoned caller: the completer
+        delivers them in the background (unless another thread holds the
+        queue, which then frees their slots as it needs them)."""
+        if self._engine is not NULL and self._lock.acquire(blocking=False):
+            try:
+                self._server.hand_over()
+            finally:
+                self._lock.release()
 
-    def memory(self):
-        """Device and pinned host bytes: the arena, per slot, per node, the peak
-        working set and the recommended pool size (peak + 15 %)."""
-        return _memory(self)
+    # ---- what the queue reports (Engine.stats, memory, trace; the bench) ----------
 
-    # ---- timelines (their bodies: _executor_reports.pxi) -----------------------------
+    def counters(self):
+        """The executor's counters (Engine.stats without the serving figures)."""
+        cdef ae_stats s
+        cdef double ms[256]
+        with self._lock:
+            self.ensure_open()
+            ae_engine_get_stats(self._engine, &s)
+            per_node = {}
+            if self.plan.profile and len(self.plan.nodes) <= 256:
+                ae_engine_node_device_ms(self._engine, ms)
+                per_node = {n.name: ms[i] for i, n in enumerate(self.plan.nodes)}
+        return {
+            "requests": s.requests,
+            "failures": s.failures,
+            "in_flight": s.in_flight,
+            "in_flight_high_water": s.in_flight_high_water,
+            "enqueue_seconds": s.enqueue_ns / 1e9,
+            "wait_seconds": s.wait_ns / 1e9,
+            "device_ms_per_node": per_node,
+        }
 
-    def trace(self, path, requests=16, feeds=None, batch_size=None):
-        """Run ``requests`` requests and write their timeline to ``path`` as
-        Chrome trace-event JSON (open it in Perfetto or chrome://tracing).
-
-        One lane per stream: copy-in, each compute stream, copy-out; every
-        copy, wait and model execution is a span timed by device timing
-        events.  Needs an engine compiled with ``profile=True``.  ``feeds``
-        (whole arrays, split like run_batch) default to random inputs of
-        ``batch_size`` rows per request (default: max_batch).  A pipeline
-        with dynamic shapes takes ``feeds`` as one feeds dict per request
-        (a list, cycled) or one dict for every request.  Returns a summary
-        dict.
-        """
-        return _trace(self, path, requests, feeds, batch_size)
+    def arena_bytes(self):
+        """(device arena bytes, pinned host bytes) the executor holds."""
+        with self._lock:
+            self.ensure_open()
+            return ae_engine_arena_bytes(self._engine), ae_engine_host_bytes(self._engine)
 
     def _timeline_begin(self, max_requests):
         """Keep one timeline row for each of the next ``max_requests`` completed
         requests, whichever call runs them (profile engines only; the rows are
-        the ones :meth:`trace` writes, ascend_engine/timeline.py).  Completes
-        what is in flight first.  Returns the number the next submitted
-        request will get.  Used by the ``bench`` command to time every step of
-        the requests it measures."""
-        return _timeline_begin(self, max_requests)
+        the ones :meth:`Engine.trace` writes, ascend_engine/timeline.py).
+        Completes what is in flight first.  Returns the number the next
+        submitted request will get.  Used by the ``bench`` command to time
+        every step of the requests it measures."""
+        cdef ae_error err
+        cdef size_t cap = positive_int(max_requests, "max_requests", 1 << 24)
+        if not self.plan.profile:
+            raise EngineError("timelines need timing events: compile the pipeline with profile=True")
+        with self._lock:
+            self.ensure_open()
+            self._flush_others()
+            if ae_engine_trace_begin(self._engine, cap, &err) != 0:
+                _raise_error(&err)
+            return int(ae_engine_submitted(self._engine))
 
     def _timeline_end(self):
         """Stop recording; returns ``(request numbers, rows)``: one row of
         millisecond offsets per completed request, laid out as
         ``AE_TRACE_COLUMNS`` in executor.h (-1 where a time could not be read)."""
+        cdef const double *rows_ptr
+        cdef const uint64_t *ids_ptr
+        cdef size_t n_rows
         with self._lock:
-            self._ensure_open()
-            return _take_timeline(self)
-
-
-# What the engine reports: its counters, its memory, its timelines.
-include "_executor_reports.pxi"
-include "_executor_run_many.pxi"
+            self.ensure_open()
+            n_rows = ae_engine_trace_end(self._engine, &rows_ptr, &ids_ptr)
+            columns = AE_TRACE_COLUMNS(len(self.plan.nodes))
+            table = [[rows_ptr[r * columns + c] for c in range(columns)] for r in range(n_rows)]
+            return [int(ids_ptr[r]) for r in range(n_rows)], table

@@ -174,20 +174,11 @@ cdef extern from "ascend_engine/executor.h" nogil:
     int ae_engine_create(const ae_acl_api *api, const ae_plan *plan, ae_engine **out, ae_error *err)
     void ae_engine_destroy(ae_engine *engine)
     int ae_engine_close(ae_engine *engine, ae_error *err)
-    int ae_engine_submit(ae_engine *engine, const void *const *inputs, uint64_t rows,
-                         void *const *outputs, ae_error *err)
-    int ae_engine_submit_rows(ae_engine *engine, const void *const *inputs, uint64_t rows,
-                              void *const *outputs, uint64_t *out_rows, ae_error *err)
-    int ae_engine_submit_shaped(ae_engine *engine, const void *const *inputs, uint64_t rows,
-                                void *const *outputs, uint64_t *out_rows, const ae_request_shape *shape,
-                                ae_error *err)
     int ae_engine_submit_timed(ae_engine *engine, const void *const *inputs, uint64_t rows,
                                void *const *outputs, uint64_t *out_rows, const ae_request_shape *shape,
                                int64_t *times, ae_error *err)
     int ae_engine_complete_one(ae_engine *engine, ae_error *err)
     int ae_engine_flush(ae_engine *engine, ae_error *err)
-    int ae_engine_run_batch(ae_engine *engine, const void *const *inputs, uint64_t total_rows,
-                            uint64_t batch, void *const *outputs, ae_error *err)
     int ae_engine_run_batch_timed(ae_engine *engine, const void *const *inputs, uint64_t total_rows,
                                   uint64_t batch, void *const *outputs, int64_t *times, ae_error *err)
     int ae_engine_in_flight(const ae_engine *engine)

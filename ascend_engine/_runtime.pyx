@@ -113,6 +113,11 @@ def _load_and_init():
         err[0] = 0
         if ae_load_backend(req, sim, err, sizeof(err)) != 0:
             raise _errors.BackendError(err.decode("utf-8", "replace"))
+        if ae_backend_name() == b"sim":
+            # the simulator runs sim atc models with the onnxruntime wheel's library
+            # (set here, with the simulator, never on import nor for the real AscendCL)
+            from ascend_engine.sim import ort_library
+            ort_library.set_default()
         note = ae_backend_note().decode("utf-8", "replace")
         if note:
             first, _, rest = note.partition("\n")

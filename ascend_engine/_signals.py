@@ -1,6 +1,6 @@
 """Where a thread is, and SIGINT held inside the serving's critical sections
 (docs/executor.md, "Serving"; used by ascend_engine/serving.py and the
-Engine in ascend_engine/_executor.pyx).
+device queue in ascend_engine/_executor.pyx).
 
 Python runs a signal handler on the main thread between any two bytecodes, so
 a Ctrl-C could land inside a critical section and leave a lock held or a
@@ -27,7 +27,7 @@ _SIGINT = int(signal.SIGINT)
 class _ThreadState(threading.local):
     held = 0           # depth of the serving critical sections this thread is inside
     resolving = None   # the Server whose futures this thread is resolving (their callbacks run)
-    step = None        # the Python host step running on this thread (ascend_engine/_host_steps.pxi)
+    step = None        # the Python host step running on this thread (ascend_engine/_lowering.pyx)
     # the completer's list of futures to resolve once it has let go of the engine (see settle())
     deferred = None
 

@@ -13,10 +13,10 @@ the batcher's rule for how much of that queue forms the next device request
 
 from __future__ import annotations
 
-import bisect
 import collections
 import itertools
 
+from ascend_engine._gears import next_chunk
 from ascend_engine.errors import EngineError
 
 TIMEOUT_ACTIONS = ("reject", "delay")
@@ -126,7 +126,8 @@ def choose_batch(pieces, max_batch, gears, policy, waited_out, preferred=()):
     batch is the longest prefix whose rows fit in ``max_batch``.  A batch
     that is not full is taken only once the oldest piece has waited
     ``max_delay_ms`` (``waited_out``); otherwise 0.  Between two gears the
-    ``policy`` decides: "upper" runs every row at the next gear up, "lower"
+    ``policy`` decides, by the executor's own rule (``_gears.next_chunk``,
+    the first chunk ae_chunk_next would run): "upper" runs every row at the next gear up, "lower"
     runs the rows of the gear below now and keeps the rest for the next
     batch, "nearest" takes whichever gear is closer (upper on a tie).
     ``preferred`` (Triton's preferred batch sizes): a prefix of exactly one
@@ -146,16 +147,15 @@ def choose_batch(pieces, max_batch, gears, policy, waited_out, preferred=()):
     full = total == max_batch or count < len(pieces)
     if not full and not waited_out:
         return best
-    at = bisect.bisect_left(gears, total)
-    if at >= len(gears) or gears[at] == total or at == 0:
-        return count                      # a gear exactly, or none below
-    lower, upper = gears[at - 1], gears[at]
-    if policy == "upper" or (policy == "nearest" and upper - total <= total - lower):
-        return count
+    # the gear: the executor's own rule (chunks.c, ae_chunk_next), whose first
+    # chunk of ``total`` rows is the device request it would run
+    _gear, take = next_chunk(gears, policy, total)
+    if take >= total:
+        return count                      # every row, at a gear holding them
     # the lower gear now: whole pieces up to it (at least the first one)
     rows, keep = 0, 0
     for piece in itertools.islice(pieces, count):
-        if rows + piece.rows > lower:
+        if rows + piece.rows > take:
             break
         rows += piece.rows
         keep += 1

@@ -28,6 +28,7 @@ says when to use which form of scale-out.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import os
 import threading
@@ -46,7 +47,7 @@ except ImportError as _exc:  # pragma: no cover - exercised only without the ext
 
 from ascend_engine._checks import positive_int
 from ascend_engine.errors import EngineError, ReplicaError
-from ascend_engine.replicas import batch_rows, join_shares, share_rows
+from ascend_engine.replicas import batch_rows, in_order, join_shares, refuse_times, share_rows
 
 __all__ = ["ReplicaError", "RayReplicas", "ServeDeployment", "deploy", "serve_app"]
 
@@ -65,7 +66,7 @@ def _source_for_actors(source, compile_kwargs, allow_code=False):
     A spec with host steps is code: refused here unless ``allow_code``.
     """
     from ascend_engine import spec as spec_mod
-    from ascend_engine.planner.builder import Pipeline
+    from ascend_engine.pipeline import Pipeline
 
     if isinstance(source, Pipeline):
         raise TypeError(
@@ -87,7 +88,7 @@ def _source_for_actors(source, compile_kwargs, allow_code=False):
 def _build(source):
     """The Pipeline a replica compiles, on its logical device 0."""
     from ascend_engine import spec as spec_mod
-    from ascend_engine.planner.builder import Pipeline
+    from ascend_engine.pipeline import Pipeline
 
     kind, value = source
     if kind == "spec":
@@ -128,6 +129,7 @@ def _compile_on_visible_devices(source, compile_kwargs, npus):
     facts = {
         "backend": ae.backend().name,
         "max_batch": plan.max_batch,
+        "depth": sum(p.depth for p in plans),
         "inputs": {name: np.dtype(plan.tensors[t].dtype).name for name, t in plan.inputs},
         "input_shapes": {name: tuple(plan.tensors[t].shape[1:]) for name, t in plan.inputs},
         "physical_devices": _physical_devices(npus),
@@ -179,6 +181,9 @@ class _Replica:
 
     def run_batch(self, feeds, batch_size):
         return self.engine.run_batch(feeds, batch_size)
+
+    def trace(self, path, requests, feeds, batch_size):
+        return self.engine.trace(path, requests, feeds, batch_size)
 
     def stats(self):
         return self.engine.stats()
@@ -366,6 +371,25 @@ class RayReplicas:
     def run(self, feeds, timeout: float | None = None) -> dict:
         """Run one request on a replica and wait for its outputs."""
         return self.submit(feeds).result(timeout)
+
+    async def run_async(self, feeds, timeout: float | None = None) -> dict:
+        """``await handle.run_async(feeds)``: :meth:`submit` without blocking the event loop."""
+        return await asyncio.wait_for(asyncio.wrap_future(self.submit(feeds)), timeout)
+
+    def run_many(self, feeds_iterable, *, times=None):
+        """Yield the outputs of each feeds dict in order, keeping every
+        replica's ``depth`` in flight over the replicas (as ``Engine.run_many``;
+        ``times`` is one engine's and refused here)."""
+        refuse_times(times)
+        with self._lock:
+            window = sum(info.get("depth", 1) for info in self._info if info) or len(self.actors)
+        return in_order(self.submit, feeds_iterable, window)
+
+    def trace(self, path, requests=16, feeds=None, batch_size=None, timeout: float | None = None) -> dict:
+        """``Engine.trace`` on one live replica (its timeline, written at ``path``
+        on that replica's host); the summary names the ``replica``."""
+        k = self._pick()
+        return {**self._call(k, "trace", path, requests, feeds, batch_size).result(timeout), "replica": k}
 
     def run_batch(self, feeds, batch_size=None, timeout: float | None = None) -> dict:
         """Share the rows over the live replicas (whole requests of ``batch_size``

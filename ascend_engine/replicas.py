@@ -4,11 +4,15 @@
 per device.  ``run_batch`` splits the rows into one contiguous share per
 engine and runs the shares at the same time from one thread each (every
 engine releases the GIL while it works), then concatenates the outputs in
-order; ``run`` sends each request to the next engine in turn.
+order; ``run``, ``submit``, ``run_async`` and ``trace`` send each request to
+the next engine in turn; ``run_many`` keeps every engine's ``depth`` in
+flight.  The calling surface is the Engine's (docs/executor.md, "Data
+parallelism"); the Ray handle (ray.py) offers the same.
 """
 
 from __future__ import annotations
 
+import collections
 import itertools
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -52,8 +56,34 @@ def join_shares(parts) -> dict:
             else np.concatenate([p[name] for p in parts]) for name in parts[0]}
 
 
+def in_order(submit, feeds_iterable, window):
+    """run_many over replicas: yield the outputs of ``submit(feeds)`` for each
+    feeds dict in order, keeping ``window`` requests in flight.  An abandoned
+    generator cancels what has not started."""
+    pending = collections.deque()
+    try:
+        for feeds in feeds_iterable:
+            if len(pending) >= window:
+                yield pending.popleft().result()
+            pending.append(submit(feeds))
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        for future in pending:
+            future.cancel()
+
+
+def refuse_times(times):
+    """run_many(times=) times one engine's executor: replicas refuse it, saying so."""
+    if times is not None:
+        raise TypeError("run_many(times=) records one engine's executor times; replicas run requests on "
+                        "several engines: time one engine's run_many instead")
+
+
 class Replicas:
-    """Engines compiled from one pipeline on several devices."""
+    """Engines compiled from one pipeline on several devices, with the
+    Engine's calling surface: run, submit, run_async, run_batch, run_many,
+    trace, stats, memory, close."""
 
     def __init__(self, engines):
         self.engines = list(engines)
@@ -69,11 +99,36 @@ class Replicas:
         """Device id of each engine."""
         return [e.plan.device for e in self.engines]
 
-    def run(self, feeds) -> dict:
-        """Run one request on the next engine in turn."""
+    def _turn(self):
+        """The next engine in turn."""
         with self._lock:
-            k = next(self._next) % len(self.engines)
-        return self.engines[k].run(feeds)
+            return self.engines[next(self._next) % len(self.engines)]
+
+    def run(self, feeds, *, timeout=None) -> dict:
+        """Run one request on the next engine in turn (``Engine.run``)."""
+        return self._turn().run(feeds, timeout=timeout)
+
+    def submit(self, feeds, *, timeout=None, block=True, priority=None):
+        """Admit one request on the next engine in turn; its Future (``Engine.submit``)."""
+        return self._turn().submit(feeds, timeout=timeout, block=block, priority=priority)
+
+    async def run_async(self, feeds, *, timeout=None, priority=None, wait_for_room=True) -> dict:
+        """``await replicas.run_async(feeds)`` on the next engine in turn (``Engine.run_async``)."""
+        return await self._turn().run_async(feeds, timeout=timeout, priority=priority,
+                                            wait_for_room=wait_for_room)
+
+    def run_many(self, feeds_iterable, *, times=None):
+        """Yield the outputs of each feeds dict in order, the requests spread
+        over the engines in turn, every engine's ``depth`` in flight (as
+        ``Engine.run_many``; ``times`` is one engine's and refused here)."""
+        refuse_times(times)
+        return in_order(self.submit, feeds_iterable, sum(e.depth for e in self.engines))
+
+    def trace(self, path, requests=16, feeds=None, batch_size=None) -> dict:
+        """``Engine.trace`` on the next engine in turn (one engine's timeline);
+        the summary names its ``device``."""
+        engine = self._turn()
+        return {**engine.trace(path, requests, feeds, batch_size), "device": engine.plan.device}
 
     def run_batch(self, feeds, batch_size=None) -> dict:
         """Split the rows across the engines (in whole requests of ``batch_size``

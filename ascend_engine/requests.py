@@ -16,7 +16,7 @@ every request, instead of testing the plan in every method:
 Each kind answers how feeds are checked, which arrays a request's outputs are
 written into, how a finished request is delivered, and how ``run_batch`` and
 ``trace`` split their feeds into requests (and join the results).  Nothing
-here touches the executor: the engine does (ascend_engine/_executor.pyx).
+here touches the executor: the device queue does (ascend_engine/_executor.pyx).
 """
 
 from __future__ import annotations

@@ -44,6 +44,7 @@ import threading
 import time
 import weakref
 from concurrent.futures import Future, InvalidStateError
+from typing import Protocol
 
 import numpy as np
 
@@ -64,10 +65,44 @@ from ascend_engine.serving_calls import CALLBACK_WHY, Piece, Samples, note_times
 
 _GONE = object()
 
+
+class DeviceQueue(Protocol):
+    """What the server calls on the engine it serves: the device queue's
+    typed interface (``ascend_engine._executor.DeviceQueue``), and nothing
+    else of the engine.  The engine calls the server's public methods only
+    (admit, dispatch_locked, hand_over, idle, ...): no underscore calls
+    either way.  Calls marked "lock held" run under the engine's lock (the
+    ``lock`` a Server is built with)."""
+
+    plan: object
+    closed: bool
+
+    def free_slots(self) -> int:
+        """Slots free for a new device request (lock held)."""
+
+    def free_slots_hint(self) -> int:
+        """free_slots() read without the lock."""
+
+    def in_flight(self) -> int:
+        """Device requests not yet completed (lock held)."""
+
+    def oldest(self) -> int:
+        """The number of the oldest device request not yet completed (lock held)."""
+
+    def wait_request(self, ticket: int) -> int:
+        """Wait for device request ``ticket`` without the lock or the GIL; its code."""
+
+    def complete_waited(self, ticket: int, wait_rc: int) -> None:
+        """Complete request ``ticket`` and what else is over (lock held)."""
+
+    def enqueue(self, inputs, outputs, rows: int, on_done, shape=None, timed: bool = False) -> None:
+        """Put one device request on the device; a slot is free (lock held)."""
+
+
 class Server:
     """The admission queue, the batcher and the two engine threads of one engine."""
 
-    def __init__(self, engine, lock):
+    def __init__(self, engine: DeviceQueue, lock):
         plan = engine.plan
         # a weak reference: the engine threads hold the engine only while it has work on the device
         self.engine_ref = weakref.ref(engine, self._engine_gone)
@@ -199,7 +234,7 @@ class Server:
         caller's run() may put its request on and wait for it itself (a read
         without locks: a call that comes meanwhile queues and goes on after it)."""
         engine = self.engine_ref()
-        return not self.queue and not self.delay and engine is not None and engine._in_flight() == 0
+        return not self.queue and not self.delay and engine is not None and engine.in_flight() == 0
 
     def note_alone(self, rows, started, ended):
         """The figures of a run() that ran alone (Engine._run_alone), as a call
@@ -416,7 +451,7 @@ class Server:
             return
         hold_signals()
         try:
-            while engine._free_slots() > 0:
+            while engine.free_slots() > 0:
                 with self.qlock:
                     pieces = self._take(time.monotonic())
                     if not pieces and self.queue:
@@ -475,7 +510,7 @@ class Server:
                 release_signals()
 
         try:
-            engine._enqueue_device(inputs, outputs, rows, done, pieces[0].call.shape, timed)
+            engine.enqueue(inputs, outputs, rows, done, pieces[0].call.shape, timed)
         except BaseException as exc:   # this device request could not be enqueued
             for p in pieces:
                 self._resolve(p.call.fail, exc)
@@ -537,7 +572,7 @@ class Server:
                         return
                     if looked:
                         self.dispatch_locked("completer")
-                    ticket = engine._oldest() if engine._in_flight() > 0 else None
+                    ticket = engine.oldest() if engine.in_flight() > 0 else None
                 finally:
                     self.completer_turn = False
             # calls that became due while this thread held the engine (their
@@ -546,17 +581,17 @@ class Server:
             if ticket is None:
                 engine = None
                 continue
-            rc = engine._wait_request(ticket)      # the GIL is released while it waits
+            rc = engine.wait_request(ticket)      # the GIL is released while it waits
             settled = []
             with self.cv:
                 self.completer_turn = True
                 try:
                     if engine.closed:
                         return
-                    was_full = engine._free_slots() == 0
+                    was_full = engine.free_slots() == 0
                     here.deferred = settled
                     try:
-                        engine._complete_waited(ticket, rc)
+                        engine.complete_waited(ticket, rc)
                     finally:
                         here.deferred = None
                     if was_full:
@@ -564,7 +599,7 @@ class Server:
                     # queued work into the freed slots before any Python of the callers runs: the
                     # device never waits for their futures' callbacks
                     self.dispatch_locked("completer")
-                    busy = engine._in_flight() > 0 or bool(self.queue)
+                    busy = engine.in_flight() > 0 or bool(self.queue)
                 finally:
                     self.completer_turn = False
             if not busy:
@@ -645,7 +680,7 @@ class Server:
 
     def _engine_has_room(self):
         engine = self.engine_ref()
-        return engine is not None and engine._free_slots_unlocked() > 0
+        return engine is not None and engine.free_slots_hint() > 0
 
     # ---- shutting down -------------------------------------------------------------
 

@@ -47,8 +47,10 @@ from ascend_engine.errors import (
     PipelineError,
     SpecError,  # noqa: F401  (spec.SpecError stays importable)
 )
+from ascend_engine.native_step import NativeStep
 from ascend_engine.options import MAX_HOST_WORKERS, OPTIONS, SPEC_KEYS
-from ascend_engine.planner.builder import MAX_STEP_ROWS, ROWS_CHOICES, NativeStep, Pipeline
+from ascend_engine.pipeline import Pipeline
+from ascend_engine.planner.builder import MAX_STEP_ROWS, ROWS_CHOICES
 from ascend_engine.spec_files import SPEC_SUFFIXES, is_spec_path, read  # noqa: F401  (spec.read stays)
 from ascend_engine.spec_images import ImageSpec, add_image, bytes_input, image_steps, is_bytes_input
 from ascend_engine.spec_images import to_dict as image_to_dict

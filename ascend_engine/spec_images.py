@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ascend_engine.planner.images import MAX_BOXES
+
 BYTES = "bytes"                      # the dtype of a bytes input
 BYTES_INPUT_KEYS = ("dtype", "max_bytes", "bench_size")
 IMAGE_KEYS = ("name", "op", "inputs", "size", "max_size", "max_boxes", "interpolation")
@@ -121,7 +123,7 @@ def image_steps(c, raw, input_refs) -> list:
         if "max_boxes" in value:
             if op != "crop_resize":
                 c.fail(f"{key}.max_boxes", "max_boxes applies to crop_resize only")
-            c.integer(f"{key}.max_boxes", max_boxes, "a box count", minimum=1, maximum=256)
+            c.integer(f"{key}.max_boxes", max_boxes, "a box count", minimum=1, maximum=MAX_BOXES)
         interpolation = value.get("interpolation", "default")
         if interpolation not in INTERPOLATIONS:
             c.fail(f"{key}.interpolation", f"expected one of {', '.join(INTERPOLATIONS)}, "

@@ -302,7 +302,7 @@ int aex_enqueue_nodes(ae_engine *e, slot *sl, uint64_t request, int from, int sk
     if (enqueue_copy_out(e, sl, skip, err))
         return -1;
     if (e->n_steps)
-        sl->tail_enqueued = 1;   /* step_lock is held: see ae_engine_submit_rows and host_steps.c */
+        sl->tail_enqueued = 1;   /* step_lock is held: see ae_engine_submit_timed and host_steps.c */
     return 0;
 }
 

@@ -8,7 +8,7 @@
  *   executor.c    the error path, clocks and deadlines, contexts, the engine's counters
  *   plan.c        checking the plan, the engine's copy of it, the waits each node needs
  *   build.c       creating the AscendCL objects (ae_engine_create), releasing them (close, destroy)
- *   submit.c      taking requests: their checks, a free slot, ae_engine_run_batch
+ *   submit.c      taking requests: their checks, a free slot, ae_engine_run_batch_timed
  *   enqueue.c     one request's work on the streams: copy-in, nodes, gears, copy-out
  *   host_steps.c  host-step nodes: their worker threads and hand-over
  *   chunks.c      the gear rule for rows a host step produced (shared with the planner)
@@ -16,7 +16,7 @@
  *   timeline.c    profile plans: node device times and timeline rows
  *   image_steps.c image nodes: DVPP channels, pictures and regions per slot, their checks and enqueue
  *
- * One request: ae_engine_submit_shaped (submit.c) checks it, takes slot
+ * One request: ae_engine_submit_timed (submit.c) checks it, takes slot
  * r % depth (aex_make_room in complete.c frees one when all are busy) and
  * calls aex_enqueue_request (enqueue.c), which copies the inputs in and
  * enqueues the nodes up to the first host step; that step's worker

@@ -1,24 +1,12 @@
 /*
  * submit.c -- taking requests: checking rows and shape against the plan,
  * finding the request a free slot, handing it to enqueue.c, and running
- * whole arrays as a sequence of requests (ae_engine_run_batch).
+ * whole arrays as a sequence of requests (ae_engine_run_batch_timed).
  */
 #include "executor_internal.h"
 
 #include <stdio.h>
 #include <string.h>
-
-int ae_engine_submit(ae_engine *e, const void *const *inputs, uint64_t rows, void *const *outputs,
-                     ae_error *err)
-{
-    return ae_engine_submit_rows(e, inputs, rows, outputs, NULL, err);
-}
-
-int ae_engine_submit_rows(ae_engine *e, const void *const *inputs, uint64_t rows, void *const *outputs,
-                          uint64_t *out_rows, ae_error *err)
-{
-    return ae_engine_submit_shaped(e, inputs, rows, outputs, out_rows, NULL, err);
-}
 
 /* Check a request's shape against the plan (every size must fit its buffer,
  * every gear have the values its kind takes); 0 or -1 with err filled. */
@@ -27,19 +15,19 @@ static int check_shape(ae_engine *e, uint64_t rows, const ae_request_shape *shap
     const ae_plan *p = &e->plan;
     if (!e->shaped) {
         if (shape)
-            return aex_fail(e, err, 0, "ae_engine_submit_shaped", NULL,
+            return aex_fail(e, err, 0, "ae_engine_submit_timed", NULL,
                             "the plan has no dynamic-shape nodes: submit without a request shape");
         return 0;
     }
     if (!shape || !shape->row_bytes || !shape->gear_dims || !shape->gear_at || !shape->gear_count)
-        return aex_fail(e, err, 0, "ae_engine_submit_shaped", NULL,
+        return aex_fail(e, err, 0, "ae_engine_submit_timed", NULL,
                         "the plan has dynamic-shape nodes: every request needs its shape (row bytes and gears)");
     char why[AE_MESSAGE_MAX];
     for (int t = 0; t < p->n_tensors; t++) {
         const ae_tensor_plan *tp = &e->tensors[t];
         if (aex_check_row_bytes(e, t, shape->row_bytes[t], why, sizeof why) ||
             (tp->domain == AE_ROWS_REQUEST && shape->row_bytes[t] * rows > tp->capacity))
-            return aex_fail(e, err, 0, "ae_engine_submit_shaped", NULL,
+            return aex_fail(e, err, 0, "ae_engine_submit_timed", NULL,
                             "tensor %d: %llu rows of %zu bytes do not fit its buffer (%zu bytes per row planned, "
                             "%zu bytes)", t, (unsigned long long)rows, shape->row_bytes[t], tp->row_bytes,
                             tp->capacity);
@@ -47,10 +35,10 @@ static int check_shape(ae_engine *e, uint64_t rows, const ae_request_shape *shap
     for (int n = 0; n < p->n_nodes; n++) {
         int count = shape->gear_count[n];
         if (count && shape->gear_at[n] < 0)
-            return aex_fail(e, err, 0, "ae_engine_submit_shaped", e->nodes[n].name,
+            return aex_fail(e, err, 0, "ae_engine_submit_timed", e->nodes[n].name,
                             "node '%s': its gear is at %d", e->nodes[n].name, shape->gear_at[n]);
         if (aex_check_gear(e, n, count ? shape->gear_dims + shape->gear_at[n] : NULL, count, why, sizeof why))
-            return aex_fail(e, err, 0, "ae_engine_submit_shaped", e->nodes[n].name, "%s", why);
+            return aex_fail(e, err, 0, "ae_engine_submit_timed", e->nodes[n].name, "%s", why);
     }
     return 0;
 }
@@ -168,14 +156,8 @@ static int check_rows(ae_engine *e, uint64_t rows, ae_error *err)
 {
     if (rows >= 1 && rows <= e->plan.max_batch)
         return 0;
-    return aex_fail(e, err, 0, "ae_engine_submit", NULL, "a request carries 1 to %llu rows, got %llu",
+    return aex_fail(e, err, 0, "ae_engine_submit_timed", NULL, "a request carries 1 to %llu rows, got %llu",
                     (unsigned long long)e->plan.max_batch, (unsigned long long)rows);
-}
-
-int ae_engine_submit_shaped(ae_engine *e, const void *const *inputs, uint64_t rows, void *const *outputs,
-                            uint64_t *out_rows, const ae_request_shape *shape, ae_error *err)
-{
-    return ae_engine_submit_timed(e, inputs, rows, outputs, out_rows, shape, NULL, err);
 }
 
 int ae_engine_submit_timed(ae_engine *e, const void *const *inputs, uint64_t rows, void *const *outputs,
@@ -193,24 +175,18 @@ int ae_engine_submit_timed(ae_engine *e, const void *const *inputs, uint64_t row
     return rc;
 }
 
-int ae_engine_run_batch(ae_engine *e, const void *const *inputs, uint64_t total_rows, uint64_t batch,
-                        void *const *outputs, ae_error *err)
-{
-    return ae_engine_run_batch_timed(e, inputs, total_rows, batch, outputs, NULL, err);
-}
-
 int ae_engine_run_batch_timed(ae_engine *e, const void *const *inputs, uint64_t total_rows, uint64_t batch,
                               void *const *outputs, int64_t *times, ae_error *err)
 {
     const ae_plan *p = &e->plan;
     if (batch < 1)
-        return aex_fail(e, err, 0, "ae_engine_run_batch", NULL, "batch must be at least 1, got %llu",
+        return aex_fail(e, err, 0, "ae_engine_run_batch_timed", NULL, "batch must be at least 1, got %llu",
                     (unsigned long long)batch);
     if (e->n_steps)
-        return aex_fail(e, err, 0, "ae_engine_run_batch", NULL,
+        return aex_fail(e, err, 0, "ae_engine_run_batch_timed", NULL,
                         "a plan with host steps returns results per request: submit them one by one");
     if (p->n_inputs > AE_MAX_IO || p->n_outputs > AE_MAX_IO)
-        return aex_fail(e, err, 0, "ae_engine_run_batch", NULL, "more than %d inputs or outputs", AE_MAX_IO);
+        return aex_fail(e, err, 0, "ae_engine_run_batch_timed", NULL, "more than %d inputs or outputs", AE_MAX_IO);
     if (total_rows == 0)
         return ae_engine_flush(e, err);
     if (e->shaped)

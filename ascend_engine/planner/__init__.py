@@ -5,8 +5,8 @@ records the graph, and ``compile()`` turns it into a flat
 :class:`~ascend_engine.planner.plan.Plan` the native executor runs
 (docs/executor.md).  One job per module, in the order a plan is made:
 
-* ``builder``   -- ``Pipeline`` (input, model, host, output, from_spec, plan,
-  compile, compile_replicas), ``TensorHandle``, ``NativeStep``;
+* ``builder``   -- ``Pipeline`` (input, model, host, output, plan; ``from_spec`` and
+  ``compile`` are ascend_engine.pipeline's), ``TensorHandle``;
 * ``models``    -- ``ModelDescription`` and what the builder asks the runtime
   (model files described once, model sizes, device count, peer links);
 * ``validate``  -- edges against the descriptors, row domains, unused
@@ -42,8 +42,8 @@ Planning rules (DESIGN.md §6):
   Its buffer holds the largest gear; per request every such model runs the
   smallest gear holding its inputs (:mod:`ascend_engine.shapes`).
 
-The planner imports the executor only to build the Engine in ``compile()``
-(and its chunking rule in ``plan()``); the executor imports the builder
-(``NativeStep``) and :mod:`ascend_engine.shapes`, never the other way round
-at import time.
+The planner never imports the executor: ``compile()`` lives above it
+(ascend_engine/pipeline.py), the gear rule it sizes buffers by is C's own
+through the small :mod:`ascend_engine._gears`, and native steps are plan
+data (:mod:`ascend_engine.native_step`) that the executor lowers.
 """

@@ -5,11 +5,13 @@ host steps and outputs; :meth:`Pipeline.plan` validates the graph against
 the models' descriptions (:mod:`~ascend_engine.planner.validate`), lowers it
 to plan nodes and tensors (:mod:`~ascend_engine.planner.nodes`), places them
 on streams and devices (:mod:`~ascend_engine.planner.placement`) and lays out
-device memory (:mod:`~ascend_engine.planner.memory`); :meth:`Pipeline.compile`
-hands the :class:`~ascend_engine.planner.plan.Plan` to the native executor
-(:class:`ascend_engine.Engine`).  The builder is the one part of the planner
-that asks the runtime (through :mod:`~ascend_engine.planner.models`): the
-others are pure functions of what it hands them.
+device memory (:mod:`~ascend_engine.planner.memory`).
+:meth:`ascend_engine.Pipeline.compile` (ascend_engine/pipeline.py, above the
+planner) hands the :class:`~ascend_engine.planner.plan.Plan` to the native
+executor (:class:`ascend_engine.Engine`): the planner never imports the
+executor.  The builder is the one part of the planner that asks the runtime
+(through :mod:`~ascend_engine.planner.models`): the others are pure
+functions of what it hands them.
 """
 
 from __future__ import annotations
@@ -22,12 +24,14 @@ import numpy as np
 from ascend_engine._checks import device_id, positive_int, tensor_dtype
 from ascend_engine._checks import shape as check_shape
 from ascend_engine._feeds import shape_text
+from ascend_engine._gears import chunk_span
 from ascend_engine.errors import PipelineError
+from ascend_engine.native_step import NativeStep  # noqa: F401  (planner.builder.NativeStep stays importable)
 from ascend_engine.options import OPTIONS
 from ascend_engine.planner import placement, validate
 from ascend_engine.planner.images import check_image_readers, size_box_steps
 from ascend_engine.planner.memory import plan_memory
-from ascend_engine.planner.models import describe_file, device_count, is_model, kind_of, peer_link, query_size
+from ascend_engine.planner.models import describe_file, device_count, is_model, kind_of, peer_link
 from ascend_engine.planner.nodes import node_order, plan_nodes, plan_tensors
 from ascend_engine.planner.plan import Plan
 from ascend_engine.planner.validate import shape_label
@@ -45,31 +49,6 @@ class TensorHandle:
 
     def __repr__(self) -> str:
         return f"TensorHandle({self.name!r}, {self.dtype}, {shape_label(self.shape)})"
-
-
-class NativeStep:
-    """A host step implemented in native code: the address of a C function
-    with the ``ae_host_fn`` signature of executor.h (docs/executor.md, "Host
-    steps"), and the ``context`` pointer it is called with.
-
-    It runs on the engine's worker thread without the GIL.  Keep whatever
-    owns the function (a ctypes callback object, a loaded library) alive
-    while engines use it: pass it as ``keep``.  A ctypes function pointer
-    given to ``pipe.host`` directly is wrapped in a NativeStep.
-    """
-
-    def __init__(self, address: int, context: int = 0, keep=None):
-        if not isinstance(address, int) or isinstance(address, bool) or address <= 0:
-            raise PipelineError(f"NativeStep: address must be a nonzero function address (int), "
-                                f"got {address!r}")
-        if not isinstance(context, int) or isinstance(context, bool) or context < 0:
-            raise PipelineError(f"NativeStep: context must be an address (int >= 0), got {context!r}")
-        self.address = address
-        self.context = context
-        self.keep = keep
-
-    def __repr__(self) -> str:
-        return f"NativeStep(address={self.address:#x}, context={self.context:#x})"
 
 
 ROWS_CHOICES = ("same", "any")
@@ -132,20 +111,6 @@ class Pipeline:
             f"Pipeline(device={self.device}, inputs={[t.name for t in self._inputs]}, "
             f"nodes={[n.name for n in self._nodes]}, outputs={[n for n, _ in self._outputs]})"
         )
-
-    @classmethod
-    def from_spec(cls, path_or_dict, device: int | None = None, allow_code: bool = False) -> Pipeline:
-        """Build a pipeline from a spec file (YAML or JSON) or an already-parsed dict.
-
-        See docs/pipeline-spec.md; ``ascend_engine.spec.load`` also returns
-        the spec's compile options.  Schema errors raise ``SpecError`` (a
-        :class:`PipelineError`) naming the key path.  A spec with host steps
-        imports and runs the Python functions they name: it is refused unless
-        ``allow_code=True`` (docs/pipeline-spec.md, "Host steps are code").
-        """
-        from ascend_engine import spec
-
-        return spec.from_spec(path_or_dict, device=device, allow_code=allow_code)
 
     # ---- building ---------------------------------------------------------
 
@@ -472,11 +437,9 @@ class Pipeline:
         check_image_readers(self._nodes, self._outputs)
         max_batch, fixed, domains = validate.check_bindings(order, self._nodes, self._inputs, tensors,
                                                             self._byte_inputs)
-        # the executor's own chunking rule (ae_chunk_span) sizes the rows after a host step, and its
-        # ae_rows_to_boxes brings a model's boxes to the host for a crop_resize (planner/images.py)
-        from ascend_engine._executor import chunk_span, rows_to_boxes_address
-
-        size_box_steps(self._nodes, order, tensors, max_batch, rows_to_boxes_address())
+        # the executor's own chunking rule (ae_chunk_span, ascend_engine._gears) sizes the rows after a
+        # host step; a builtin native step brings a model's boxes to the host for a crop_resize
+        size_box_steps(self._nodes, order, tensors, max_batch)
         in_order = [self._nodes[i] for i in order]
         single = streams == "single"
 
@@ -515,106 +478,6 @@ class Pipeline:
             devices=tuple(devices), device_slot_bytes=tuple(region_bytes),
             stream_devices=tuple(stream_devices if not single else (0,)), **policy,
         )
-
-    def compile(self, depth: int = 4, streams: str = "per-model", profile: bool = False,
-                timeout: float | None = 60.0, wait: str = "block", device: int | None = None,
-                max_queue: int | None = None, max_delay_ms: float = 0.0, gear_policy: str = "upper",
-                host_workers=1, priority_levels: int = 1, default_priority: int | None = None,
-                queue_timeout: float | None = None, timeout_action: str = "reject",
-                preferred_batch_sizes=(), _unsafe_skip_waits: bool = False):
-        """Validate, plan and create everything once; returns an :class:`Engine`.
-
-        ``depth`` requests may be in flight at once (one slot each);
-        ``streams="single"`` runs copies and models on one stream, for
-        comparison; ``profile`` times every node with timing events;
-        ``timeout`` (seconds, None = forever) bounds the wait for one request;
-        ``wait="spin"`` polls for completion instead of sleeping, trading a
-        busy core for latency; ``device`` compiles for another device than
-        the pipeline's (every model must then be given by path).
-
-        Serving (``submit``, ``run``, ``run_async``): ``max_queue`` requests
-        may wait for a slot (default 4 x depth; then ``submit`` blocks or
-        raises ``EngineBusy``); ``max_delay_ms`` > 0 turns on the dynamic
-        batcher, which merges requests of fewer rows than ``max_batch`` into
-        one device request, waiting at most that long for more;
-        ``gear_policy`` ("upper", "nearest" or "lower") says what the batcher
-        does when the merged rows fall between two gears, and how models
-        after a host step with ``rows="any"`` run rows between two gears.
-        ``host_workers``: threads per host step (an int for every step, or
-        ``{step name: int}``), so a step runs for several requests at once.
-
-        Triton's queue policy (docs/executor.md, "Queue policy"):
-        ``priority_levels`` lines in the queue, 1 served first (a request
-        names its own with ``submit(priority=)``, else it gets
-        ``default_priority``, by default the lowest); ``queue_timeout``
-        (seconds, None = forever) bounds a request's wait in the queue, after
-        which ``timeout_action="reject"`` fails it with TimeoutError and
-        ``"delay"`` runs it after every request that did not time out;
-        ``preferred_batch_sizes`` are batch sizes the batcher sends at once
-        instead of waiting ``max_delay_ms`` for a full batch.
-        (``_unsafe_skip_waits`` drops the cross-stream event waits: only for
-        tests proving that a missing dependency is caught.)
-        """
-        from ascend_engine._executor import Engine
-        from ascend_engine._model import Model
-
-        plan = self.plan(depth=depth, streams=streams, profile=profile, timeout=timeout, wait=wait,
-                         device=device, max_queue=max_queue, max_delay_ms=max_delay_ms,
-                         gear_policy=gear_policy, host_workers=host_workers, priority_levels=priority_levels,
-                         default_priority=default_priority, queue_timeout=queue_timeout,
-                         timeout_action=timeout_action, preferred_batch_sizes=preferred_batch_sizes)
-        # Every engine loads its own instance of a model given by path, so
-        # engines compiled from one pipeline never share an executing model.
-        loaded = []
-        try:
-            by_name = {n.name: n for n in self._nodes}
-            for plan_node in plan.nodes:
-                if plan_node.kind != "model":
-                    continue
-                node = by_name[plan_node.name]
-                on = plan.devices[plan_node.device]
-                if plan_node.instances > 1:
-                    plan_node.models = list(Model.load_instances(node.path, plan_node.instances, device=on))
-                    loaded.extend(plan_node.models)
-                    plan_node.model = plan_node.models[0]
-                elif node.path is not None:
-                    plan_node.model = Model.load(node.path, device=on)
-                    loaded.append(plan_node.model)
-                plan_node.work_bytes, plan_node.weight_bytes = query_size(plan_node.model.path)
-            return Engine(plan, owned_models=loaded, _unsafe_skip_waits=_unsafe_skip_waits)
-        except BaseException:
-            for m in loaded:
-                m.close()
-            raise
-
-    def compile_replicas(self, devices, **compile_kwargs):
-        """Compile one engine per device for data parallelism; returns :class:`Replicas`.
-
-        Every model must be given by path (each replica loads its own copy on
-        its device).  ``compile_kwargs`` are those of :meth:`compile`.
-        """
-        from ascend_engine.replicas import Replicas
-
-        devices = [int(d) for d in devices]
-        if not devices or len(set(devices)) != len(devices):
-            raise PipelineError(f"devices must be distinct device ids, got {devices}")
-        fixed = [n.name for n in self._nodes if n.path is None and n.kind == "model"]
-        placed = [n.name for n in self._nodes if n.device is not None]
-        if placed:
-            raise PipelineError(f"model nodes {placed} are placed on devices (device=...): a replicated "
-                                "pipeline runs whole on each replica's device")
-        if fixed:
-            raise PipelineError(f"model nodes {fixed} were given loaded Models, which live on one device: "
-                                "give model paths to replicate a pipeline")
-        engines = []
-        try:
-            for d in devices:
-                engines.append(self.compile(device=d, **compile_kwargs))
-        except BaseException:
-            for e in engines:
-                e.close()
-            raise
-        return Replicas(engines)
 
 
 def _queue_policy(option, levels, default, queue_timeout, action, preferred, max_delay_ms) -> dict:

@@ -18,11 +18,12 @@ import numpy as np
 
 from ascend_engine._feeds import shape_text
 from ascend_engine.errors import PipelineError
+from ascend_engine.native_step import BuiltinStep
 from ascend_engine.planner.plan import PlanNode
 
 JPEGD_MIN, JPEGD_MAX = 32, 8192        # JPEGD's input sides (docs/simulator.md, "DVPP")
 VPC_MIN_W, VPC_MIN_H, VPC_MAX = 16, 6, 4096   # VPC outputs: width a multiple of 16, height even
-MAX_BOXES = 256                        # regions of one batch crop call
+MAX_BOXES = 256                        # regions of one batch crop call (executor.h, AE_IMAGE_MAX_BOXES)
 MAX_UP, MAX_DOWN = 16, 32              # each side scales from 1/32 to 16 times
 INTERPOLATIONS = {"default": 0, "bilinear": 1, "nearest": 2}
 OPS = ("decode", "resize", "crop_resize")
@@ -93,8 +94,7 @@ def model_boxes(pipe, crop, boxes, max_boxes):
     ae_rows_to_boxes (executor.h), which brings the boxes to the host (the
     VPC's batch crop takes its regions from the host when it is enqueued) as
     (rows x K, 4) rows; any other handle is returned as it is.  The step's
-    function is bound at plan() (:func:`size_box_steps`), where the planner
-    may import the executor."""
+    function is bound at plan() (:func:`size_box_steps`)."""
     from ascend_engine.planner.builder import _Node
 
     producer = next((n for n in pipe._nodes if any(h.index == boxes.index for h in n.outputs)), None)
@@ -118,12 +118,12 @@ def model_boxes(pipe, crop, boxes, max_boxes):
     return node.outputs[0]
 
 
-def size_box_steps(nodes, order, tensors, max_batch, rows_to_boxes):
+def size_box_steps(nodes, order, tensors, max_batch):
     """Give each step :func:`model_boxes` inserted its max_rows, and its crop
     its max_boxes: the max_boxes asked, or every box the model output can
     carry (its rows at most times K), within one batch crop's regions; and
-    its function, ae_rows_to_boxes at address ``rows_to_boxes``."""
-    from ascend_engine.planner.builder import NativeStep  # (builder imports this module)
+    its function, the executor's builtin ae_rows_to_boxes (bound when the
+    plan is lowered)."""
 
     by_name = {n.name: n for n in nodes}
     for i in order:
@@ -140,7 +140,7 @@ def size_box_steps(nodes, order, tensors, max_batch, rows_to_boxes):
                                 f"a request; one batch crop takes {MAX_BOXES} at most: set max_boxes")
         step.max_rows = by_name[crop].image["max_boxes"] = min(asked, most) if asked else most
         name = ctypes.create_string_buffer(crop.encode())   # the step's context: the node its messages name
-        step.fn = NativeStep(rows_to_boxes, ctypes.addressof(name), keep=name)   # ae_rows_to_boxes
+        step.fn = BuiltinStep("rows_to_boxes", ctypes.addressof(name), keep=name)   # ae_rows_to_boxes
 
 
 def _picture_of(node, nodes_by_output, what):

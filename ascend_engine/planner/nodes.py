@@ -62,7 +62,7 @@ def plan_nodes(order, graph, tensors, streams, domains, workers, gear_policy, ma
     ``domains``: graph node index -> its row domain; ``workers``: threads
     per host step name; ``chunk_span(gears, policy, max_rows)``: the most
     rows a model reaches running up to ``max_rows`` rows in chunks (the
-    executor's own rule, ``_executor.chunk_span``).
+    executor's own rule, ``ascend_engine._gears.chunk_span``).
     """
     nodes = []
     position = {i: k for k, i in enumerate(order)}

@@ -2,7 +2,7 @@
 
 :class:`Plan` holds the tensors (:class:`PlanTensor`) and nodes
 (:class:`PlanNode`) in plan order, the slot layout and the serving options;
-``_executor.pyx`` turns it into the C plan (executor.h, ``ae_plan``) and
+``_lowering.pyx`` turns it into the C plan (executor.h, ``ae_plan``) and
 :meth:`Plan.memory_report` is what ``engine.memory()`` returns.
 """
 

@@ -1,10 +1,13 @@
 """Where the simulator finds ONNX Runtime: ``ASCEND_SIM_ORT_LIB``.
 
 The simulator (ort_exec.c) loads ``libonnxruntime.so`` when a model converted
-by ``sim atc`` is loaded, from the path in ``ASCEND_SIM_ORT_LIB``.  Importing
-ascend_engine sets that variable, unless it is already set, to the library
-inside the installed ``onnxruntime`` wheel (found without importing it);
-``ascend-engine sim toolkit`` writes the same into ``env.sh`` for C programs.
+by ``sim atc`` is loaded, from the path in ``ASCEND_SIM_ORT_LIB``.  Loading the
+simulator backend (ascend_engine/_runtime.pyx, on first use of a device --
+never on import, never with the real AscendCL) sets that variable, unless it
+is already set, to the library inside the installed ``onnxruntime`` wheel
+(found without importing it); set empty, the simulator searches the library
+path only.  ``ascend-engine sim toolkit`` writes the same into ``env.sh`` for
+C programs.
 """
 
 from __future__ import annotations
@@ -34,8 +37,9 @@ def find() -> str | None:
 
 
 def set_default() -> None:
-    """Point ASCEND_SIM_ORT_LIB at the installed wheel's library, unless it is set."""
-    if not os.environ.get(ENV):
+    """Point ASCEND_SIM_ORT_LIB at the installed wheel's library, unless it is
+    set (even empty).  Called when the simulator backend is loaded."""
+    if ENV not in os.environ:
         path = find()
         if path:
             os.environ[ENV] = path

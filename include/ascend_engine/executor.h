@@ -216,7 +216,7 @@ typedef struct ae_node_image {
 } ae_node_image;
 
 /* A model node's dynamic shapes.  An AE_DYN_HW or AE_DYN_DIMS node
- * ("shaped") takes its gear per request from ae_engine_submit_shaped
+ * ("shaped") takes its gear per request from ae_engine_submit_timed
  * (model.n_gears may be 0), or from the step before it that changed the
  * request's shapes; plans with such nodes take requests through that call
  * only.  A shaped node running rows a step with rows "any" produced executes
@@ -324,27 +324,6 @@ void ae_engine_destroy(ae_engine *engine);
  * engine is freed all the same; err names the first failure and the count). */
 int ae_engine_close(ae_engine *engine, ae_error *err);
 
-/* Enqueue one request of `rows` rows.  inputs[i] holds rows x row_bytes of
- * pipeline input i; outputs[j] receives rows x row_bytes of output j when the
- * request completes.  Blocks (completing the oldest requests) when all slots
- * are busy.  Returns 0, or -1 with err filled and the engine drained.
- *
- * Failures: err->request names the request that failed (this one when it
- * could not be enqueued, an older one when completing it failed, or
- * AE_NO_REQUEST); every request in flight at that moment is cancelled
- * (ae_engine_last_cancelled).  A wait that times out abandons the requests in
- * flight: the device may still be running them, so the engine accepts new
- * requests only once its streams are idle again (each entry point checks,
- * within the plan's timeout, and fails with ACL_ERROR_RT_STREAM_SYNC_TIMEOUT
- * while they are not). */
-int ae_engine_submit(ae_engine *engine, const void *const *inputs, uint64_t rows,
-                     void *const *outputs, ae_error *err);
-/* As ae_engine_submit; out_rows (n_outputs values, or NULL) receives, when
- * the request completes, the rows of each output (they differ from `rows`
- * for outputs after a host step with rows "any"; outputs[j] must then have
- * room for the step's max_rows rows). */
-int ae_engine_submit_rows(ae_engine *engine, const void *const *inputs, uint64_t rows,
-                          void *const *outputs, uint64_t *out_rows, ae_error *err);
 /*
  * Requests of a plan with dynamic-shape nodes (shape.dyn_kind AE_DYN_HW or
  * AE_DYN_DIMS).  Their tensors' sizes change per request: row_bytes[t]
@@ -362,17 +341,30 @@ typedef struct ae_request_shape {
     const int *gear_count;        /* n_nodes */
 } ae_request_shape;
 
-/* As ae_engine_submit_rows, with the request's shape (the slot keeps its
- * own copy).  A plan without dynamic-shape nodes takes shape NULL too; a
- * plan with them needs one. */
-int ae_engine_submit_shaped(ae_engine *engine, const void *const *inputs, uint64_t rows,
-                            void *const *outputs, uint64_t *out_rows, const ae_request_shape *shape,
-                            ae_error *err);
-/* As ae_engine_submit_shaped, recording the request's times (CLOCK_MONOTONIC
- * ns) in times[0] (when it is enqueued, after any wait for a free slot) and
- * times[1] (when its outputs are in the caller's arrays), as
- * ae_engine_run_batch_timed does; times must stay valid until the request
- * is delivered or cancelled.  NULL times: exactly ae_engine_submit_shaped. */
+/* Enqueue one request of `rows` rows.  inputs[i] holds rows x row_bytes of
+ * pipeline input i; outputs[j] receives rows x row_bytes of output j when the
+ * request completes.  Blocks (completing the oldest requests) when all slots
+ * are busy.  Returns 0, or -1 with err filled and the engine drained.
+ *
+ * out_rows (n_outputs values, or NULL) receives, when the request completes,
+ * the rows of each output (they differ from `rows` for outputs after a host
+ * step with rows "any"; outputs[j] must then have room for the step's
+ * max_rows rows).  shape: the request's shape (above; the slot keeps its own
+ * copy); a plan without dynamic-shape nodes takes NULL, a plan with them
+ * needs one.  times (or NULL: no clock read): the request's times
+ * (CLOCK_MONOTONIC ns) in times[0] (when it is enqueued, after any wait for a
+ * free slot) and times[1] (when its outputs are in the caller's arrays), as
+ * ae_engine_run_batch_timed does; times must stay valid until the request is
+ * delivered or cancelled.
+ *
+ * Failures: err->request names the request that failed (this one when it
+ * could not be enqueued, an older one when completing it failed, or
+ * AE_NO_REQUEST); every request in flight at that moment is cancelled
+ * (ae_engine_last_cancelled).  A wait that times out abandons the requests in
+ * flight: the device may still be running them, so the engine accepts new
+ * requests only once its streams are idle again (each entry point checks,
+ * within the plan's timeout, and fails with ACL_ERROR_RT_STREAM_SYNC_TIMEOUT
+ * while they are not). */
 int ae_engine_submit_timed(ae_engine *engine, const void *const *inputs, uint64_t rows,
                            void *const *outputs, uint64_t *out_rows, const ae_request_shape *shape,
                            int64_t *times, ae_error *err);
@@ -381,16 +373,14 @@ int ae_engine_complete_one(ae_engine *engine, ae_error *err);
 /* Complete everything in flight. */
 int ae_engine_flush(ae_engine *engine, ae_error *err);
 /* Split total_rows into requests of `batch` rows (not for plans with host
- * steps: their results are per request; submit them one by one) (the last may be smaller;
- * one above the plan's max_batch is split further), run them pipelined and
- * deliver all outputs; inputs/outputs are whole arrays. */
-int ae_engine_run_batch(ae_engine *engine, const void *const *inputs, uint64_t total_rows,
-                        uint64_t batch, void *const *outputs, ae_error *err);
-/* As ae_engine_run_batch, recording each request's times (CLOCK_MONOTONIC
- * ns) in `times`, 2 per request of `batch` rows (ceil(total_rows / batch) of
- * them): [0] when its first execution is enqueued (after any wait for a free
- * slot), [1] when its last execution's outputs are in the caller's arrays.
- * NULL times: exactly ae_engine_run_batch, no clock read per request. */
+ * steps: their results are per request; submit them one by one) (the last may
+ * be smaller; one above the plan's max_batch is split further), run them
+ * pipelined and deliver all outputs; inputs/outputs are whole arrays.
+ * times (or NULL: no clock read per request): each request's times
+ * (CLOCK_MONOTONIC ns), 2 per request of `batch` rows (ceil(total_rows /
+ * batch) of them): [0] when its first execution is enqueued (after any wait
+ * for a free slot), [1] when its last execution's outputs are in the
+ * caller's arrays. */
 int ae_engine_run_batch_timed(ae_engine *engine, const void *const *inputs, uint64_t total_rows,
                               uint64_t batch, void *const *outputs, int64_t *times, ae_error *err);
 

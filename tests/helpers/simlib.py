@@ -18,6 +18,7 @@ import sys
 import textwrap
 
 import ascend_engine
+from ascend_engine.sim import ort_library
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FUNCTIONS_H = os.path.join(REPO, "include", "ascend_engine", "acl_functions.h")
@@ -96,6 +97,9 @@ def load():
     """The simulator as a ctypes CDLL with every listed function typed (cached)."""
     global _LIB
     if _LIB is None:
+        # loaded without ascend_engine's backend loader, as a C program loads it:
+        # point it at the onnxruntime wheel as env.sh does (sim/ort_library.py)
+        ort_library.set_default()
         lib = ctypes.CDLL(library_path())
         for name, (restype, argtypes) in _parse_functions().items():
             fn = getattr(lib, name, None)

@@ -17,6 +17,9 @@ GENERATED = [
     "ascend_engine/_model.c",
     "ascend_engine/_executor.c",
     "ascend_engine/steps/_ocr.c",
+    "ascend_engine/steps/_native.c",
+    "ascend_engine/_gears.c",
+    "ascend_engine/_lowering.c",
 ]
 
 
@@ -34,6 +37,10 @@ def test_build_inputs_are_named(setup_module):
         "ascend_engine/_model_gears.pxi",
         "ascend_engine/_model_execute.pxi",
         "ascend_engine/_executor.pyx",
+        "ascend_engine/_queue_memory.pxi",
+        "ascend_engine/_lowering.pyx",
+        "ascend_engine/_lowering.pxd",
+        "ascend_engine/_gears.pyx",
         "ascend_engine/_acl.pxd",
         "ascend_engine/_runtime.pxd",
         "ascend_engine/csrc/loader.c",

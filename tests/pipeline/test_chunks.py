@@ -4,7 +4,7 @@ first, row-by-row form; and a host step with a million rows compiling."""
 
 import numpy as np
 import pytest
-from ascend_engine._executor import chunk_plan, chunk_span
+from ascend_engine._gears import chunk_plan, chunk_span
 from helpers.pipelines import dense
 
 import ascend_engine as ae

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 import pytest
-from ascend_engine._executor import chunk_plan, chunk_span
+from ascend_engine._gears import chunk_plan, chunk_span
 from helpers.scale import scaled
 
 import ascend_engine as ae

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from helpers.planning import FakeModel
 
+import ascend_engine as ae
 from ascend_engine.errors import PipelineError
 from ascend_engine.planner.builder import Pipeline
 from ascend_engine.planner.memory import ALIGN, PADDING, carve
@@ -241,7 +242,7 @@ def test_path_node_pinned_to_another_device_runs_there(tmp_path):
     g.output("y", g.relu(g.input("x", "float32", (-1, 16))))
     path = tmp_path / "m.om"
     g.save(str(path), batch_sizes=(1, 2))
-    pipe = Pipeline(device=0)
+    pipe = ae.Pipeline(device=0)   # the compiling Pipeline (the planner's does not compile)
     x = pipe.input("x", "float32", (-1, 16))
     pipe.output("y", pipe.model(path, x, name="n", device=1))
     xs = np.linspace(-1, 1, 5 * 16, dtype=np.float32).reshape(5, 16)

@@ -95,3 +95,53 @@ def test_the_share_and_join_rules_replicas_and_ray_use():
     joined = join_shares([{"y": a, "l": [a]}, {"y": b, "l": [b, a]}])
     assert joined["y"].shape == (3, 3) and [v.shape for v in joined["l"]] == [(2, 3), (1, 3), (2, 3)]
     assert joined["l"][1] is b
+
+
+# ---- the Engine's calling surface on replicas ---------------------------------------------------
+
+ENGINE_CALLS = ("run", "submit", "run_async", "run_batch", "run_many", "trace", "stats", "memory", "close")
+
+
+def test_replicas_and_the_ray_handle_offer_the_engines_calls():
+    from ascend_engine.replicas import Replicas
+
+    for cls in (ae.Engine, Replicas):
+        assert [c for c in ENGINE_CALLS if not callable(getattr(cls, c, None))] == [], cls
+    ray_module = pytest.importorskip("ascend_engine.ray", exc_type=ImportError)
+    assert [c for c in ENGINE_CALLS if not callable(getattr(ray_module.RayReplicas, c, None))] == []
+
+
+def test_replicas_submit_run_async_and_run_many_spread_over_the_engines_in_order(models):
+    import asyncio
+
+    pipe = chain(models)
+    rng = np.random.default_rng(50)
+    xs = [rng.standard_normal((1 + k % 3, WIDTH)).astype(np.float32) for k in range(12)]
+    with pipe.compile_replicas([1, 2], depth=2) as reps:
+        futures = [reps.submit({"x": x}) for x in xs[:4]]
+        for x, f in zip(xs[:4], futures, strict=True):
+            np.testing.assert_allclose(f.result(timeout=30)["y"], chain_reference(models, x),
+                                       rtol=1e-4, atol=1e-5)
+
+        async def main():
+            return await asyncio.gather(*(reps.run_async({"x": x}) for x in xs[4:8]))
+
+        for x, out in zip(xs[4:8], asyncio.run(main()), strict=True):
+            np.testing.assert_allclose(out["y"], chain_reference(models, x), rtol=1e-4, atol=1e-5)
+        outs = list(reps.run_many({"x": x} for x in xs))
+        assert len(outs) == len(xs)
+        for x, out in zip(xs, outs, strict=True):   # in order, each its own rows
+            np.testing.assert_allclose(out["y"], chain_reference(models, x), rtol=1e-4, atol=1e-5)
+        # every engine took its turn: 4 + 4 + 12 requests, half each
+        assert [s["requests"] for s in reps.stats().values()] == [10, 10]
+        with pytest.raises(TypeError, match="several engines"):
+            reps.run_many([{"x": xs[0]}], times=[])
+
+
+def test_replicas_trace_runs_on_one_engine_and_names_it(models, tmp_path):
+    pipe = chain(models)
+    with pipe.compile_replicas([1, 2], depth=2, profile=True) as reps:
+        first = reps.trace(str(tmp_path / "a.json"), requests=3)
+        second = reps.trace(str(tmp_path / "b.json"), requests=3)
+    assert {first["device"], second["device"]} == {1, 2}
+    assert (tmp_path / "a.json").stat().st_size > 0 and (tmp_path / "b.json").stat().st_size > 0

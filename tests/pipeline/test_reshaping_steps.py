@@ -343,7 +343,7 @@ def test_dims_gears_over_the_rows_run_the_crops_in_chunks_of_their_width(tmp_pat
     request's crops run in chunks of the rows its gears at the crops' width
     offer, chosen under gear_policy (the 3-crop gear exists at width 32 only),
     every chunk as chunk_plan says, every result exact."""
-    from ascend_engine._executor import chunk_plan
+    from ascend_engine._gears import chunk_plan
 
     det, line = models
     # 3 crops at widths 8 and 16 too, where no gear runs 3 (they take 4, or 2 and 1)

@@ -64,7 +64,7 @@ def test_calls_queued_behind_run_batch_go_on_as_it_returns(slow):
         done = {}
         t = threading.Thread(target=lambda: done.setdefault("out", engine.run_batch(big, batch_size=1)))
         t.start()
-        while engine._in_flight() == 0:          # run_batch holds the engine now
+        while engine.in_flight() == 0:          # run_batch holds the engine now
             time.sleep(0.001)
         future = engine.submit(feeds_for(0, 2))
         t.join()

@@ -316,23 +316,24 @@ class FakeRecord:
 
 
 class FakeExecutor:
-    """The executor side of the serving protocol, without a device: slots
-    are free only when the test says so, a device request is done at once."""
+    """The device queue as the server sees it (serving.DeviceQueue), without a
+    device: slots are free only when the test says so, a device request is
+    done at once."""
 
     def __init__(self):
         self.slots = 0
         self.records = []
         self.closed = False
 
-    def _free_slots(self):
+    def free_slots(self):
         return self.slots
 
-    _free_slots_unlocked = _free_slots
+    free_slots_hint = free_slots
 
-    def _in_flight(self):
+    def in_flight(self):
         return 0
 
-    def _enqueue_device(self, inputs, outputs, rows, on_done, shape=None, timed=False):
+    def enqueue(self, inputs, outputs, rows, on_done, shape=None, timed=False):
         record = FakeRecord(on_done)
         record.outputs = outputs
         self.records.append(record)

@@ -63,6 +63,28 @@ def test_submit_returns_futures_with_exact_results(replicas, model):
         replicas.run({"x": np.zeros((2, 16))}, timeout=60)
 
 
+def test_the_handle_offers_run_async_run_many_and_trace(replicas, model):
+    import asyncio
+
+    g, _ = model
+    requests = [rows(1 + k % 5, seed=300 + k) for k in range(12)]
+    outs = list(replicas.run_many(requests))      # in order, the replicas' depth in flight
+    assert len(outs) == len(requests)
+    for out, feeds in zip(outs, requests, strict=True):
+        assert_matches_reference(out["y"], sim.reference(g, feeds)["y"])
+
+    async def main():
+        return await asyncio.gather(*(replicas.run_async(f, timeout=60) for f in requests[:4]))
+
+    for out, feeds in zip(asyncio.run(main()), requests[:4], strict=True):
+        assert_matches_reference(out["y"], sim.reference(g, feeds)["y"])
+    with pytest.raises(TypeError, match="several engines"):
+        replicas.run_many(requests, times=[])
+    # trace() reaches a replica's engine: this one was compiled without profile=True, and says so
+    with pytest.raises(Exception, match="compile the pipeline with profile=True"):
+        replicas.trace("/dev/null", requests=2)
+
+
 def test_several_npus_per_replica(cluster, model):
     g, spec = model
     with deploy(spec, replicas=1, npus_per_replica=2, depth=2) as two:

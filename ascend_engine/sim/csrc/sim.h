@@ -30,7 +30,9 @@
  *     and what was expected, and returns the code.
  *   - It returns through SIM_RETURN(name, rc, fmt, args...), which writes the
  *     call to the call log (ASCEND_SIM_LOG) when logging is on.
- *   - Functions that need an initialized runtime call sim_check_init(); those
+ *   - Functions that need the runtime call sim_check_init(), which starts it
+ *     on first use (CANN's runtime has no init gate); model-executor calls
+ *     use sim_check_ge_init() (145001 outside aclInit..aclFinalize); those
  *     that need a current context call sim_need_context().
  */
 #ifndef ASCEND_SIM_H
@@ -86,7 +88,12 @@ aclError sim_fault_on_task(const char *what, int *stall_ms);
 
 /* ---- init.c: process state and configuration ---------------------------- */
 
-aclError sim_check_init(const char *fn);   /* 100001 before aclInit / after aclFinalize */
+/* Starts the runtime if needed (reading the configuration); fails only when
+ * the environment's configuration is invalid. */
+aclError sim_check_init(const char *fn);
+/* The model executor: 145001 ACL_ERROR_GE_EXEC_NOT_INIT unless aclInit
+ * succeeded and aclFinalize has not run since. */
+aclError sim_check_ge_init(const char *fn);
 
 #define SIM_MAX_DEVICES 1024   /* the largest ASCEND_SIM_DEVICE_COUNT */
 

@@ -343,16 +343,43 @@ uint64_t sim_copy_time_ns(aclrtMemcpyKind kind, size_t bytes)
     return (uint64_t)((double)bytes / gbps); /* bytes / (GB/s * 1e9) s = bytes / GBps ns */
 }
 
-/* What a copy's pointer is: device memory, aclrtMallocHost memory, or
- * anything else (pageable host memory, or memory the simulator does not know). */
-typedef enum { SIDE_DEVICE, SIDE_PINNED, SIDE_PAGEABLE } copy_side;
+/* What a copy's pointer is: device memory, aclrtMallocHost memory, freed
+ * memory, or anything else (pageable host memory).  Freed bytes go back to the
+ * host's allocator, so an address in a freed allocation may be a new host
+ * buffer: it counts as freed only when kind names it device memory. */
+typedef enum { SIDE_DEVICE, SIDE_PINNED, SIDE_FREED, SIDE_PAGEABLE } copy_side;
 
-static copy_side side_of(const void *p)
+static copy_side side_of(const void *p, int named_device)
 {
     sim_mem_region r;
+    sim_mem_kind fk;
     if (!sim_mem_lookup(p, &r))
-        return SIDE_PAGEABLE;
+        return named_device && recently_freed(p, &fk) ? SIDE_FREED : SIDE_PAGEABLE;
     return r.kind == SIM_MEM_DEVICE ? SIDE_DEVICE : SIDE_PINNED;
+}
+
+/* Whether kind names dst / src as device memory. */
+static int kind_dst_device(int kind)
+{
+    return kind == ACL_MEMCPY_HOST_TO_DEVICE || kind == ACL_MEMCPY_DEVICE_TO_DEVICE ||
+           kind == ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE;
+}
+
+static int kind_src_device(int kind)
+{
+    return kind == ACL_MEMCPY_DEVICE_TO_HOST || kind == ACL_MEMCPY_DEVICE_TO_DEVICE;
+}
+
+/* A freed allocation is refused (the driver knows the address, not the
+ * memory: 107000) instead of being read or written as host memory. */
+static aclError check_not_freed(const char *fn, const char *arg, const void *p, copy_side side)
+{
+    sim_mem_kind fk;
+    if (side != SIDE_FREED)
+        return ACL_SUCCESS;
+    recently_freed(p, &fk);
+    return sim_error(ACL_ERROR_RT_PARAM_INVALID, fn, "%s %p points into %s memory that was already freed", arg, p,
+                     fk == SIM_MEM_DEVICE ? "device" : "pinned host");
 }
 
 /* The checks both copies make first, in CANN 9.1's order: the acl layer's
@@ -664,9 +691,11 @@ SIM_EXPORT aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size
     if (!rc) {
         /* The synchronous copy ignores kind: the driver finds the direction
          * from the addresses (CANN 9.1, documented as a reserved parameter). */
-        int dst_dev = side_of(dst) == SIDE_DEVICE, src_dev = side_of(src) == SIDE_DEVICE;
+        copy_side ds = side_of(dst, kind_dst_device((int)kind)), ss = side_of(src, kind_src_device((int)kind));
+        int dst_dev = ds == SIDE_DEVICE, src_dev = ss == SIDE_DEVICE;
         k = kind_of(dst_dev, src_dev);
-        rc = check_sides(fn, dst, src, count, dst_dev, src_dev, -1, &cross);
+        if (!(rc = check_not_freed(fn, "dst", dst, ds)) && !(rc = check_not_freed(fn, "src", src, ss)))
+            rc = check_sides(fn, dst, src, count, dst_dev, src_dev, -1, &cross);
     }
     if (!rc)
         do_copy(NULL, dst, src, count, k, cross);
@@ -685,25 +714,25 @@ static aclError async_direction(const char *fn, void *dst, const void *src, int 
         return sim_error(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn,
                          "kind ACL_MEMCPY_HOST_TO_HOST is not supported by the asynchronous copy; use aclrtMemcpy "
                          "(or memcpy) for host-to-host copies");
-    copy_side ds = side_of(dst), ss = side_of(src);
-    int kd = kind == 1 || kind == 3 || kind == 5, ks = kind == 2 || kind == 3;
+    int kd = kind_dst_device(kind), ks = kind_src_device(kind);
+    copy_side ds = side_of(dst, kd), ss = side_of(src, ks);
+    aclError rc;
+    if ((rc = check_not_freed(fn, "dst", dst, ds)) || (rc = check_not_freed(fn, "src", src, ss)))
+        return rc;
     if (kind == ACL_MEMCPY_DEFAULT) {
         kd = ds == SIDE_DEVICE;
         ks = ss == SIDE_DEVICE;
     }
-    sim_mem_kind fk;
     if (ds == SIDE_PAGEABLE && kd)
         return sim_error(ACL_ERROR_RT_PARAM_INVALID, fn,
-                         "dst %p is not device memory (%s) but kind %s names it as device memory", dst,
-                         recently_freed(dst, &fk) ? "it points into memory that was already freed"
-                                                  : "it lies in no live aclrtMalloc/aclrtMallocHost allocation",
-                         kind_name(kind));
+                         "dst %p is pageable host memory (in no live aclrtMalloc/aclrtMallocHost allocation) but "
+                         "kind %s names it as device memory",
+                         dst, kind_name(kind));
     if (ss == SIDE_PAGEABLE && ks)
         return sim_error(ACL_ERROR_RT_PARAM_INVALID, fn,
-                         "src %p is not device memory (%s) but kind %s names it as device memory", src,
-                         recently_freed(src, &fk) ? "it points into memory that was already freed"
-                                                  : "it lies in no live aclrtMalloc/aclrtMallocHost allocation",
-                         kind_name(kind));
+                         "src %p is pageable host memory (in no live aclrtMalloc/aclrtMallocHost allocation) but "
+                         "kind %s names it as device memory",
+                         src, kind_name(kind));
     *dst_dev = ds == SIDE_DEVICE;
     *src_dev = ss == SIDE_DEVICE;
     if (!*dst_dev && !*src_dev)

@@ -116,8 +116,8 @@ def test_faults_from_environment_and_call_log(tmp_path):
     )
     assert f"aclrtFree(devPtr={ptr}) = 0" in text
     assert (
-        f"aclrtFree(devPtr={ptr}) = 107000 ACL_ERROR_RT_PARAM_INVALID: aclrtFree: devPtr {ptr} was already freed"
-        in text
+        f"aclrtFree(devPtr={ptr}) = 107000 ACL_ERROR_RT_PARAM_INVALID: "
+        f"aclrtFree: devPtr {ptr} was already freed" in text
     )
     assert lines[-1].endswith("aclFinalize() = 0")
     tids = {re.search(r"tid=(\d+)", line).group(1) for line in lines if "note:" not in line}

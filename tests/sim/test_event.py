@@ -198,8 +198,8 @@ def test_event_flags_and_handles(sim, lib):
     assert lib.aclrtCreateEventWithFlag(ctypes.byref(e), 0x4) == 107000
     assert sim.err() == (
         "aclrtCreateEventWithFlag: flag 0x4 has bits 0x4 the simulator does not know: "
-        "expected a combination of ACL_EVENT_SYNC (0x1), ACL_EVENT_CAPTURE_STREAM_PROGRESS (0x2), ACL_EVENT_TIME_LINE (0x8) and "
-        "ACL_EVENT_DEVICE_USE_ONLY (0x10)"
+        "expected a combination of ACL_EVENT_SYNC (0x1), ACL_EVENT_CAPTURE_STREAM_PROGRESS (0x2), "
+        "ACL_EVENT_TIME_LINE (0x8) and ACL_EVENT_DEVICE_USE_ONLY (0x10)"
     )
     sim.ok(lib.aclrtCreateEventWithFlag(ctypes.byref(e), SYNC | PROGRESS | TIME_LINE))
     sim.ok(lib.aclrtDestroyEvent(e))

@@ -619,3 +619,25 @@ def test_callbacks_still_run_after_the_code_changes(sim, lib, stream):
     finally:
         rep.close()
     assert seen == [7]
+
+
+def test_exported_for_cann_programs_get_data_buffer_size_32_bit(sim, lib):
+    """aclGetDataBufferSize (CANN's deprecated 32-bit size) answers the size, and 0 with a message
+    for a buffer whose size does not fit in 32 bits, never a truncated number."""
+    lib = ctypes.CDLL(lib._name)  # own function objects: the types set here stay in this test
+    lib.aclCreateDataBuffer.restype = ctypes.c_void_p
+    lib.aclCreateDataBuffer.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    lib.aclGetDataBufferSize.restype = ctypes.c_uint32
+    lib.aclGetDataBufferSize.argtypes = [ctypes.c_void_p]
+    lib.aclDestroyDataBuffer.argtypes = [ctypes.c_void_p]
+    small = lib.aclCreateDataBuffer(0x1000, 4000)
+    huge = lib.aclCreateDataBuffer(0x1000, (5 << 30) + 64)
+    try:
+        assert lib.aclGetDataBufferSize(small) == 4000
+        assert lib.aclGetDataBufferSize(huge) == 0
+        assert sim.err().endswith("more than the 32-bit result can say; use aclGetDataBufferSizeV2")
+        assert lib.aclGetDataBufferSize(None) == 0
+        assert "is NULL or not a live data buffer" in sim.err()
+    finally:
+        assert lib.aclDestroyDataBuffer(small) == 0
+        assert lib.aclDestroyDataBuffer(huge) == 0

@@ -411,11 +411,15 @@ def test_row36_cann91_async_kind_is_corrected_for_pinned_and_device_memory(sim, 
 
 
 def test_row37_cann91_async_host_to_host_is_207000(sim, lib, stream):
-    a, b = sim.malloc_host(64), sim.malloc_host(64)
+    a, b, dev = sim.malloc_host(64), sim.malloc_host(64), sim.malloc(64)
     assert lib.aclrtMemcpyAsync(a, 64, b, 64, H2H, stream) == 207000
+    assert lib.aclrtMemcpyAsync(dev, 64, b, 64, H2H, stream) == 207000  # the kind asked is refused
+    assert "kind ACL_MEMCPY_HOST_TO_HOST is not supported by the asynchronous copy" in sim.err()
     assert lib.aclrtMemcpyAsync(a, 64, b, 64, DEFAULT, stream) == 207000  # host to host as found
+    assert "are both host memory" in sim.err()
     sim.ok(lib.aclrtFreeHost(a))
     sim.ok(lib.aclrtFreeHost(b))
+    sim.ok(lib.aclrtFree(dev))
 
 
 def test_row38_cann91_async_copy_of_pageable_memory_returns_after_the_copy(sim, lib, stream, faults):

@@ -5,7 +5,9 @@
  * others reach it only through the functions declared here:
  *
  *   errors.c    recent-error messages (per thread), the call log, fault injection
- *   init.c      aclInit / aclFinalize, configuration from the environment
+ *   init.c      aclInit / aclFinalize / aclFinalizeReference, the runtime's lazy
+ *               start, configuration from the environment
+ *   applog.c    aclAppLog, the application log
  *   device.c    devices, contexts (per-thread current context), run mode, SoC name
  *   visible.c   ASCEND_RT_VISIBLE_DEVICES: visible physical devices, renumbered
  *   stream.c    streams: ordered task queues, one worker thread each
@@ -168,8 +170,8 @@ typedef aclError (*sim_task_fn)(void *arg, sim_stream *stream);
 #define SIM_TASK_ARG_MAX 192   /* task arguments are copied inline: no malloc per task */
 
 /* Resolve a stream handle (NULL = default stream of the current context),
- * checking it is alive (107017) and belongs to the current context's device
- * (107003).  Needs a current context. */
+ * checking it is alive (107017) and belongs to the current context itself,
+ * not only its device (107003, CANN 9.1).  Needs a current context. */
 aclError sim_stream_resolve(const char *fn, aclrtStream handle, sim_stream **out);
 /* Enqueue a task; `arg` (arg_size <= SIM_TASK_ARG_MAX bytes) is copied.
  * `what` names the task in logs and messages ("execute model 3"). */

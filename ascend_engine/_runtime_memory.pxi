@@ -66,7 +66,10 @@ cdef class DeviceBuffer(Resource):
         """Copy all of ``src`` (host buffer or DeviceBuffer) into this buffer at ``offset``.
 
         The runtime checks the bounds: a source larger than the space left
-        raises InvalidParamError.  Returns self.
+        raises InvalidParamError.  With a stream and a source that is not
+        pinned (not a HostBuffer), CANN 8.5+ makes the copy synchronous: the
+        call returns once the stream's earlier work and the copy are done.
+        Returns self.
         """
         cdef _view v
         cdef aclrtMemcpyKind kind
@@ -98,7 +101,8 @@ cdef class DeviceBuffer(Resource):
             with nogil:
                 checked_aclrtMemcpy(dst, dmax, v.ptr, v.nbytes, kind)
         else:
-            checked_aclrtMemcpyAsync(dst, dmax, v.ptr, v.nbytes, kind, s)
+            with nogil:   # pageable memory makes it wait for the stream
+                checked_aclrtMemcpyAsync(dst, dmax, v.ptr, v.nbytes, kind, s)
             (<Stream>stream)._keep(keep)
             (<Stream>stream)._keep(self)
         return self
@@ -108,8 +112,10 @@ cdef class DeviceBuffer(Resource):
 
         ``out``: a writable buffer to fill (it must be large enough, or the
         runtime rejects the copy); None allocates a numpy array of ``dtype``
-        (default uint8).  Returns ``out`` as a numpy array.  With a stream, the
-        array is filled only once the stream is synchronized.
+        (default uint8).  Returns ``out`` as a numpy array.  With a stream, a
+        HostBuffer ``out`` is filled only once the stream is synchronized; any
+        other (pageable) ``out`` is filled before the call returns, as CANN
+        8.5+ does.
         """
         cdef _view v
         cdef aclrtStream s = NULL
@@ -140,7 +146,8 @@ cdef class DeviceBuffer(Resource):
             with nogil:
                 checked_aclrtMemcpy(v.ptr, v.nbytes, src, count, ACL_MEMCPY_DEVICE_TO_HOST)
         else:
-            checked_aclrtMemcpyAsync(v.ptr, v.nbytes, src, count, ACL_MEMCPY_DEVICE_TO_HOST, s)
+            with nogil:   # pageable memory makes it wait for the stream
+                checked_aclrtMemcpyAsync(v.ptr, v.nbytes, src, count, ACL_MEMCPY_DEVICE_TO_HOST, s)
             (<Stream>stream)._keep(keep)
             (<Stream>stream)._keep(self)
         return out if isinstance(out, numpy.ndarray) else numpy.asarray(out)

@@ -623,7 +623,8 @@ _HINTS: dict[int, str] = {
     100001: "AscendCL is not initialized (or already finalized): let ascend_engine initialise it on "
     "first use and do not call aclFinalize yourself",
     100002: "aclInit may run once per process; another library in this process already initialized AscendCL",
-    100037: "aclFinalize was already called; AscendCL cannot be used again in this process",
+    100037: "aclFinalize (or the last aclFinalizeReference) already ran: call aclInit again first, with the "
+    "same config file contents as the first aclInit",
     107001: "device id out of range: ascend_engine.devices() lists the valid ids "
     "(ASCEND_SIM_DEVICE_COUNT sets the simulator's count)",
     200002: "device id out of range: ascend_engine.devices() lists the valid ids "
@@ -635,13 +636,24 @@ _HINTS: dict[int, str] = {
     107004: "the model belongs to another context than this thread's current one: make the model's "
     "context current first",
     107006: "elapsed time needs two timing events (Event(dev, timing=True)), both recorded and completed",
-    107007: "the end event completed before the start event: pass (start, end) in that order",
-    107008: "address not aligned: buffers carved from one allocation must start on 128-byte boundaries "
-    "(+32 bytes padding); device-to-device async copies need 64-byte-aligned addresses",
-    200003: "address not aligned: buffers carved from one allocation must start on 128-byte boundaries "
-    "(+32 bytes padding); device-to-device async copies need 64-byte-aligned addresses",
+    107007: "the end event completed before the start event: pass (start, end) in that order (CANN 9.1 "
+    "returns a negative time instead)",
+    107008: "address not aligned: buffers carved from one allocation should start on 64-byte boundaries "
+    "(aclrtMalloc's own alignment)",
+    200003: "address not aligned: buffers carved from one allocation should start on 64-byte boundaries "
+    "(aclrtMalloc's own alignment)",
     107015: "no thread is subscribed to this stream's callbacks: call aclrtSubscribeReport first and keep a "
     "thread calling aclrtProcessReport",
+    107011: "stream subscription: a stream takes exactly one report thread (unsubscribe the old one first), "
+    "and only a subscribed stream can be unsubscribed",
+    107012: "thread subscription: call aclrtProcessReport / aclrtUnSubscribeReport in the thread that "
+    "aclrtSubscribeReport named",
+    507012: "no callback became due within the aclrtProcessReport timeout: is work still queued ahead of the "
+    "callback?",
+    507007: "releasing the context failed: aclrtResetDevice was called more often than aclrtSetDevice for "
+    "that device",
+    145001: "the model executor is not initialized: call aclInit before loading or executing models",
+    # older CANN releases; the API reference marks them as to be dropped
     100034: "no thread is subscribed to this stream's callbacks: call aclrtSubscribeReport first and keep a "
     "thread calling aclrtProcessReport",
     100035: "this thread is not subscribed to any stream: call aclrtProcessReport in the subscribed thread",

@@ -89,6 +89,8 @@ typedef void (*aclrtExceptionInfoCallback)(aclrtExceptionInfo *exceptionInfo);
 #define ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID 107006
 #define ACL_ERROR_RT_EVENT_TIMESTAMP_REVERSAL 107007
 #define ACL_ERROR_RT_ADDR_UNALIGNED 107008
+#define ACL_ERROR_RT_STREAM_SUBSCRIBE 107011
+#define ACL_ERROR_RT_THREAD_SUBSCRIBE 107012
 #define ACL_ERROR_RT_STREAM_NO_CB_REG 107015
 #define ACL_ERROR_RT_INVALID_MEMORY_TYPE 107016
 #define ACL_ERROR_RT_INVALID_HANDLE 107017
@@ -106,6 +108,8 @@ typedef void (*aclrtExceptionInfoCallback)(aclrtExceptionInfo *exceptionInfo);
 #define ACL_ERROR_RT_OVER_LIMIT 207012
 #define ACL_ERROR_RT_DEVICE_OOM 207018
 #define ACL_ERROR_RT_INTERNAL_ERROR 507000
+#define ACL_ERROR_RT_CONTEXT_RELEASE_ERROR 507007
+#define ACL_ERROR_RT_REPORT_TIMEOUT 507012
 #define ACL_ERROR_RT_STREAM_NOT_COMPLETE 507004
 #define ACL_ERROR_RT_EVENT_NOT_COMPLETE 507006
 #define ACL_ERROR_RT_MODEL_EXECUTE 507011
@@ -114,6 +118,7 @@ typedef void (*aclrtExceptionInfoCallback)(aclrtExceptionInfo *exceptionInfo);
 #define ACL_ERROR_RT_EVENT_SYNC_TIMEOUT 507047
 #define ACL_ERROR_RT_COPY_DATA 507052
 #define ACL_ERROR_GE_PARAM_INVALID 145000
+#define ACL_ERROR_GE_EXEC_NOT_INIT 145001
 #define ACL_ERROR_GE_EXEC_MODEL_ID_INVALID 145003
 #define ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID 145012
 #define ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID 145013
@@ -241,6 +246,7 @@ typedef enum aclrtMemAttr {
 #define ACL_EVENT_SYNC 0x00000001U
 #define ACL_EVENT_CAPTURE_STREAM_PROGRESS 0x00000002U
 #define ACL_EVENT_TIME_LINE 0x00000008U
+#define ACL_EVENT_DEVICE_USE_ONLY 0x00000010U
 
 /* ---- model constants and structs -------------------------------------- */
 #define ACL_MAX_DIM_CNT 128
@@ -371,6 +377,21 @@ typedef struct aclmdlHW {
 #define AE_ACL_FN(required, ret, name, params) ret name params;
 #include "ascend_engine/acl_functions.h"
 #undef AE_ACL_FN
+
+/* Exported by the simulator for programs written against CANN (the engine
+ * itself does not load them): the reference-counted finalize, the
+ * application log, and the deprecated 32-bit buffer size. */
+typedef enum {
+    ACL_DEBUG = 0,
+    ACL_INFO = 1,
+    ACL_WARNING = 2,
+    ACL_ERROR = 3,
+} aclLogLevel;
+
+aclError aclFinalizeReference(uint64_t *refCount);
+void aclAppLog(aclLogLevel logLevel, const char *func, const char *file, uint32_t line, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+uint32_t aclGetDataBufferSize(const aclDataBuffer *dataBuffer);
 
 #ifdef __cplusplus
 }

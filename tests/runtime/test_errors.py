@@ -110,7 +110,7 @@ def test_stream_synchronize_timeout(dev, sim_faults):
     s = ae.Stream(dev)
     buf = ae.DeviceBuffer(dev, 64)
     sim_faults("stall:memcpy@1=400")
-    buf.copy_from(b"\0" * 64, stream=s)
+    buf.copy_from(ae.HostBuffer(64, dev), stream=s)  # pinned: pageable memory would copy synchronously
     with pytest.raises(ae.AclTimeoutError) as info:
         s.synchronize(timeout=0.02)
     assert isinstance(info.value, TimeoutError)
@@ -122,7 +122,7 @@ def test_device_side_failure_surfaces_at_synchronize(dev, sim_faults):
     s = ae.Stream(dev)
     buf = ae.DeviceBuffer(dev, 64)
     sim_faults("task:memcpy@1=507053")
-    buf.copy_from(b"\1" * 64, stream=s)
+    buf.copy_from(ae.HostBuffer(64, dev), stream=s)
     with pytest.raises(ae.DeviceError) as info:
         s.synchronize()
     assert info.value.code == 507053 and info.value.function == "aclrtSynchronizeStream"

@@ -37,7 +37,7 @@ def test_stream_synchronize_releases_gil(dev, sim_faults):
     s = ae.Stream(dev)
     buf = ae.DeviceBuffer(dev, 4096)
     sim_faults("stall:memcpy@1=300")  # the stream stays busy for 300 ms
-    buf.copy_from(np.zeros(4096, np.uint8), stream=s)
+    buf.copy_from(ae.HostBuffer(4096, dev), stream=s)  # pinned: an asynchronous copy
     t0 = time.monotonic()
     during, _ = _count_during(s.synchronize)
     waited = time.monotonic() - t0
@@ -52,7 +52,7 @@ def test_event_synchronize_and_sync_copy_release_gil(dev, sim_faults):
     buf = ae.DeviceBuffer(dev, 4096)
     e = ae.Event(dev)
     sim_faults("stall:memcpy@1=300")
-    buf.copy_from(np.zeros(4096, np.uint8), stream=s)
+    buf.copy_from(ae.HostBuffer(4096, dev), stream=s)
     e.record(s)
     during, _ = _count_during(e.synchronize)
     assert during > 10_000

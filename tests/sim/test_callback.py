@@ -7,7 +7,7 @@ import time
 
 from simrt_util import CALLBACK, STREAM_WITH_REPORTER, Reporter, run_child
 
-H2H = 0
+H2D = 1
 
 
 def test_callbacks_run_in_order_in_the_subscribed_thread(sim, lib, stream):
@@ -28,20 +28,22 @@ def test_callbacks_run_in_order_in_the_subscribed_thread(sim, lib, stream):
             time.sleep(0.005)
         assert [u for u, _ in seen] == list(range(1, 21))
         assert {t for _, t in seen} == {rep.tid}
-        assert lib.aclrtSubscribeReport(rep.tid, stream) == 100033
+        assert lib.aclrtSubscribeReport(rep.tid, stream) == 107011  # ACL_ERROR_RT_STREAM_SUBSCRIBE
         assert "already has a subscribed thread" in sim.err()
+        assert lib.aclrtUnSubscribeReport(rep.tid + 1, stream) == 107012  # another thread's subscription
+        assert sim.err().endswith(f"is subscribed by thread {rep.tid}, not by thread {rep.tid + 1}")
         sim.ok(lib.aclrtUnSubscribeReport(rep.tid, stream))
-        assert lib.aclrtUnSubscribeReport(rep.tid, stream) == 100034
-        assert sim.err().endswith(f"is not subscribed by thread {rep.tid}")
+        assert lib.aclrtUnSubscribeReport(rep.tid, stream) == 107011
+        assert sim.err().endswith("is not subscribed by any thread")
     finally:
         rep.close()
-    assert 0 in rep.codes and set(rep.codes) <= {0, 100036, 100035}
+    assert 0 in rep.codes and set(rep.codes) <= {0, 507012, 107012}
 
 
 def test_block_holds_later_tasks_until_the_callback_ran(sim, lib, stream):
     stage = sim.malloc_host(32)
-    out_block = (ctypes.c_uint8 * 32)()
-    out_noblock = (ctypes.c_uint8 * 32)()
+    out_block = sim.malloc(32)
+    out_noblock = sim.malloc(32)
     release = threading.Event()
     events = []
 
@@ -56,19 +58,19 @@ def test_block_holds_later_tasks_until_the_callback_ran(sim, lib, stream):
         sim.ok(lib.aclrtSubscribeReport(rep.tid, stream))
         sim.ok(lib.aclrtMemsetAsync(stage, 32, 1, 32, stream))
         sim.ok(lib.aclrtLaunchCallback(slow, None, 1, stream))  # BLOCK
-        sim.ok(lib.aclrtMemcpyAsync(out_block, 32, stage, 32, H2H, stream))
+        sim.ok(lib.aclrtMemcpyAsync(out_block, 32, stage, 32, H2D, stream))
         time.sleep(0.1)
         status = ctypes.c_int(-1)
         sim.ok(lib.aclrtStreamQuery(stream, ctypes.byref(status)))
-        assert status.value == 1 and bytes(out_block) == bytes(32)  # held back
+        assert status.value == 1 and sim.read(out_block, 32) != b"\x05" * 32  # held back
         release.set()
         sim.ok(lib.aclrtSynchronizeStream(stream))
-        assert bytes(out_block) == b"\x05" * 32
+        assert sim.read(out_block, 32) == b"\x05" * 32
         # NO_BLOCK: later tasks do not wait for the callback
         release.clear()
         events.clear()
         sim.ok(lib.aclrtLaunchCallback(slow, None, 0, stream))
-        sim.ok(lib.aclrtMemcpyAsync(out_noblock, 32, stage, 32, H2H, stream))
+        sim.ok(lib.aclrtMemcpyAsync(out_noblock, 32, stage, 32, H2D, stream))
         assert lib.aclrtSynchronizeStreamWithTimeout(stream, 3000) == 0, sim.err()
         assert events == []  # the stream finished while the callback still waits
         release.set()
@@ -81,6 +83,8 @@ def test_block_holds_later_tasks_until_the_callback_ran(sim, lib, stream):
         release.set()
         rep.close()
     sim.ok(lib.aclrtFreeHost(stage))
+    sim.ok(lib.aclrtFree(out_block))
+    sim.ok(lib.aclrtFree(out_noblock))
 
 
 def test_callback_errors(sim, lib, stream):
@@ -91,19 +95,19 @@ def test_callback_errors(sim, lib, stream):
     assert lib.aclrtLaunchCallback(cb, None, 0, stream) == 107015
     assert sim.err().startswith("aclrtLaunchCallback: no thread is subscribed to stream ")
     assert "call aclrtSubscribeReport(threadId, stream) first" in sim.err()
-    assert lib.aclrtLaunchCallback(None, None, 0, stream) == 100000
-    assert sim.err() == "aclrtLaunchCallback: fn is NULL"
+    assert lib.aclrtLaunchCallback(None, None, 0, stream) == 107000  # checked by the runtime (CANN 9.1)
+    assert sim.err() == "aclrtLaunchCallback: fn is NULL: expected the host function to call"
     assert lib.aclrtLaunchCallback(cb, None, 2, stream) == 100000
     assert lib.aclrtProcessReport(0) == 100000
     assert sim.err() == "aclrtProcessReport: timeout 0 is invalid: expected -1 (wait forever) or > 0 ms"
-    assert lib.aclrtProcessReport(10) == 100035
+    assert lib.aclrtProcessReport(10) == 107012  # ACL_ERROR_RT_THREAD_SUBSCRIBE
     assert sim.err().startswith(
         f"aclrtProcessReport: the calling thread ({threading.get_ident()}) is not subscribed"
     )
     # subscribed but nothing due: timeout code after about the timeout
     sim.ok(lib.aclrtSubscribeReport(threading.get_ident(), stream))
     t0 = time.monotonic()
-    assert lib.aclrtProcessReport(50) == 100036
+    assert lib.aclrtProcessReport(50) == 507012  # ACL_ERROR_RT_REPORT_TIMEOUT
     assert time.monotonic() - t0 >= 0.045
     assert sim.err() == "aclrtProcessReport: no callback became due within 50 ms"
     # the subscriber may be the launching thread itself (NO_BLOCK)

@@ -405,3 +405,33 @@ def test_h_dvpp_sample_decodes_and_resizes_like_pillow(run_sample, tmp_path):
     want = np.rint(top * (1 - wy) + bottom * wy)
     assert np.abs(yuv[: 96 * 64].reshape(64, 96) - want).max() <= 1
     assert "jpeg_resize: OK" in proc.stdout
+
+
+def test_j_acllite_style_program_shares_init_logs_and_copies_host_to_host(run_sample, classifier):
+    """An ACLLite-style program (samples/acllite_style.cpp): two components aclInit and give their
+    references back with aclFinalizeReference, log through aclAppLog, read the output size with
+    aclGetDataBufferSize and copy device -> host with a synchronous aclrtMemcpy named
+    ACL_MEMCPY_HOST_TO_HOST, which CANN 9.1 runs by address (docs/simulator.md, row 35)."""
+    model, images, answers, config = classifier
+    proc = run_sample(
+        "acllite_style",
+        model,
+        images[1],
+        config,
+        extra_env={"ASCEND_SLOG_PRINT_TO_STDOUT": "1", "ASCEND_GLOBAL_LOG_LEVEL": "1"},
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    check_top5(proc.stdout, "image", answers[1])
+    assert proc.stdout.count("references left: ") == 2
+    assert "references left: 1\nreferences left: 0\n" in proc.stdout
+    line = r"^\[INFO\] APP\(\d+\):acllite_style\.cpp:\d+ Init: resource ready, run mode 1$"
+    assert re.search(line, proc.stdout, re.M), proc.stdout
+    assert "[INFO] APP(" in proc.stdout and "AscendCL already initialized by another component" in proc.stdout
+    assert re.search(r"model \d+ loaded, input 301056 bytes, output 4000 bytes", proc.stdout)
+    assert "acllite_style: OK" in proc.stdout
+    # the default level (error) keeps only error lines, on stderr unless ASCEND_SLOG_PRINT_TO_STDOUT=1
+    quiet = run_sample("acllite_style", model, images[1], config)
+    assert quiet.returncode == 0, quiet.stdout + quiet.stderr
+    assert "[INFO]" not in quiet.stdout + quiet.stderr
+    line = r"^\[ERROR\] APP\(\d+\):acllite_style\.cpp:\d+ main: acllite_style finished"
+    assert re.search(line, quiet.stderr, re.M), quiet.stderr

@@ -195,7 +195,7 @@ SIM_EXPORT aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream)
         pthread_mutex_lock(&cb_lock);
         cb_thread *t = find_thread(threadId);
         if (s->cb_subscribed) {
-            rc = sim_error(ACL_ERROR_REPEAT_SUBSCRIBE, fn,
+            rc = sim_error(ACL_ERROR_RT_STREAM_SUBSCRIBE, fn,
                            "stream %u already has a subscribed thread (%llu); a stream has at most one, unsubscribe "
                            "it first",
                            sim_stream_id(s), (unsigned long long)s->cb_thread);
@@ -227,9 +227,15 @@ SIM_EXPORT aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream
     aclError rc = sim_stream_resolve(fn, stream, &s);
     if (!rc) {
         pthread_mutex_lock(&cb_lock);
-        if (!s->cb_subscribed || s->cb_thread != threadId) {
-            rc = sim_error(ACL_ERROR_STREAM_NOT_SUBSCRIBE, fn, "stream %u is not subscribed by thread %llu",
-                           sim_stream_id(s), (unsigned long long)threadId);
+        /* CANN 9.1's runtime: an unsubscribed stream is 107011, a stream
+         * another thread subscribed is 107012. */
+        if (!s->cb_subscribed) {
+            rc = sim_error(ACL_ERROR_RT_STREAM_SUBSCRIBE, fn, "stream %u is not subscribed by any thread",
+                           sim_stream_id(s));
+        } else if (s->cb_thread != threadId) {
+            rc = sim_error(ACL_ERROR_RT_THREAD_SUBSCRIBE, fn,
+                           "stream %u is subscribed by thread %llu, not by thread %llu", sim_stream_id(s),
+                           (unsigned long long)s->cb_thread, (unsigned long long)threadId);
         } else {
             cb_thread *t = find_thread(threadId);
             if (t) {
@@ -251,12 +257,13 @@ SIM_EXPORT aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtC
     sim_stream *s;
     pthread_once(&cb_once, cb_init);
     aclError rc = sim_check_init(name);
-    if (!rc && !fn)
-        rc = sim_error(ACL_ERROR_INVALID_PARAM, name, "fn is NULL");
+    /* CANN 9.1: the acl layer checks blockType (100000), the runtime fn (107000). */
     if (!rc && blockType != ACL_CALLBACK_NO_BLOCK && blockType != ACL_CALLBACK_BLOCK)
         rc = sim_error(ACL_ERROR_INVALID_PARAM, name,
                        "blockType %d is invalid: expected ACL_CALLBACK_NO_BLOCK (0) or ACL_CALLBACK_BLOCK (1)",
                        (int)blockType);
+    if (!rc && !fn)
+        rc = sim_error(ACL_ERROR_RT_PARAM_INVALID, name, "fn is NULL: expected the host function to call");
     if (!rc)
         rc = sim_stream_resolve(name, stream, &s);
     if (!rc) {
@@ -298,7 +305,7 @@ SIM_EXPORT aclError aclrtProcessReport(int32_t timeout)
         uint64_t gen = cb_gen;
         cb_thread *t = find_thread(tid);
         if (!t || t->nstreams == 0) {
-            rc = sim_error(ACL_ERROR_THREAD_NOT_SUBSCRIBE, fn,
+            rc = sim_error(ACL_ERROR_RT_THREAD_SUBSCRIBE, fn,
                            "the calling thread (%llu) is not subscribed to any stream; call "
                            "aclrtSubscribeReport(<this thread's pthread_t>, stream) first",
                            (unsigned long long)tid);
@@ -307,11 +314,12 @@ SIM_EXPORT aclError aclrtProcessReport(int32_t timeout)
                 int w = timeout < 0 ? pthread_cond_wait(&cb_work_cv, &cb_lock)
                                     : pthread_cond_timedwait(&cb_work_cv, &cb_lock, &dl);
                 if (w == ETIMEDOUT && !cb_down && gen == cb_gen && !t->head)
-                    rc = sim_error(ACL_ERROR_WAIT_CALLBACK_TIMEOUT, fn, "no callback became due within %d ms",
+                    rc = sim_error(ACL_ERROR_RT_REPORT_TIMEOUT, fn, "no callback became due within %d ms",
                                    (int)timeout);
             }
             if (!rc && (cb_down || gen != cb_gen))
-                rc = sim_error(ACL_ERROR_UNINITIALIZE, fn, "AscendCL was finalized while waiting for callbacks");
+                rc = sim_error(ACL_ERROR_RT_THREAD_SUBSCRIBE, fn,
+                               "AscendCL was finalized while waiting for callbacks: the subscription is gone");
             /* Run everything due, in order, one at a time outside the lock. */
             while (!rc && t->head) {
                 cb_item *it = t->head;

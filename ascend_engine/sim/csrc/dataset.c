@@ -71,6 +71,25 @@ SIM_EXPORT void *aclGetDataBufferAddr(const aclDataBuffer *dataBuffer)
     return dataBuffer->data;
 }
 
+/* The deprecated 32-bit form (CANN keeps it for old programs).  A size that
+ * does not fit in 32 bits reads 0 with a message, never a truncated number. */
+SIM_EXPORT uint32_t aclGetDataBufferSize(const aclDataBuffer *dataBuffer)
+{
+    SIM_ENTER_OR(aclGetDataBufferSize, 0);
+    if (!sim_databuf_ok(dataBuffer)) {
+        sim_error(ACL_ERROR_INVALID_PARAM, "aclGetDataBufferSize", "dataBuffer %p is NULL or not a live data buffer",
+                  (const void *)dataBuffer);
+        return 0;
+    }
+    if (dataBuffer->size > UINT32_MAX) {
+        sim_error(ACL_ERROR_INVALID_PARAM, "aclGetDataBufferSize",
+                  "dataBuffer %p holds %zu bytes, more than the 32-bit result can say; use aclGetDataBufferSizeV2",
+                  (const void *)dataBuffer, dataBuffer->size);
+        return 0;
+    }
+    return (uint32_t)dataBuffer->size;
+}
+
 SIM_EXPORT size_t aclGetDataBufferSizeV2(const aclDataBuffer *dataBuffer)
 {
     SIM_ENTER_OR(aclGetDataBufferSizeV2, 0);

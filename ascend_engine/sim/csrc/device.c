@@ -299,7 +299,8 @@ SIM_EXPORT aclError aclrtResetDevice(int32_t deviceId)
         sim_context *doomed = NULL;
         pthread_mutex_lock(&d->mu);
         if (d->refcount == 0) {
-            rc = sim_error(ACL_ERROR_INVALID_PARAM, "aclrtResetDevice",
+            /* CANN 9.1: releasing a primary context that is not held fails in the runtime. */
+            rc = sim_error(ACL_ERROR_RT_CONTEXT_RELEASE_ERROR, "aclrtResetDevice",
                            "device %d is not set: every aclrtSetDevice(%d) was already matched by a reset",
                            (int)deviceId, (int)deviceId);
         } else if (--d->refcount == 0) {
@@ -368,9 +369,10 @@ SIM_EXPORT aclError aclrtGetRunMode(aclrtRunMode *runMode)
 
 SIM_EXPORT const char *aclrtGetSocName(void)
 {
-    if (sim_check_init("aclrtGetSocName")) {
+    aclError rc = sim_check_init("aclrtGetSocName");
+    if (rc) {
         if (sim_log_enabled)
-            sim_log_call("aclrtGetSocName", ACL_ERROR_UNINITIALIZE, "-> NULL");
+            sim_log_call("aclrtGetSocName", rc, "-> NULL");
         return NULL;
     }
     if (sim_log_enabled)
@@ -398,12 +400,14 @@ SIM_EXPORT aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId)
     SIM_RETURN(aclrtCreateContext, rc, "context=%p, deviceId=%d -> %p", (void *)context, (int)deviceId, (void *)ctx);
 }
 
-static aclError check_context(const char *fn, aclrtContext context)
+/* A context handle that is not live answers dead_code: CANN 9.1's runtime
+ * gives 107002 to aclrtDestroyContext and 107000 to aclrtSetCurrentContext. */
+static aclError check_context(const char *fn, aclrtContext context, aclError dead_code)
 {
     if (!context)
         return sim_error(ACL_ERROR_INVALID_PARAM, fn, "context is NULL");
     if (!sim_handle_live(context, SIM_H_CONTEXT, NULL))
-        return sim_error(ACL_ERROR_RT_INVALID_HANDLE, fn,
+        return sim_error(dead_code, fn,
                          "context %p is not a live context (never created, already destroyed, or its device was reset)",
                          context);
     return ACL_SUCCESS;
@@ -414,9 +418,9 @@ SIM_EXPORT aclError aclrtDestroyContext(aclrtContext context)
     SIM_ENTER(aclrtDestroyContext);
     aclError rc = sim_check_init("aclrtDestroyContext");
     if (!rc)
-        rc = check_context("aclrtDestroyContext", context);
+        rc = check_context("aclrtDestroyContext", context, ACL_ERROR_RT_CONTEXT_NULL);
     if (!rc && ((sim_context *)context)->is_default)
-        rc = sim_error(ACL_ERROR_INVALID_PARAM, "aclrtDestroyContext",
+        rc = sim_error(ACL_ERROR_RT_CONTEXT_NULL, "aclrtDestroyContext",
                        "context %p is the default context of device %d, created by aclrtSetDevice; release it with "
                        "aclrtResetDevice instead",
                        context, (int)((sim_context *)context)->device_id);
@@ -430,7 +434,7 @@ SIM_EXPORT aclError aclrtSetCurrentContext(aclrtContext context)
     SIM_ENTER(aclrtSetCurrentContext);
     aclError rc = sim_check_init("aclrtSetCurrentContext");
     if (!rc)
-        rc = check_context("aclrtSetCurrentContext", context);
+        rc = check_context("aclrtSetCurrentContext", context, ACL_ERROR_RT_PARAM_INVALID);
     if (!rc)
         set_current(context);
     SIM_RETURN(aclrtSetCurrentContext, rc, "context=%p", context);

@@ -3,8 +3,10 @@
  *
  * Every aclrtRecordEvent call numbers its record (a generation).  A wait, a
  * host synchronize or a query refers to the most recent record enqueued
- * before the call; an event with no record since its creation or its last
- * reset counts as complete and does not block (docs/simulator.md, "Events").
+ * before the call.  An event never recorded since its creation is refused by
+ * aclrtStreamWaitEvent (107000) and reads NOT_READY, as CANN 9.1's events do;
+ * one whose records were all reset away counts as complete and does not
+ * block (docs/simulator.md, "Events").
  * A record carries the sticky error its stream had when it ran; a stream
  * waiting on it inherits that error, so failures follow the data dependencies.
  *
@@ -21,7 +23,8 @@
 
 #include "simrt.h"
 
-#define EVENT_KNOWN_FLAGS (ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS | ACL_EVENT_TIME_LINE)
+#define EVENT_KNOWN_FLAGS \
+    (ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS | ACL_EVENT_TIME_LINE | ACL_EVENT_DEVICE_USE_ONLY)
 
 /* A stream waiting for record g goes on at the device time record g ran;
  * the last few generations' times are kept for a waiter that runs after the
@@ -69,6 +72,16 @@ static aclError resolve_event(const char *fn, const char *arg, aclrtEvent handle
                          arg, handle);
     *out = handle;
     return ACL_SUCCESS;
+}
+
+/* Whether aclrtRecordEvent was ever called on the event (CANN's events leave
+ * their initial state only then). */
+static int recorded_ever(sim_event *ev)
+{
+    pthread_mutex_lock(&ev->mu);
+    int r = ev->recorded > 0;
+    pthread_mutex_unlock(&ev->mu);
+    return r;
 }
 
 /* Never recorded since creation or the last reset (caller holds ev->mu). */
@@ -204,10 +217,17 @@ static aclError create_event(const char *fn, aclrtEvent *event, uint32_t flag, s
         return rc;
     if (!event)
         return sim_error(ACL_ERROR_INVALID_PARAM, fn, "event is NULL; pass the address of an aclrtEvent");
+    /* CANN 9.1: the runtime refuses a flag of 0 and bits it does not know (107000). */
+    if (flag == 0)
+        return sim_error(ACL_ERROR_RT_PARAM_INVALID, fn,
+                         "flag 0 is invalid: expected at least one of ACL_EVENT_SYNC (0x1), "
+                         "ACL_EVENT_CAPTURE_STREAM_PROGRESS (0x2), ACL_EVENT_TIME_LINE (0x8), "
+                         "ACL_EVENT_DEVICE_USE_ONLY (0x10)");
     if (flag & ~EVENT_KNOWN_FLAGS)
-        return sim_error(ACL_ERROR_INVALID_PARAM, fn,
-                         "flag 0x%x has unknown bits 0x%x: expected a combination of ACL_EVENT_SYNC (0x1), "
-                         "ACL_EVENT_CAPTURE_STREAM_PROGRESS (0x2) and ACL_EVENT_TIME_LINE (0x8)",
+        return sim_error(ACL_ERROR_RT_PARAM_INVALID, fn,
+                         "flag 0x%x has bits 0x%x the simulator does not know: expected a combination of "
+                         "ACL_EVENT_SYNC (0x1), ACL_EVENT_CAPTURE_STREAM_PROGRESS (0x2), ACL_EVENT_TIME_LINE (0x8) "
+                         "and ACL_EVENT_DEVICE_USE_ONLY (0x10)",
                          flag, flag & ~EVENT_KNOWN_FLAGS);
     if ((rc = sim_need_context(fn, &ctx)))
         return rc;
@@ -294,9 +314,13 @@ SIM_EXPORT aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
     if (!rc)
         rc = resolve_event("aclrtStreamWaitEvent", "event", event, &ev);
     if (!rc && !(ev->flags & ACL_EVENT_SYNC))
-        rc = sim_error(ACL_ERROR_INVALID_PARAM, "aclrtStreamWaitEvent",
+        rc = sim_error(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "aclrtStreamWaitEvent",
                        "event %p (flags 0x%x) was created without ACL_EVENT_SYNC, so streams cannot wait on it", event,
                        ev->flags);
+    if (!rc && !recorded_ever(ev))
+        rc = sim_error(ACL_ERROR_RT_PARAM_INVALID, "aclrtStreamWaitEvent",
+                       "event %p (event %u) has not been recorded: call aclrtRecordEvent before a stream waits on it",
+                       event, ev->id);
     if (!rc)
         rc = sim_stream_resolve("aclrtStreamWaitEvent", stream, &s);
     if (!rc)
@@ -331,7 +355,9 @@ SIM_EXPORT aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedSt
         rc = resolve_event("aclrtQueryEventStatus", "event", event, &ev);
     if (!rc) {
         pthread_mutex_lock(&ev->mu);
-        int done = never_recorded(ev) || ev->completed >= ev->recorded;
+        /* Never recorded: NOT_READY (CANN 9.1, the event's initial state);
+         * every record reset away: complete. */
+        int done = ev->recorded > 0 && (never_recorded(ev) || ev->completed >= ev->recorded);
         pthread_mutex_unlock(&ev->mu);
         *status = done ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
     }
@@ -395,9 +421,9 @@ SIM_EXPORT aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t t
     SIM_ENTER(aclrtSynchronizeEventWithTimeout);
     sim_event *ev = NULL;
     aclError rc = sim_check_init("aclrtSynchronizeEventWithTimeout");
-    if (!rc && timeout < -1)
-        rc = sim_error(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeEventWithTimeout",
-                       "timeout %d is invalid: expected -1 (wait forever), 0 (poll) or a positive number of ms",
+    if (!rc && (timeout < -1 || timeout == 0))   /* CANN 9.1: 107000 for both, there is no poll */
+        rc = sim_error(ACL_ERROR_RT_PARAM_INVALID, "aclrtSynchronizeEventWithTimeout",
+                       "timeout %d is invalid: expected -1 (wait forever) or a positive number of ms (0 is refused)",
                        (int)timeout);
     if (!rc)
         rc = resolve_event("aclrtSynchronizeEventWithTimeout", "event", event, &ev);
@@ -417,8 +443,8 @@ static aclError event_time(const char *fn, const char *arg, sim_event *ev, uint6
     int never = never_recorded(ev), done = ev->completed >= ev->recorded;
     *ts = ev->ts_ns;
     pthread_mutex_unlock(&ev->mu);
-    if (never)
-        return sim_error(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, fn, "%s (event %u) has not been recorded", arg, ev->id);
+    if (never)   /* CANN 9.1: no recorder yet is the runtime's internal error */
+        return sim_error(ACL_ERROR_RT_INTERNAL_ERROR, fn, "%s (event %u) has not been recorded", arg, ev->id);
     if (!done)
         return sim_error(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, fn,
                          "%s (event %u) is recorded but not complete yet; synchronize it first", arg, ev->id);
@@ -441,12 +467,9 @@ SIM_EXPORT aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclr
         rc = event_time("aclrtEventElapsedTime", "startEvent", a, &t0);
     if (!rc)
         rc = event_time("aclrtEventElapsedTime", "endEvent", b, &t1);
-    if (!rc && t1 < t0)
-        rc = sim_error(ACL_ERROR_RT_EVENT_TIMESTAMP_REVERSAL, "aclrtEventElapsedTime",
-                       "endEvent (event %u) completed %.3f ms before startEvent (event %u)", b->id,
-                       (double)(t0 - t1) / 1e6, a->id);
+    /* End before start is a negative time, not an error (CANN 9.1). */
     if (!rc)
-        *ms = (float)((double)(t1 - t0) / 1e6);
+        *ms = (float)(((double)t1 - (double)t0) / 1e6);
     SIM_RETURN(aclrtEventElapsedTime, rc, "ms=%p, startEvent=%p, endEvent=%p -> %.3f", (void *)ms, startEvent,
                endEvent, rc ? 0.0 : (double)*ms);
 }

@@ -1,9 +1,15 @@
 /*
- * init.c -- aclInit / aclFinalize, configuration from the environment, time.
+ * init.c -- aclInit / aclFinalize / aclFinalizeReference, the runtime's lazy
+ * start, configuration from the environment, time.
  *
- * aclInit may be called again after aclFinalize (the simulator starts from a
- * clean state each time); a second aclInit without a finalize in between
- * returns ACL_ERROR_REPEAT_INITIALIZE, as classic CANN does.
+ * Two states, as in CANN 9.1 (docs/simulator.md, "Fidelity to CANN 9.1"):
+ *   - the runtime (devices, contexts, streams) starts on the first call that
+ *     needs it, aclInit or any aclrt* call: the runtime has no init gate;
+ *   - the acl layer (aclInit's reference count, the model executor) is up
+ *     between a successful aclInit and aclFinalize.  A repeated aclInit
+ *     answers ACL_ERROR_REPEAT_INITIALIZE and counts one more reference,
+ *     which aclFinalizeReference gives back; aclFinalize ignores the count.
+ * aclFinalize stops both; the runtime starts again on the next call.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -18,11 +24,17 @@
 
 sim_config sim_cfg;
 
-enum { STATE_NEVER = 0, STATE_UP = 1, STATE_DOWN = 2 };
-/* Transitions happen under init_lock; readers load it atomically (acquire
+/* Transitions happen under init_lock; readers load rt_up atomically (acquire
  * pairs with the release store made after sim_cfg and the devices are set). */
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
-static atomic_int init_state;
+static atomic_int rt_up;        /* the runtime's devices exist */
+static atomic_int acl_up;       /* aclInit succeeded and no aclFinalize since */
+/* Guarded by init_lock. */
+static uint64_t init_refs;      /* aclInit calls since the successful one (aclFinalizeReference) */
+static int finalized;           /* aclFinalize ran since the last aclInit: a second one is 100037 */
+static int config_recorded;     /* the first successful aclInit's config contents were hashed */
+static uint64_t config_hash;    /* ... and this is their hash */
+static char config_first_path[256];
 
 /* ---- time ------------------------------------------------------------------------ */
 
@@ -44,28 +56,60 @@ void sim_sleep_until_ns(uint64_t deadline_ns)
 
 int sim_is_initialized(void)
 {
-    return atomic_load_explicit(&init_state, memory_order_acquire) == STATE_UP;
+    return atomic_load_explicit(&rt_up, memory_order_acquire);
+}
+
+static aclError read_config(const char *fn, sim_config *c);
+
+/* Starts the runtime if it is not up (caller holds init_lock). */
+static aclError runtime_start(const char *fn)
+{
+    if (atomic_load_explicit(&rt_up, memory_order_relaxed))
+        return ACL_SUCCESS;
+    char msg[SIM_MSG_MAX];
+    if (sim_fault_env_error(msg, sizeof msg))
+        return sim_error(ACL_ERROR_INVALID_PARAM, fn, "%s", msg);
+    sim_config c;
+    memset(&c, 0, sizeof c);
+    aclError rc = read_config(fn, &c);
+    if (rc)
+        return rc;
+    sim_cfg = c;
+    rc = sim_devices_create();
+    if (!rc)
+        atomic_store_explicit(&rt_up, 1, memory_order_release);
+    return rc;
 }
 
 aclError sim_check_init(const char *fn)
 {
-    int st = atomic_load_explicit(&init_state, memory_order_acquire);
-    if (st == STATE_UP)
+    if (atomic_load_explicit(&rt_up, memory_order_acquire))
         return ACL_SUCCESS;
-    if (st == STATE_DOWN)
-        return sim_error(ACL_ERROR_UNINITIALIZE, fn, "AscendCL was finalized (aclFinalize); call aclInit again first");
-    return sim_error(ACL_ERROR_UNINITIALIZE, fn, "AscendCL is not initialized; call aclInit first");
+    /* CANN's runtime has no init gate: it starts itself on first use. */
+    pthread_mutex_lock(&init_lock);
+    aclError rc = runtime_start(fn);
+    pthread_mutex_unlock(&init_lock);
+    return rc;
+}
+
+aclError sim_check_ge_init(const char *fn)
+{
+    if (atomic_load_explicit(&acl_up, memory_order_acquire))
+        return sim_check_init(fn);
+    return sim_error(ACL_ERROR_GE_EXEC_NOT_INIT, fn,
+                     "the model executor is not initialized: call aclInit first (aclInit starts it, aclFinalize "
+                     "stops it; the aclrt* calls do not need it)");
 }
 
 /* ---- configuration -------------------------------------------------------------------- */
 
-static aclError bad_env(const char *name, const char *value, const char *expected)
+static aclError bad_env(const char *fn, const char *name, const char *value, const char *expected)
 {
-    return sim_error(ACL_ERROR_INVALID_PARAM, "aclInit", "environment variable %s='%s' is invalid: expected %s", name,
+    return sim_error(ACL_ERROR_INVALID_PARAM, fn, "environment variable %s='%s' is invalid: expected %s", name,
                      value, expected);
 }
 
-static aclError env_int(const char *name, int def, int lo, int hi, int *out)
+static aclError env_int(const char *fn, const char *name, int def, int lo, int hi, int *out)
 {
     const char *v = getenv(name);
     *out = def;
@@ -79,7 +123,7 @@ static aclError env_int(const char *name, int def, int lo, int hi, int *out)
     if (end == v || *end || errno || x < lo || x > hi) {
         char expected[96];
         snprintf(expected, sizeof expected, "an integer in %d..%d", lo, hi);
-        return bad_env(name, v, expected);
+        return bad_env(fn, name, v, expected);
     }
     *out = (int)x;
     return ACL_SUCCESS;
@@ -87,7 +131,7 @@ static aclError env_int(const char *name, int def, int lo, int hi, int *out)
 
 /* "8GiB", "512MB", "64MiB", "1048576", "1.5G": binary for K/M/G/T, KiB.. ;
  * decimal for KB/MB/GB/TB. */
-static aclError env_bytes(const char *name, size_t def, size_t *out)
+static aclError env_bytes(const char *fn, const char *name, size_t def, size_t *out)
 {
     static const struct {
         const char *suffix;
@@ -107,7 +151,7 @@ static aclError env_bytes(const char *name, size_t def, size_t *out)
     errno = 0;
     double x = strtod(v, &end);
     if (end == v || errno || !isfinite(x) || x <= 0 || !isdigit((unsigned char)v[0]))
-        return bad_env(name, v, "a positive size such as 8GiB, 512MB, 64MiB or a number of bytes");
+        return bad_env(fn, name, v, "a positive size such as 8GiB, 512MB, 64MiB or a number of bytes");
     while (*end == ' ')
         end++;
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
@@ -119,10 +163,10 @@ static aclError env_bytes(const char *name, size_t def, size_t *out)
             return ACL_SUCCESS;
         }
     }
-    return bad_env(name, v, "a positive size such as 8GiB, 512MB, 64MiB or a number of bytes");
+    return bad_env(fn, name, v, "a positive size such as 8GiB, 512MB, 64MiB or a number of bytes");
 }
 
-static aclError env_gbps(const char *name, double *out)
+static aclError env_gbps(const char *fn, const char *name, double *out)
 {
     const char *v = getenv(name);
     *out = 0;
@@ -134,14 +178,14 @@ static aclError env_gbps(const char *name, double *out)
     while (*end == ' ')
         end++;
     if (end == v || *end || errno || !isfinite(x) || x < 0)
-        return bad_env(name, v, "a bandwidth in GB/s >= 0 (0 = as fast as memcpy)");
+        return bad_env(fn, name, v, "a bandwidth in GB/s >= 0 (0 = as fast as memcpy)");
     *out = x;
     return ACL_SUCCESS;
 }
 
 /* The SoC the simulator reports (aclrtGetSocName), which selects the
  * per-SoC rules of the DVPP companion (docs/simulator.md, "DVPP"). */
-static aclError env_soc(const char *name, char *out, size_t n)
+static aclError env_soc(const char *fn, const char *name, char *out, size_t n)
 {
     static const char *const socs[] = {"Ascend310", "Ascend310P3", "Ascend910B"};
     const char *v = getenv(name);
@@ -153,19 +197,19 @@ static aclError env_soc(const char *name, char *out, size_t n)
             snprintf(out, n, "%s-sim", socs[i]);
             return ACL_SUCCESS;
         }
-    return bad_env(name, v, "one of Ascend310, Ascend310P3, Ascend910B");
+    return bad_env(fn, name, v, "one of Ascend310, Ascend310P3, Ascend910B");
 }
 
-static aclError read_config(sim_config *c)
+static aclError read_config(const char *fn, sim_config *c)
 {
     aclError rc;
-    if ((rc = env_int("ASCEND_SIM_DEVICE_COUNT", 8, 1, 1024, &c->device_count)) ||
-        (rc = env_bytes("ASCEND_SIM_DEVICE_MEMORY", (size_t)8 << 30, &c->device_memory)) ||
-        (rc = env_int("ASCEND_SIM_MAX_STREAMS", 1024, 1, 1000000, &c->max_streams)) ||
-        (rc = env_int("ASCEND_SIM_MAX_EVENTS", 1023, 1, 1000000, &c->max_events)) ||
-        (rc = env_gbps("ASCEND_SIM_H2D_GBPS", &c->h2d_gbps)) || (rc = env_gbps("ASCEND_SIM_D2H_GBPS", &c->d2h_gbps)) ||
-        (rc = env_gbps("ASCEND_SIM_D2D_GBPS", &c->d2d_gbps)) ||
-        (rc = env_soc("ASCEND_SIM_SOC_VERSION", c->soc_name, sizeof c->soc_name)) ||
+    if ((rc = env_int(fn, "ASCEND_SIM_DEVICE_COUNT", 8, 1, 1024, &c->device_count)) ||
+        (rc = env_bytes(fn, "ASCEND_SIM_DEVICE_MEMORY", (size_t)8 << 30, &c->device_memory)) ||
+        (rc = env_int(fn, "ASCEND_SIM_MAX_STREAMS", 1024, 1, 1000000, &c->max_streams)) ||
+        (rc = env_int(fn, "ASCEND_SIM_MAX_EVENTS", 1023, 1, 1000000, &c->max_events)) ||
+        (rc = env_gbps(fn, "ASCEND_SIM_H2D_GBPS", &c->h2d_gbps)) || (rc = env_gbps(fn, "ASCEND_SIM_D2H_GBPS", &c->d2h_gbps)) ||
+        (rc = env_gbps(fn, "ASCEND_SIM_D2D_GBPS", &c->d2d_gbps)) ||
+        (rc = env_soc(fn, "ASCEND_SIM_SOC_VERSION", c->soc_name, sizeof c->soc_name)) ||
         (rc = sim_peer_configure(getenv("ASCEND_SIM_NO_P2P"), c->device_count)))
         return rc;
     /* Never an aclInit failure: CANN reports a bad list at the device calls. */
@@ -312,7 +356,19 @@ static int json_value(json_cursor *c)
     }
 }
 
-static aclError check_config_file(const char *path)
+/* FNV-1a over the config's bytes: aclInit after aclFinalize must bring the
+ * same contents as the first aclInit (CANN 9.1). */
+static uint64_t config_digest(const char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
+    return h;
+}
+
+/* Reads and checks the config file; *len and *hash describe its contents.
+ * An empty (0-byte or blank) file is accepted, as CANN's parser accepts it. */
+static aclError check_config_file(const char *path, size_t *len_out, uint64_t *hash)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -339,7 +395,7 @@ static aclError check_config_file(const char *path)
     fclose(f);
     json_cursor c = {buf, buf + len, 0};
     json_ws(&c);
-    int ok = c.p < c.end && *c.p == '{' && json_value(&c);
+    int ok = c.p == c.end || (*c.p == '{' && json_value(&c));
     if (ok) {
         json_ws(&c);
         ok = c.p == c.end;
@@ -347,37 +403,65 @@ static aclError check_config_file(const char *path)
     aclError rc = ACL_SUCCESS;
     if (!ok)
         rc = sim_error(ACL_ERROR_PARSE_FILE, "aclInit",
-                       "configPath '%s' does not hold a JSON object (parse error near byte %zu); '{}' is the "
-                       "smallest valid config",
+                       "configPath '%s' does not hold a JSON object (parse error near byte %zu); '{}' or an empty "
+                       "file is the smallest valid config",
                        path, (size_t)(c.p - buf));
+    *len_out = len;
+    *hash = config_digest(buf, len);
     free(buf);
     return rc;
 }
 
 /* ---- aclInit / aclFinalize --------------------------------------------------------------- */
 
+/* Stops the runtime and the acl layer (caller holds init_lock). */
+static void finalize_locked(void)
+{
+    if (atomic_load_explicit(&rt_up, memory_order_relaxed)) {
+        /* Order matters: release callback waiters so streams can drain, then
+         * contexts and their streams (workers stopped), events, memory. */
+        sim_cb_shutdown();
+        sim_devices_destroy();
+        sim_events_destroy_all();
+        sim_memory_free_all();
+        sim_cb_reset();
+        atomic_store_explicit(&rt_up, 0, memory_order_release);
+    }
+    atomic_store_explicit(&acl_up, 0, memory_order_release);
+    init_refs = 0;
+    finalized = 1;
+}
+
 SIM_EXPORT aclError aclInit(const char *configPath)
 {
     SIM_ENTER(aclInit);
     aclError rc = ACL_SUCCESS;
-    char msg[SIM_MSG_MAX];
+    size_t len = 0;
+    uint64_t hash = 0;
     pthread_mutex_lock(&init_lock);
-    if (atomic_load_explicit(&init_state, memory_order_relaxed) == STATE_UP) {
+    if (init_refs > 0) {
+        init_refs++;
         rc = sim_error(ACL_ERROR_REPEAT_INITIALIZE, "aclInit",
-                       "AscendCL is already initialized in this process; call aclInit once (or aclFinalize first)");
-    } else if (sim_fault_env_error(msg, sizeof msg)) {
-        rc = sim_error(ACL_ERROR_INVALID_PARAM, "aclInit", "%s", msg);
-    } else if (configPath && *configPath && (rc = check_config_file(configPath)) != ACL_SUCCESS) {
+                       "AscendCL is already initialized in this process (%llu aclInit reference(s) now); call aclInit "
+                       "once, or give each extra reference back with aclFinalizeReference",
+                       (unsigned long long)init_refs);
+    } else if (configPath && *configPath && (rc = check_config_file(configPath, &len, &hash)) != ACL_SUCCESS) {
         /* message already recorded */
-    } else {
-        sim_config c;
-        memset(&c, 0, sizeof c);
-        if ((rc = read_config(&c)) == ACL_SUCCESS) {
-            sim_cfg = c;
-            rc = sim_devices_create();
-            if (rc == ACL_SUCCESS)
-                atomic_store_explicit(&init_state, STATE_UP, memory_order_release);
+    } else if (config_recorded && (len == 0 || hash != config_hash)) {
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, "aclInit",
+                       "configPath %s%s%s: its contents differ from the config of the first aclInit in this process "
+                       "('%s'); CANN requires the same configuration at every aclInit after aclFinalize",
+                       configPath ? "'" : "", configPath ? configPath : "NULL", configPath ? "'" : "",
+                       config_first_path);
+    } else if ((rc = runtime_start("aclInit")) == ACL_SUCCESS) {
+        init_refs = 1;
+        finalized = 0;
+        if (!config_recorded && len > 0) {
+            config_recorded = 1;
+            config_hash = hash;
+            snprintf(config_first_path, sizeof config_first_path, "%s", configPath);
         }
+        atomic_store_explicit(&acl_up, 1, memory_order_release);
     }
     pthread_mutex_unlock(&init_lock);
     SIM_RETURN(aclInit, rc, "configPath=%s%s%s", configPath ? "\"" : "", configPath ? configPath : "NULL",
@@ -389,21 +473,28 @@ SIM_EXPORT aclError aclFinalize(void)
     SIM_ENTER(aclFinalize);
     aclError rc = ACL_SUCCESS;
     pthread_mutex_lock(&init_lock);
-    int st = atomic_load_explicit(&init_state, memory_order_relaxed);
-    if (st == STATE_NEVER) {
-        rc = sim_error(ACL_ERROR_UNINITIALIZE, "aclFinalize", "AscendCL is not initialized; call aclInit first");
-    } else if (st == STATE_DOWN) {
+    /* No init check (CANN 9.1): before any aclInit it finalizes what there is. */
+    if (finalized)
         rc = sim_error(ACL_ERROR_REPEAT_FINALIZE, "aclFinalize", "AscendCL was already finalized");
-    } else {
-        /* Order matters: release callback waiters so streams can drain, then
-         * contexts and their streams (workers stopped), events, memory. */
-        sim_cb_shutdown();
-        sim_devices_destroy();
-        sim_events_destroy_all();
-        sim_memory_free_all();
-        sim_cb_reset();
-        atomic_store_explicit(&init_state, STATE_DOWN, memory_order_release);
-    }
+    else
+        finalize_locked();
     pthread_mutex_unlock(&init_lock);
     SIM_RETURN(aclFinalize, rc, "%s", "");
+}
+
+SIM_EXPORT aclError aclFinalizeReference(uint64_t *refCount)
+{
+    SIM_ENTER(aclFinalizeReference);
+    aclError rc = ACL_SUCCESS;
+    pthread_mutex_lock(&init_lock);
+    if (init_refs == 0)
+        rc = sim_error(ACL_ERROR_REPEAT_FINALIZE, "aclFinalizeReference",
+                       "no aclInit reference is left: AscendCL was not initialized or was already finalized");
+    else if (--init_refs == 0)
+        finalize_locked();
+    uint64_t left = init_refs;
+    pthread_mutex_unlock(&init_lock);
+    if (refCount)
+        *refCount = left;
+    SIM_RETURN(aclFinalizeReference, rc, "refCount=%p -> %llu", (void *)refCount, (unsigned long long)left);
 }

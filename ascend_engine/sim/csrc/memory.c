@@ -306,18 +306,13 @@ aclError sim_mem_check_device(const char *fn, const char *arg_name, const void *
                      arg_name, ptr, len, len - (r.size - off), off, r.size, (void *)r.base);
 }
 
-/* The host side of a copy: must not be device memory; if it is pinned host
- * memory the range must fit in it.  Other host memory cannot be checked. */
-static aclError check_host_side(const char *fn, const char *arg_name, const void *ptr, size_t len, const char *kind_name)
+/* The host side of a copy: if it is pinned host memory the range must fit in
+ * it.  Other host memory cannot be checked. */
+static aclError check_host_side(const char *fn, const char *arg_name, const void *ptr, size_t len)
 {
     sim_mem_region r;
-    if (!sim_mem_lookup(ptr, &r))
+    if (!sim_mem_lookup(ptr, &r) || r.kind != SIM_MEM_HOST)
         return ACL_SUCCESS;
-    if (r.kind == SIM_MEM_DEVICE)
-        return sim_error(ACL_ERROR_INVALID_PARAM, fn,
-                         "%s %p is device memory (device %d), but kind %s says it is host memory; pass the kind that "
-                         "matches both pointers",
-                         arg_name, ptr, (int)r.device_id, kind_name);
     size_t off = (size_t)((const char *)ptr - r.base);
     if (len > r.size - off)
         return sim_error(ACL_ERROR_INVALID_PARAM, fn,
@@ -348,45 +343,77 @@ uint64_t sim_copy_time_ns(aclrtMemcpyKind kind, size_t bytes)
     return (uint64_t)((double)bytes / gbps); /* bytes / (GB/s * 1e9) s = bytes / GBps ns */
 }
 
-/* Validates a copy and resolves ACL_MEMCPY_DEFAULT; returns the real kind and
- * whether the copy goes between two devices (*cross). */
-static aclError check_copy(const char *fn, void *dst, size_t destMax, const void *src, size_t count, int kind,
-                           int async, int32_t device_id, aclrtMemcpyKind *out_kind, int *cross)
+/* What a copy's pointer is: device memory, aclrtMallocHost memory, freed
+ * memory, or anything else (pageable host memory).  Freed bytes go back to the
+ * host's allocator, so an address in a freed allocation may be a new host
+ * buffer: it counts as freed only when kind names it device memory. */
+typedef enum { SIDE_DEVICE, SIDE_PINNED, SIDE_FREED, SIDE_PAGEABLE } copy_side;
+
+static copy_side side_of(const void *p, int named_device)
+{
+    sim_mem_region r;
+    sim_mem_kind fk;
+    if (!sim_mem_lookup(p, &r))
+        return named_device && recently_freed(p, &fk) ? SIDE_FREED : SIDE_PAGEABLE;
+    return r.kind == SIM_MEM_DEVICE ? SIDE_DEVICE : SIDE_PINNED;
+}
+
+/* Whether kind names dst / src as device memory. */
+static int kind_dst_device(int kind)
+{
+    return kind == ACL_MEMCPY_HOST_TO_DEVICE || kind == ACL_MEMCPY_DEVICE_TO_DEVICE ||
+           kind == ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE;
+}
+
+static int kind_src_device(int kind)
+{
+    return kind == ACL_MEMCPY_DEVICE_TO_HOST || kind == ACL_MEMCPY_DEVICE_TO_DEVICE;
+}
+
+/* A freed allocation is refused (the driver knows the address, not the
+ * memory: 107000) instead of being read or written as host memory. */
+static aclError check_not_freed(const char *fn, const char *arg, const void *p, copy_side side)
+{
+    sim_mem_kind fk;
+    if (side != SIDE_FREED)
+        return ACL_SUCCESS;
+    recently_freed(p, &fk);
+    return sim_error(ACL_ERROR_RT_PARAM_INVALID, fn, "%s %p points into %s memory that was already freed", arg, p,
+                     fk == SIM_MEM_DEVICE ? "device" : "pinned host");
+}
+
+/* The checks both copies make first, in CANN 9.1's order: the acl layer's
+ * NULL and kind checks (100000; kinds 6 and 7 are not copy kinds there), then
+ * the runtime's count > destMax (107000).  A count of 0 never gets here. */
+static aclError check_copy_args(const char *fn, void *dst, size_t destMax, const void *src, size_t count, int kind)
 {
     if (!dst)
         return sim_error(ACL_ERROR_INVALID_PARAM, fn, "dst is NULL");
     if (!src)
         return sim_error(ACL_ERROR_INVALID_PARAM, fn, "src is NULL");
+    if (kind < 0 || kind > ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE)
+        return sim_error(ACL_ERROR_INVALID_PARAM, fn,
+                         "kind %d (%s) is not a copy kind of aclrtMemcpy/aclrtMemcpyAsync: expected 0..5 "
+                         "(ACL_MEMCPY_HOST_TO_HOST .. ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE)",
+                         kind, kind_name(kind));
     if (count > destMax)
-        return sim_error(ACL_ERROR_INVALID_PARAM, fn, "count %zu is larger than destMax %zu (the capacity of dst)",
-                         count, destMax);
-    if (kind < 0 || kind > 7)
-        return sim_error(ACL_ERROR_INVALID_PARAM, fn, "kind %d is not an aclrtMemcpyKind (expected 0..7)", kind);
-    if (kind == ACL_MEMCPY_DEFAULT) {
-        sim_mem_region r;
-        int d_dev = sim_mem_lookup(dst, &r) && r.kind == SIM_MEM_DEVICE;
-        int s_dev = sim_mem_lookup(src, &r) && r.kind == SIM_MEM_DEVICE;
-        kind = d_dev ? (s_dev ? ACL_MEMCPY_DEVICE_TO_DEVICE : ACL_MEMCPY_HOST_TO_DEVICE)
-                     : (s_dev ? ACL_MEMCPY_DEVICE_TO_HOST : ACL_MEMCPY_HOST_TO_HOST);
-    }
-    int dst_dev = kind == 1 || kind == 3 || kind == 5 || kind == 6 || kind == 7;
-    int src_dev = kind == 2 || kind == 3 || kind == 6 || kind == 7;
-    /* Peer copies (3, 7) may touch any device; the others only the current one. */
-    int32_t need = (kind == 3 || kind == 7) ? -1 : device_id;
-    const char *kn = kind_name(kind);
+        return sim_error(ACL_ERROR_RT_PARAM_INVALID, fn,
+                         "count %zu is larger than destMax %zu (the capacity of dst)", count, destMax);
+    return ACL_SUCCESS;
+}
+
+/* Checks the sides of a copy whose direction is settled (dst_dev/src_dev):
+ * device sides lie in one live allocation (of `device_id`, any device when it
+ * is < 0), pinned host sides fit; two devices need peer access.  *cross says
+ * whether the copy goes between two devices. */
+static aclError check_sides(const char *fn, void *dst, const void *src, size_t count, int dst_dev, int src_dev,
+                            int32_t device_id, int *cross)
+{
     aclError rc;
-    if (dst_dev) {
-        if ((rc = sim_mem_check_device(fn, "dst", dst, count, need)))
-            return rc;
-    } else if ((rc = check_host_side(fn, "dst", dst, count, kn))) {
+    if ((rc = dst_dev ? sim_mem_check_device(fn, "dst", dst, count, device_id) : check_host_side(fn, "dst", dst, count)))
         return rc;
-    }
-    if (src_dev) {
-        if ((rc = sim_mem_check_device(fn, "src", src, count, need)))
-            return rc;
-    } else if ((rc = check_host_side(fn, "src", src, count, kn))) {
+    if ((rc = src_dev ? sim_mem_check_device(fn, "src", src, count, device_id) : check_host_side(fn, "src", src, count)))
         return rc;
-    }
     *cross = 0;
     if (dst_dev && src_dev) {
         sim_mem_region rd, rs;
@@ -402,25 +429,26 @@ static aclError check_copy(const char *fn, void *dst, size_t destMax, const void
             *cross = 1;
         }
     }
-    if (async && dst_dev && src_dev && (((uintptr_t)dst | (uintptr_t)src) & 63))
-        return sim_error(ACL_ERROR_RT_ADDR_UNALIGNED, fn,
-                         "an asynchronous device-to-device copy needs 64-byte aligned addresses: dst %p is %u bytes and "
-                         "src %p is %u bytes past a 64-byte boundary",
-                         dst, (unsigned)((uintptr_t)dst & 63), src, (unsigned)((uintptr_t)src & 63));
-    *out_kind = (aclrtMemcpyKind)kind;
     return ACL_SUCCESS;
 }
 
-/* Validates a memset target: device memory of the current device or pinned host memory. */
+static aclrtMemcpyKind kind_of(int dst_dev, int src_dev)
+{
+    return dst_dev ? (src_dev ? ACL_MEMCPY_DEVICE_TO_DEVICE : ACL_MEMCPY_HOST_TO_DEVICE)
+                   : (src_dev ? ACL_MEMCPY_DEVICE_TO_HOST : ACL_MEMCPY_HOST_TO_HOST);
+}
+
+/* Validates a memset target: device memory of the current device or pinned
+ * host memory.  count > maxCount is the runtime's 107000 (CANN 9.1). */
 static aclError check_memset(const char *fn, void *devPtr, size_t maxCount, size_t count, int32_t device_id)
 {
     sim_mem_region r;
     if (!devPtr)
         return sim_error(ACL_ERROR_INVALID_PARAM, fn, "devPtr is NULL");
     if (count > maxCount)
-        return sim_error(ACL_ERROR_INVALID_PARAM, fn, "count %zu is larger than maxCount %zu", count, maxCount);
+        return sim_error(ACL_ERROR_RT_PARAM_INVALID, fn, "count %zu is larger than maxCount %zu", count, maxCount);
     if (sim_mem_lookup(devPtr, &r) && r.kind == SIM_MEM_HOST)
-        return check_host_side(fn, "devPtr", devPtr, count, "(memset)");
+        return check_host_side(fn, "devPtr", devPtr, count);
     return sim_mem_check_device(fn, "devPtr", devPtr, count, device_id);
 }
 
@@ -497,11 +525,7 @@ SIM_EXPORT aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy
         rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "devPtr is NULL; pass the address of a void *");
     if (!rc && size == 0)
         rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "size is 0; expected at least 1 byte");
-    if (!rc && ((pol & 0xffu) > 7 || (pol & ~0xffu & ~(0x0100u | 0x1000u | 0x100000u))))
-        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn,
-                       "policy 0x%x is not a known aclrtMemMallocPolicy (ACL_MEM_MALLOC_* 0..7, optionally with "
-                       "ACL_MEM_TYPE_* / ACL_MEM_ACCESS_* bits)",
-                       pol);
+    /* Any policy is accepted: CANN 9.1 takes an unknown one as the default. */
     if (!rc && size > SIZE_MAX - 128)
         rc = sim_error(ACL_ERROR_RT_MEMORY_ALLOCATION, fn, "size %zu is too large", size);
     if (!rc)
@@ -562,8 +586,10 @@ SIM_EXPORT aclError aclrtMallocHost(void **hostPtr, size_t size)
     SIM_RETURN(aclrtMallocHost, rc, "hostPtr=%p, size=%zu -> %p", (void *)hostPtr, size, p);
 }
 
-/* Removes the allocation starting exactly at ptr, of the expected kind. */
-static aclError remove_allocation(const char *fn, const char *arg, void *ptr, sim_mem_kind want, mem_entry *out)
+/* Removes the allocation starting exactly at ptr, of the expected kind; any
+ * other pointer is refused with bad_code. */
+static aclError remove_allocation(const char *fn, const char *arg, void *ptr, sim_mem_kind want, aclError bad_code,
+                                  mem_entry *out)
 {
     aclError rc = ACL_SUCCESS;
     pthread_rwlock_wrlock(&mem_lock);
@@ -597,16 +623,16 @@ static aclError remove_allocation(const char *fn, const char *arg, void *ptr, si
     sim_mem_kind fk;
     const char *other = want == SIM_MEM_DEVICE ? "aclrtFreeHost" : "aclrtFree";
     if (i >= 0 && e.kind != want)
-        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "%s %p was allocated by %s; free it with %s", arg, ptr,
+        rc = sim_error(bad_code, fn, "%s %p was allocated by %s; free it with %s", arg, ptr,
                        e.kind == SIM_MEM_DEVICE ? "aclrtMalloc" : "aclrtMallocHost", other);
     else if (i >= 0)
-        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn,
+        rc = sim_error(bad_code, fn,
                        "%s %p points %zu bytes into the allocation at %p; pass the pointer the allocation returned",
                        arg, ptr, (size_t)((char *)ptr - e.base), (void *)e.base);
     else if (recently_freed(ptr, &fk))
-        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "%s %p was already freed", arg, ptr);
+        rc = sim_error(bad_code, fn, "%s %p was already freed", arg, ptr);
     else
-        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "%s %p was not allocated by %s (unknown pointer)", arg, ptr,
+        rc = sim_error(bad_code, fn, "%s %p was not allocated by %s (unknown pointer)", arg, ptr,
                        want == SIM_MEM_DEVICE ? "aclrtMalloc" : "aclrtMallocHost");
     return rc;
 }
@@ -620,7 +646,8 @@ SIM_EXPORT aclError aclrtFree(void *devPtr)
     if (!rc && !devPtr)
         rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "devPtr is NULL");
     if (!rc)
-        rc = remove_allocation(fn, "devPtr", devPtr, SIM_MEM_DEVICE, &e);
+        /* CANN 9.1: the driver refuses the pointer, the runtime answers 107000. */
+        rc = remove_allocation(fn, "devPtr", devPtr, SIM_MEM_DEVICE, ACL_ERROR_RT_PARAM_INVALID, &e);
     if (!rc) {
         /* CANN frees at once, without synchronizing anything; parked bytes
          * (e.base NULL) go when the last queued task using them has run. */
@@ -639,7 +666,7 @@ SIM_EXPORT aclError aclrtFreeHost(void *hostPtr)
     if (!rc && !hostPtr)
         rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "hostPtr is NULL");
     if (!rc)
-        rc = remove_allocation(fn, "hostPtr", hostPtr, SIM_MEM_HOST, &e);
+        rc = remove_allocation(fn, "hostPtr", hostPtr, SIM_MEM_HOST, ACL_ERROR_INVALID_PARAM, &e);
     if (!rc)
         free(e.base);   /* NULL when parked for queued work, as in aclrtFree */
     SIM_RETURN(aclrtFreeHost, rc, "hostPtr=%p", hostPtr);
@@ -651,16 +678,70 @@ SIM_EXPORT aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size
 {
     SIM_ENTER(aclrtMemcpy);
     const char *fn = "aclrtMemcpy";
-    sim_context *ctx;
     aclrtMemcpyKind k = kind;
     int cross = 0;
-    aclError rc = sim_need_context(fn, &ctx);
+    aclError rc = ACL_SUCCESS;
+    /* CANN 9.1: a count of 0 succeeds before any check, context included. */
+    if (count == 0)
+        SIM_RETURN(aclrtMemcpy, rc, "dst=%p, destMax=%zu, src=%p, count=0, kind=%s", dst, destMax, src,
+                   kind_name((int)kind));
+    rc = sim_need_context(fn, NULL);
     if (!rc)
-        rc = check_copy(fn, dst, destMax, src, count, (int)kind, 0, ctx->device_id, &k, &cross);
-    if (!rc && count)
+        rc = check_copy_args(fn, dst, destMax, src, count, (int)kind);
+    if (!rc) {
+        /* The synchronous copy ignores kind: the driver finds the direction
+         * from the addresses (CANN 9.1, documented as a reserved parameter). */
+        copy_side ds = side_of(dst, kind_dst_device((int)kind)), ss = side_of(src, kind_src_device((int)kind));
+        int dst_dev = ds == SIDE_DEVICE, src_dev = ss == SIDE_DEVICE;
+        k = kind_of(dst_dev, src_dev);
+        if (!(rc = check_not_freed(fn, "dst", dst, ds)) && !(rc = check_not_freed(fn, "src", src, ss)))
+            rc = check_sides(fn, dst, src, count, dst_dev, src_dev, -1, &cross);
+    }
+    if (!rc)
         do_copy(NULL, dst, src, count, k, cross);
-    SIM_RETURN(aclrtMemcpy, rc, "dst=%p, destMax=%zu, src=%p, count=%zu, kind=%s", dst, destMax, src, count,
-               kind_name((int)kind));
+    SIM_RETURN(aclrtMemcpy, rc, "dst=%p, destMax=%zu, src=%p, count=%zu, kind=%s (as %s)", dst, destMax, src, count,
+               kind_name((int)kind), kind_name((int)k));
+}
+
+/* Settles an asynchronous copy's direction as CANN 9.1 does: a side that is
+ * device or aclrtMallocHost memory is what it is, whatever kind says; a side
+ * that is neither (pageable host memory) may not be named device memory by
+ * kind (107000).  Host to host, as asked or as found, is 207000. */
+static aclError async_direction(const char *fn, void *dst, const void *src, int kind, int *dst_dev, int *src_dev,
+                                int *pageable)
+{
+    if (kind == ACL_MEMCPY_HOST_TO_HOST)
+        return sim_error(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn,
+                         "kind ACL_MEMCPY_HOST_TO_HOST is not supported by the asynchronous copy; use aclrtMemcpy "
+                         "(or memcpy) for host-to-host copies");
+    int kd = kind_dst_device(kind), ks = kind_src_device(kind);
+    copy_side ds = side_of(dst, kd), ss = side_of(src, ks);
+    aclError rc;
+    if ((rc = check_not_freed(fn, "dst", dst, ds)) || (rc = check_not_freed(fn, "src", src, ss)))
+        return rc;
+    if (kind == ACL_MEMCPY_DEFAULT) {
+        kd = ds == SIDE_DEVICE;
+        ks = ss == SIDE_DEVICE;
+    }
+    if (ds == SIDE_PAGEABLE && kd)
+        return sim_error(ACL_ERROR_RT_PARAM_INVALID, fn,
+                         "dst %p is pageable host memory (in no live aclrtMalloc/aclrtMallocHost allocation) but "
+                         "kind %s names it as device memory",
+                         dst, kind_name(kind));
+    if (ss == SIDE_PAGEABLE && ks)
+        return sim_error(ACL_ERROR_RT_PARAM_INVALID, fn,
+                         "src %p is pageable host memory (in no live aclrtMalloc/aclrtMallocHost allocation) but "
+                         "kind %s names it as device memory",
+                         src, kind_name(kind));
+    *dst_dev = ds == SIDE_DEVICE;
+    *src_dev = ss == SIDE_DEVICE;
+    if (!*dst_dev && !*src_dev)
+        return sim_error(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, fn,
+                         "dst %p and src %p are both host memory (kind %s): the asynchronous copy does not copy host "
+                         "to host; use aclrtMemcpy",
+                         dst, src, kind_name(kind));
+    *pageable = ds == SIDE_PAGEABLE || ss == SIDE_PAGEABLE;
+    return ACL_SUCCESS;
 }
 
 SIM_EXPORT aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind,
@@ -670,11 +751,28 @@ SIM_EXPORT aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
     const char *fn = "aclrtMemcpyAsync";
     sim_stream *s = NULL;
     aclrtMemcpyKind k = kind;
-    int cross = 0;
-    aclError rc = sim_stream_resolve(fn, stream, &s);
+    int cross = 0, dst_dev = 0, src_dev = 0, pageable = 0;
+    aclError rc = ACL_SUCCESS;
+    if (count == 0)   /* CANN 9.1: success before any check */
+        SIM_RETURN(aclrtMemcpyAsync, rc, "dst=%p, destMax=%zu, src=%p, count=0, kind=%s, stream=%p", dst, destMax,
+                   src, kind_name((int)kind), stream);
+    rc = check_copy_args(fn, dst, destMax, src, count, (int)kind);
     if (!rc)
-        rc = check_copy(fn, dst, destMax, src, count, (int)kind, 1, sim_stream_device(s), &k, &cross);
+        rc = sim_stream_resolve(fn, stream, &s);
+    if (!rc)
+        rc = async_direction(fn, dst, src, (int)kind, &dst_dev, &src_dev, &pageable);
     if (!rc) {
+        k = kind_of(dst_dev, src_dev);
+        /* A device-to-device copy may go to a peer device; the others stay on the stream's. */
+        rc = check_sides(fn, dst, src, count, dst_dev, src_dev, dst_dev && src_dev ? -1 : sim_stream_device(s), &cross);
+    }
+    if (!rc && pageable) {
+        /* CANN 8.5+: pageable host memory makes the copy synchronous: the
+         * stream's queued work first, then the copy, before the call returns. */
+        rc = sim_stream_synchronize(fn, s, -1);
+        if (!rc)
+            do_copy(NULL, dst, src, count, k, cross);
+    } else if (!rc) {
         copy_arg a = {dst, src, count, k, cross, sim_mem_pin(dst), sim_mem_pin(src)};
         rc = sim_stream_enqueue(s, "memcpy", copy_task, &a, sizeof a);
         if (rc) {
@@ -682,8 +780,9 @@ SIM_EXPORT aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
             sim_mem_unpin(a.pin_src);
         }
     }
-    SIM_RETURN(aclrtMemcpyAsync, rc, "dst=%p, destMax=%zu, src=%p, count=%zu, kind=%s, stream=%p", dst, destMax, src,
-               count, kind_name((int)kind), stream);
+    SIM_RETURN(aclrtMemcpyAsync, rc, "dst=%p, destMax=%zu, src=%p, count=%zu, kind=%s (as %s%s), stream=%p", dst,
+               destMax, src, count, kind_name((int)kind), kind_name((int)k), pageable ? ", pageable: synchronous" : "",
+               stream);
 }
 
 SIM_EXPORT aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
@@ -691,6 +790,9 @@ SIM_EXPORT aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, si
     SIM_ENTER(aclrtMemset);
     const char *fn = "aclrtMemset";
     sim_context *ctx;
+    if (count == 0)   /* CANN 9.1: success before any check */
+        SIM_RETURN(aclrtMemset, ACL_SUCCESS, "devPtr=%p, maxCount=%zu, value=%d, count=0", devPtr, maxCount,
+                   (int)value);
     aclError rc = sim_need_context(fn, &ctx);
     if (!rc)
         rc = check_memset(fn, devPtr, maxCount, count, ctx->device_id);
@@ -704,6 +806,9 @@ SIM_EXPORT aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t valu
     SIM_ENTER(aclrtMemsetAsync);
     const char *fn = "aclrtMemsetAsync";
     sim_stream *s = NULL;
+    if (count == 0)   /* CANN 9.1: success before any check */
+        SIM_RETURN(aclrtMemsetAsync, ACL_SUCCESS, "devPtr=%p, maxCount=%zu, value=%d, count=0, stream=%p", devPtr,
+                   maxCount, (int)value, stream);
     aclError rc = sim_stream_resolve(fn, stream, &s);
     if (!rc)
         rc = check_memset(fn, devPtr, maxCount, count, sim_stream_device(s));

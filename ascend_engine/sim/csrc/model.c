@@ -134,7 +134,7 @@ static aclError load_model(const char *fn, const void *bytes, size_t size, uint3
     sim_context *ctx;
     aclError rc;
     sim_model_info *info = NULL;
-    if ((rc = sim_check_init(fn)) != ACL_SUCCESS)
+    if ((rc = sim_check_ge_init(fn)) != ACL_SUCCESS)
         return rc;
     if (!modelId)
         return sim_error(ACL_ERROR_INVALID_PARAM, fn, "modelId is NULL");
@@ -270,7 +270,7 @@ static aclError load_file(const char *fn, const char *path, uint32_t *modelId, v
 {
     unsigned char *buf;
     size_t size;
-    aclError rc = sim_check_init(fn);
+    aclError rc = sim_check_ge_init(fn);
     if (rc == ACL_SUCCESS)
         rc = read_file(fn, path, &buf, &size);
     if (rc != ACL_SUCCESS)
@@ -305,7 +305,7 @@ SIM_EXPORT aclError aclmdlQuerySize(const char *fileName, size_t *workSize, size
     unsigned char *buf;
     size_t size;
     sim_model_info *info;
-    aclError rc = sim_check_init(fn);
+    aclError rc = sim_check_ge_init(fn);
     if (rc == ACL_SUCCESS && (!workSize || !weightSize))
         rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "workSize or weightSize is NULL");
     if (rc == ACL_SUCCESS && (rc = read_file(fn, fileName, &buf, &size)) == ACL_SUCCESS) {
@@ -323,7 +323,7 @@ SIM_EXPORT aclError aclmdlQuerySize(const char *fileName, size_t *workSize, size
 SIM_EXPORT aclError aclmdlUnload(uint32_t modelId)
 {
     SIM_ENTER(aclmdlUnload);
-    aclError rc = sim_check_init("aclmdlUnload");
+    aclError rc = sim_check_ge_init("aclmdlUnload");
     sim_model *m = NULL;
     if (rc == ACL_SUCCESS) {
         pthread_mutex_lock(&table_lock);

@@ -418,7 +418,7 @@ SIM_EXPORT aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset *input, 
     sim_context *ctx;
     exec_plan *p = NULL;
     sim_model *m = NULL;
-    aclError rc = sim_check_init(fn);
+    aclError rc = sim_check_ge_init(fn);
     if (rc == ACL_SUCCESS)
         rc = sim_need_context(fn, &ctx);
     if (rc == ACL_SUCCESS && !(m = sim_model_get(modelId)))
@@ -529,7 +529,7 @@ SIM_EXPORT aclError aclmdlExecuteAsync(uint32_t modelId, const aclmdlDataset *in
     sim_stream *s = NULL;
     exec_plan *p = NULL;
     sim_model *m = NULL;
-    aclError rc = sim_check_init(fn);
+    aclError rc = sim_check_ge_init(fn);
     if (rc == ACL_SUCCESS)
         rc = sim_stream_resolve(fn, stream, &s);
     if (rc == ACL_SUCCESS && !(m = sim_model_get(modelId)))

@@ -5,7 +5,9 @@
  * others reach it only through the functions declared here:
  *
  *   errors.c    recent-error messages (per thread), the call log, fault injection
- *   init.c      aclInit / aclFinalize, configuration from the environment
+ *   init.c      aclInit / aclFinalize / aclFinalizeReference, the runtime's lazy
+ *               start, configuration from the environment
+ *   applog.c    aclAppLog, the application log
  *   device.c    devices, contexts (per-thread current context), run mode, SoC name
  *   visible.c   ASCEND_RT_VISIBLE_DEVICES: visible physical devices, renumbered
  *   stream.c    streams: ordered task queues, one worker thread each
@@ -30,7 +32,9 @@
  *     and what was expected, and returns the code.
  *   - It returns through SIM_RETURN(name, rc, fmt, args...), which writes the
  *     call to the call log (ASCEND_SIM_LOG) when logging is on.
- *   - Functions that need an initialized runtime call sim_check_init(); those
+ *   - Functions that need the runtime call sim_check_init(), which starts it
+ *     on first use (CANN's runtime has no init gate); model-executor calls
+ *     use sim_check_ge_init() (145001 outside aclInit..aclFinalize); those
  *     that need a current context call sim_need_context().
  */
 #ifndef ASCEND_SIM_H
@@ -86,7 +90,12 @@ aclError sim_fault_on_task(const char *what, int *stall_ms);
 
 /* ---- init.c: process state and configuration ---------------------------- */
 
-aclError sim_check_init(const char *fn);   /* 100001 before aclInit / after aclFinalize */
+/* Starts the runtime if needed (reading the configuration); fails only when
+ * the environment's configuration is invalid. */
+aclError sim_check_init(const char *fn);
+/* The model executor: 145001 ACL_ERROR_GE_EXEC_NOT_INIT unless aclInit
+ * succeeded and aclFinalize has not run since. */
+aclError sim_check_ge_init(const char *fn);
 
 #define SIM_MAX_DEVICES 1024   /* the largest ASCEND_SIM_DEVICE_COUNT */
 
@@ -161,8 +170,8 @@ typedef aclError (*sim_task_fn)(void *arg, sim_stream *stream);
 #define SIM_TASK_ARG_MAX 192   /* task arguments are copied inline: no malloc per task */
 
 /* Resolve a stream handle (NULL = default stream of the current context),
- * checking it is alive (107017) and belongs to the current context's device
- * (107003).  Needs a current context. */
+ * checking it is alive (107017) and belongs to the current context itself,
+ * not only its device (107003, CANN 9.1).  Needs a current context. */
 aclError sim_stream_resolve(const char *fn, aclrtStream handle, sim_stream **out);
 /* Enqueue a task; `arg` (arg_size <= SIM_TASK_ARG_MAX bytes) is copied.
  * `what` names the task in logs and messages ("execute model 3"). */

@@ -216,7 +216,10 @@ void sim_streams_destroy_for_context(sim_context *ctx)
 
 /* ---- sim.h interface ------------------------------------------------------------------------------ */
 
-aclError sim_stream_resolve(const char *fn, aclrtStream handle, sim_stream **out)
+/* same_context: the stream must belong to the current context itself (CANN
+ * 9.1 compares contexts for the calls that put work on a stream or destroy
+ * it); otherwise its device is enough (synchronize, query). */
+static aclError resolve(const char *fn, aclrtStream handle, int same_context, sim_stream **out)
 {
     sim_context *ctx;
     aclError rc = sim_need_context(fn, &ctx);
@@ -236,8 +239,18 @@ aclError sim_stream_resolve(const char *fn, aclrtStream handle, sim_stream **out
                          "stream %p (stream %u) belongs to device %d but this thread's current context is on device "
                          "%d; make that stream's context current first",
                          handle, s->id, (int)s->device_id, (int)ctx->device_id);
+    if (same_context && s->ctx != ctx)
+        return sim_error(ACL_ERROR_RT_STREAM_CONTEXT, fn,
+                         "stream %p (stream %u) belongs to context %p, not to this thread's current context %p (both "
+                         "on device %d); make that stream's context current first",
+                         handle, s->id, (void *)s->ctx, (void *)ctx, (int)ctx->device_id);
     *out = s;
     return ACL_SUCCESS;
+}
+
+aclError sim_stream_resolve(const char *fn, aclrtStream handle, sim_stream **out)
+{
+    return resolve(fn, handle, 1, out);
 }
 
 aclError sim_stream_enqueue(sim_stream *s, const char *what, sim_task_fn run, const void *arg, size_t arg_size)
@@ -385,7 +398,7 @@ SIM_EXPORT aclError aclrtSynchronizeStream(aclrtStream stream)
 {
     SIM_ENTER(aclrtSynchronizeStream);
     sim_stream *s;
-    aclError rc = sim_stream_resolve("aclrtSynchronizeStream", stream, &s);
+    aclError rc = resolve("aclrtSynchronizeStream", stream, 0, &s);
     if (!rc)
         rc = sim_stream_synchronize("aclrtSynchronizeStream", s, -1);
     SIM_RETURN(aclrtSynchronizeStream, rc, "stream=%p", stream);
@@ -396,12 +409,13 @@ SIM_EXPORT aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_
     SIM_ENTER(aclrtSynchronizeStreamWithTimeout);
     sim_stream *s;
     aclError rc = ACL_SUCCESS;
-    if (timeout < -1)
-        rc = sim_error(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeStreamWithTimeout",
-                       "timeout %d is invalid: expected -1 (wait forever), 0 (poll) or a positive number of ms",
+    /* CANN 9.1: the runtime refuses 0 as well as < -1 (there is no poll). */
+    if (timeout < -1 || timeout == 0)
+        rc = sim_error(ACL_ERROR_RT_PARAM_INVALID, "aclrtSynchronizeStreamWithTimeout",
+                       "timeout %d is invalid: expected -1 (wait forever) or a positive number of ms (0 is refused)",
                        (int)timeout);
     if (!rc)
-        rc = sim_stream_resolve("aclrtSynchronizeStreamWithTimeout", stream, &s);
+        rc = resolve("aclrtSynchronizeStreamWithTimeout", stream, 0, &s);
     if (!rc)
         rc = sim_stream_synchronize("aclrtSynchronizeStreamWithTimeout", s, timeout);
     SIM_RETURN(aclrtSynchronizeStreamWithTimeout, rc, "stream=%p, timeout=%d", stream, (int)timeout);
@@ -415,7 +429,7 @@ SIM_EXPORT aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *stat
     if (!status)
         rc = sim_error(ACL_ERROR_INVALID_PARAM, "aclrtStreamQuery", "status is NULL; pass the address of an aclrtStreamStatus");
     if (!rc)
-        rc = sim_stream_resolve("aclrtStreamQuery", stream, &s);
+        rc = resolve("aclrtStreamQuery", stream, 0, &s);
     if (!rc) {
         pthread_mutex_lock(&s->mu);
         *status = s->completed == s->enqueued ? ACL_STREAM_STATUS_COMPLETE : ACL_STREAM_STATUS_NOT_READY;

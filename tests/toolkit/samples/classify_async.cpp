@@ -33,11 +33,11 @@ void *ReportThread(void *)
         aclError ret = aclrtProcessReport(100);
         // A timeout just means no callback was due in the last 100 ms; before
         // main subscribes us (and after it unsubscribes) we are not subscribed.
-        if (ret == ACL_ERROR_THREAD_NOT_SUBSCRIBE) {
+        if (ret == ACL_ERROR_RT_THREAD_SUBSCRIBE) {
             usleep(1000);
             continue;
         }
-        if (ret != ACL_SUCCESS && ret != ACL_ERROR_WAIT_CALLBACK_TIMEOUT) {
+        if (ret != ACL_SUCCESS && ret != ACL_ERROR_RT_REPORT_TIMEOUT) {
             std::fprintf(stderr, "aclrtProcessReport: %d %s\n", ret, aclGetRecentErrMsg());
             std::exit(1);
         }

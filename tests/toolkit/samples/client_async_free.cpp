@@ -29,7 +29,7 @@ void *ReportThread(void *)
     CHECK_ACL(aclrtSetCurrentContext(g_context));
     while (!g_exit.load()) {
         aclError ret = aclrtProcessReport(100);
-        if (ret != ACL_SUCCESS && ret != ACL_ERROR_WAIT_CALLBACK_TIMEOUT && ret != ACL_ERROR_THREAD_NOT_SUBSCRIBE) {
+        if (ret != ACL_SUCCESS && ret != ACL_ERROR_RT_REPORT_TIMEOUT && ret != ACL_ERROR_RT_THREAD_SUBSCRIBE) {
             std::fprintf(stderr, "aclrtProcessReport: %d %s\n", ret, aclGetRecentErrMsg());
             std::exit(1);
         }

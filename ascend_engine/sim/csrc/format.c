@@ -177,9 +177,11 @@ aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_mod
         return sim_error(ACL_ERROR_BAD_ALLOC, fn, "out of host memory parsing the model");
 
     uint64_t file_size = rd64(b + 16);
-    if (file_size != size)
-        PARSE_FAIL("the header (byte 16) says %" PRIu64 " bytes, the model has %zu (truncated or corrupted)",
-                   file_size, size);
+    if (file_size != size) {   /* a length problem: CANN 9.1's code for a model of the wrong size */
+        rc = sim_error(ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID, fn, "invalid simulator model: the header (byte "
+                       "16) says %" PRIu64 " bytes, the model has %zu (truncated or corrupted)", file_size, size);
+        goto fail;
+    }
     m->n_tensors = rd32(b + 24);
     m->n_ops = rd32(b + 28);
     m->n_inputs = rd32(b + 32);

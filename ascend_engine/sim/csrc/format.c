@@ -411,6 +411,16 @@ aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_mod
 
     m->scratch_offset = work;
     m->work_size = work + scratch;
+    if (m->executor == SIM_EXEC_ONNX) {
+        /* ONNX Runtime keeps its own intermediates; aclmdlQuerySize reports the work memory ATC
+         * planned for them (byte 152), never 0 as no real converted model does; a file without
+         * one: its inputs' and outputs' bytes */
+        m->work_size = rd64(b + 152);
+        for (uint32_t i = 0; m->work_size == 0 && i < m->n_tensors; i++)
+            m->work_size += align64(m->tensors[i].max_bytes);
+        if (m->work_size == 0)
+            m->work_size = 64;
+    }
     m->weight_size = m->data_size;
     if (m->work_size > SIM_MAX_TENSOR_BYTES)
         PARSE_FAIL("the model needs %" PRIu64 " bytes of work memory, too much", m->work_size);

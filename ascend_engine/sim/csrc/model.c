@@ -188,8 +188,9 @@ static aclError load_model(const char *fn, const void *bytes, size_t size, uint3
     if (workPtr) {
         m->work = workPtr;
     } else {
-        /* not zeroed: every intermediate is written before it is read */
-        m->work = malloc(info->work_size ? info->work_size : 64);
+        /* not zeroed: every intermediate is written before it is read; an ONNX model's
+         * intermediates live in ONNX Runtime, so its work region is only reserved */
+        m->work = malloc(info->work_size && info->executor != SIM_EXEC_ONNX ? info->work_size : 64);
         m->own_work = 1;
     }
     if (weightPtr) {

@@ -71,15 +71,31 @@ _CODES = (
     (100008, "ACL_ERROR_FILE_ATTR_INVALID", "A file attribute has an invalid value"),
     (100009, "ACL_ERROR_INVALID_DUMP_CONFIG", "Dump configuration is invalid"),
     (100010, "ACL_ERROR_INVALID_PROFILING_CONFIG", "Profiling configuration is invalid"),
-    (100011, "ACL_ERROR_INVALID_MODEL_ID", "Model id is unknown / not loaded (documented; CANN 9.1 model calls never return it)"),
+    (
+        100011,
+        "ACL_ERROR_INVALID_MODEL_ID",
+        "Model id is unknown / not loaded (never returned by CANN 9.1)",
+    ),
     (100012, "ACL_ERROR_DESERIALIZE_MODEL", "Offline model (.om) could not be deserialized"),
     (100013, "ACL_ERROR_PARSE_MODEL", "Model contents could not be parsed"),
     (100014, "ACL_ERROR_READ_MODEL_FAILURE", "Reading the model file failed"),
     (100015, "ACL_ERROR_MODEL_SIZE_INVALID", "Model size is invalid"),
     (100016, "ACL_ERROR_MODEL_MISSING_ATTR", "Model lacks a required attribute"),
-    (100017, "ACL_ERROR_MODEL_INPUT_NOT_MATCH", "Supplied inputs do not match the model (count/size) (documented; CANN 9.1 model calls never return it)"),
-    (100018, "ACL_ERROR_MODEL_OUTPUT_NOT_MATCH", "Supplied outputs do not match the model (count/size) (documented; CANN 9.1 model calls never return it)"),
-    (100019, "ACL_ERROR_MODEL_NOT_DYNAMIC", "Dynamic-shape/batch API used on a static model (documented; CANN 9.1 model calls never return it)"),
+    (
+        100017,
+        "ACL_ERROR_MODEL_INPUT_NOT_MATCH",
+        "Supplied inputs do not match the model (count/size) (never returned by CANN 9.1)",
+    ),
+    (
+        100018,
+        "ACL_ERROR_MODEL_OUTPUT_NOT_MATCH",
+        "Supplied outputs do not match the model (count/size) (never returned by CANN 9.1)",
+    ),
+    (
+        100019,
+        "ACL_ERROR_MODEL_NOT_DYNAMIC",
+        "Dynamic-shape/batch API used on a static model (never returned by CANN 9.1)",
+    ),
     (100020, "ACL_ERROR_OP_TYPE_NOT_MATCH", "Single-op: operator type mismatch"),
     (100021, "ACL_ERROR_OP_INPUT_NOT_MATCH", "Single-op: inputs mismatch"),
     (100022, "ACL_ERROR_OP_OUTPUT_NOT_MATCH", "Single-op: outputs mismatch"),
@@ -674,8 +690,9 @@ _HINTS: dict[int, str] = {
     145006: _MODEL_FILE_HINT,
     145012: "the buffer the value goes into is too small: aclmdlGetInputSizeByIndex of the dynamic input "
     "(ascend_mbatch_shape_data), or aclmdlGetAippDataSize for the AIPP parameters",
-    145013: "the gear is not one of the model's (or none was set, or the model is static): use a batch size "
-    "aclmdlGetDynamicBatch lists, an image size aclmdlGetDynamicHW lists, or dims aclmdlGetInputDynamicDims lists",
+    145013: "the gear is not one of the model's (or none was set, or the model is static): use a batch "
+    "size aclmdlGetDynamicBatch lists, an image size aclmdlGetDynamicHW lists, or dims "
+    "aclmdlGetInputDynamicDims lists",
     500002: "the graph engine refused the execution: one buffer per model input and output, each at most 64 "
     "bytes smaller than aclmdlGetInputSizeByIndex / aclmdlGetOutputSizeByIndex (the selected gear's bytes)",
     507011: "the model failed on the device: read the message; the stream's error stays until synchronize "

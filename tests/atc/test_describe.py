@@ -136,7 +136,7 @@ def _with_input(path):
     import onnx
 
     m = onnx.load(path)
-    for d, v in zip(m.graph.input[0].type.tensor_type.shape.dim, (1, 3, 16, 16)):
+    for d, v in zip(m.graph.input[0].type.tensor_type.shape.dim, (1, 3, 16, 16), strict=True):
         d.ClearField("dim_param")
         d.dim_value = v
     return m

@@ -268,7 +268,8 @@ def test_load_from_file_codes(lib, tmp_path):
     assert "missing.om" in simlib.recent_error(lib)
     om = tmp_path / "real.om"
     om.write_bytes(b"IMOD" + bytes(300))  # any non-simulator file, e.g. a real OM
-    assert lib.aclmdlLoadFromFile(str(om).encode(), ctypes.byref(mid)) == acl.ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID
+    rc = lib.aclmdlLoadFromFile(str(om).encode(), ctypes.byref(mid))
+    assert rc == acl.ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID
     msg = simlib.recent_error(lib)
     assert "acl backend" in msg and "ASCEND_ENGINE_BACKEND=acl" in msg
     blob = bytearray(two_io_graph().to_bytes(batch_sizes=(2,)))

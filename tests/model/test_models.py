@@ -116,7 +116,8 @@ def test_non_gear_rejected_and_static_model(lib):
         assert static.gears == []
         bufs = mdl.Buffers(dyn)
         # batch 0 is an argument error, checked first (CANN 9.1)
-        assert lib.aclmdlSetDynamicBatchSize(dyn.id, bufs.input, len(dyn.inputs) - 1, 0) == acl.ACL_ERROR_INVALID_PARAM
+        rc = lib.aclmdlSetDynamicBatchSize(dyn.id, bufs.input, len(dyn.inputs) - 1, 0)
+        assert rc == acl.ACL_ERROR_INVALID_PARAM
         for bad in (1, 3, 5, 8):
             rc = lib.aclmdlSetDynamicBatchSize(dyn.id, bufs.input, len(dyn.inputs) - 1, bad)
             assert rc == acl.ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID

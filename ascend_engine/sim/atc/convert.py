@@ -446,8 +446,14 @@ def _convert_range(opts, model, blob, sess, specs, n_syms, sym_ranges, soc, comm
         latency_per_item_us=per_item,
         command=command,
         # at the upper bounds when every range has one, else at the lower bounds
-        work_bytes=cost.work_bytes(_with_shapes(model, specs, [hi if hi > 0 else lo for lo, hi in sym_ranges])),
+        work_bytes=cost.work_bytes(_with_shapes(model, specs, _work_row(sym_ranges))),
     )
+
+
+def _work_row(sym_ranges):
+    """The symbol values a range model's work memory is planned at: each range's upper bound, or its
+    lower bound when it has none."""
+    return [hi if hi > 0 else lo for lo, hi in sym_ranges]
 
 
 def _om_path(output):

@@ -169,8 +169,9 @@ def test_the_descriptor_reports_the_source_image(lib):
             1, 4, 2, 9, 5)
         assert (info.paddingSwitch, info.leftPaddingSize, info.rightPaddingSize, info.topPaddingSize,
                 info.bottomPaddingSize) == (1, 2, 1, 1, 2)
+        # the output biases were not given: ATC fills 16, 128, 128 (which a YUV source does not use)
         assert (info.cscSwitch, info.matrixR0C2, info.matrixR2C1, info.inputBias1, info.outputBias0) == (
-            1, 359, 454, 128, 0)
+            1, 359, 454, 128, 16)
         assert (info.meanChn2, info.minChn1, info.varReciChn1) == (30, 1.5, 0.25)
         assert (info.srcFormat, info.srcDatatype, info.srcDimNum, info.shapeCount) == (0, 0, 4, 1)
         src = info.outDims[0].srcDims

@@ -67,7 +67,9 @@ def device(lib, n):
 
 
 def put(lib, ptr, a):
-    mdl.check(lib, lib.aclrtMemcpy(ptr, a.nbytes, a.ctypes.data, a.nbytes, acl.ACL_MEMCPY_HOST_TO_DEVICE), "h2d")
+    mdl.check(
+        lib, lib.aclrtMemcpy(ptr, a.nbytes, a.ctypes.data, a.nbytes, acl.ACL_MEMCPY_HOST_TO_DEVICE), "h2d"
+    )
 
 
 def get(lib, ptr, n, dtype=np.uint8):
@@ -81,8 +83,16 @@ def get(lib, ptr, n, dtype=np.uint8):
 
 @pytest.mark.parametrize(
     "call",
-    ["aclmdlExecute", "aclmdlExecuteAsync", "aclmdlUnload", "aclmdlGetDesc", "aclmdlSetDynamicBatchSize",
-     "aclmdlSetInputAIPP", "aclmdlGetAippType", "aclmdlGetFirstAippInfo"],
+    [
+        "aclmdlExecute",
+        "aclmdlExecuteAsync",
+        "aclmdlUnload",
+        "aclmdlGetDesc",
+        "aclmdlSetDynamicBatchSize",
+        "aclmdlSetInputAIPP",
+        "aclmdlGetAippType",
+        "aclmdlGetFirstAippInfo",
+    ],
     ids=lambda c: f"row58-CANN9.1-unknown-model-id-145003-{c}",
 )
 def test_row58_unknown_model_id_is_145003(lib, call):
@@ -102,7 +112,9 @@ def test_row58_unknown_model_id_is_145003(lib, call):
             "aclmdlGetDesc": lambda: lib.aclmdlGetDesc(desc, UNKNOWN_ID),
             "aclmdlSetDynamicBatchSize": lambda: lib.aclmdlSetDynamicBatchSize(UNKNOWN_ID, ds, 0, 1),
             "aclmdlSetInputAIPP": lambda: lib.aclmdlSetInputAIPP(UNKNOWN_ID, ds, 0, aipp),
-            "aclmdlGetAippType": lambda: lib.aclmdlGetAippType(UNKNOWN_ID, 0, ctypes.byref(t), ctypes.byref(att)),
+            "aclmdlGetAippType": lambda: lib.aclmdlGetAippType(
+                UNKNOWN_ID, 0, ctypes.byref(t), ctypes.byref(att)
+            ),
             "aclmdlGetFirstAippInfo": lambda: lib.aclmdlGetFirstAippInfo(UNKNOWN_ID, 0, info),
         }[call]()
         assert rc == acl.ACL_ERROR_GE_EXEC_MODEL_ID_INVALID, (rc, err(lib))
@@ -128,15 +140,22 @@ def test_row59_CANN91_missing_model_file_is_145002(lib, tmp_path):
     assert rc == acl.ACL_ERROR_GE_EXEC_MODEL_PATH_INVALID, err(lib)
 
 
-@pytest.mark.parametrize("case", ["bad-magic", "truncated-header", "wrong-length"],
-                         ids=lambda c: f"row60-CANN9.1-{c}-145006")
+@pytest.mark.parametrize(
+    "case", ["bad-magic", "truncated-header", "wrong-length"], ids=lambda c: f"row60-CANN9.1-{c}-145006"
+)
 def test_row60_bad_magic_or_length_is_145006(lib, case):
     blob = relu_graph().to_bytes()
     bad = {"bad-magic": b"IMOD" + blob[4:], "truncated-header": blob[:12], "wrong-length": blob[:-10]}[case]
     mid = ctypes.c_uint32()
-    assert lib.aclmdlLoadFromMem(bad, len(bad), ctypes.byref(mid)) == acl.ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID
-    want = {"bad-magic": "not a simulator model", "truncated-header": "truncated header: 12 bytes",
-            "wrong-length": "(truncated or corrupted)"}[case]
+    assert (
+        lib.aclmdlLoadFromMem(bad, len(bad), ctypes.byref(mid))
+        == acl.ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID
+    )
+    want = {
+        "bad-magic": "not a simulator model",
+        "truncated-header": "truncated header: 12 bytes",
+        "wrong-length": "(truncated or corrupted)",
+    }[case]
     assert want in err(lib), err(lib)
 
 
@@ -164,7 +183,9 @@ def test_row62_work_or_weight_too_small_is_145000(lib, tmp_path, short):
     assert rc == acl.ACL_ERROR_GE_PARAM_INVALID
     assert f"{short}Size {sizes[0] if short == 'work' else sizes[1]} is smaller than" in err(lib)
     # NULL pointers: GE allocates that part itself
-    mdl.check(lib, lib.aclmdlLoadFromFileWithMem(str(path).encode(), ctypes.byref(mid), None, 0, None, 0), "load")
+    mdl.check(
+        lib, lib.aclmdlLoadFromFileWithMem(str(path).encode(), ctypes.byref(mid), None, 0, None, 0), "load"
+    )
     mdl.check(lib, lib.aclmdlUnload(mid.value), "unload")
     lib.aclrtFree(wp)
     lib.aclrtFree(pp)
@@ -203,7 +224,9 @@ def test_row63_a_buffer_up_to_64_bytes_short_runs(lib, static, which):
         lib.aclrtFree(yout)
 
 
-@pytest.mark.parametrize("which", ["input", "output"], ids=lambda w: f"row63-CANN9.1-{w}-65-bytes-short-500002")
+@pytest.mark.parametrize(
+    "which", ["input", "output"], ids=lambda w: f"row63-CANN9.1-{w}-65-bytes-short-500002"
+)
 def test_row63_a_buffer_65_bytes_short_is_refused(lib, static, which):
     sizes = {"input": ([512 - 65], None), "output": (None, [512 - 65])}[which]
     bufs = mdl.Buffers(static, in_sizes=sizes[0], out_sizes=sizes[1])
@@ -212,7 +235,8 @@ def test_row63_a_buffer_65_bytes_short_is_refused(lib, static, which):
         name = "x" if which == "input" else "y"
         assert err(lib) == (
             f"aclmdlExecute: {which} 0 ('{name}'): buffer of 447 bytes, model {static.id} needs 512 "
-            f"(aclmdlGet{'Input' if which == 'input' else 'Output'}SizeByIndex); CANN accepts up to 64 bytes fewer"
+            f"(aclmdlGet{'Input' if which == 'input' else 'Output'}SizeByIndex); "
+            "CANN accepts up to 64 bytes fewer"
         )
     finally:
         bufs.close()
@@ -221,14 +245,14 @@ def test_row63_a_buffer_65_bytes_short_is_refused(lib, static, which):
 def test_row63_CANN91_gear_model_sizes_unchecked_only_under_cann(lib, gear, monkeypatch):
     """CANN does not check a gear model's buffers; the simulator does unless ASCEND_SIM_GEAR_CHECKS=cann."""
     sizes = [io["size"] for io in gear.inputs]
-    bufs = mdl.Buffers(gear, in_sizes=[4] + sizes[1:])   # 4 bytes for a 4 x 32 float32 input at batch 4
+    bufs = mdl.Buffers(gear, in_sizes=[4] + sizes[1:])  # 4 bytes for a 4 x 32 float32 input at batch 4
     try:
         bufs.set_batch(4)
         assert lib.aclmdlExecute(gear.id, bufs.input, bufs.output) == acl.ACL_ERROR_GE_FAILURE
         assert "ASCEND_SIM_GEAR_CHECKS=cann" in err(lib)
         monkeypatch.setenv("ASCEND_SIM_GEAR_CHECKS", "cann")
         put(lib, bufs.in_ptrs[0], np.array([3.0], np.float32))
-        bufs.execute()   # the device would read past the buffer; the simulator reads zeros there
+        bufs.execute()  # the device would read past the buffer; the simulator reads zeros there
         y = bufs.fetch(4)["y"]
         assert y[0, 0] == 3.0 and (y.reshape(-1)[1:] == 0).all()
     finally:
@@ -268,18 +292,21 @@ def test_row64_CANN91_null_output_allocated_by_sync_execute(lib, static):
 
 
 def test_row65_CANN91_gear_model_without_setter(lib, gear, monkeypatch):
-    """strict (the default): 145013, the message naming the setter and the switch; cann: the gear in the buffer."""
+    """strict (the default): 145013, the message naming the setter and the switch; cann: the gear the
+    buffer holds."""
     bufs = mdl.Buffers(gear)
     try:
-        assert lib.aclmdlExecute(gear.id, bufs.input, bufs.output) == acl.ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID
+        assert (
+            lib.aclmdlExecute(gear.id, bufs.input, bufs.output) == acl.ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID
+        )
         assert "call aclmdlSetDynamicBatchSize" in err(lib) and "ASCEND_SIM_GEAR_CHECKS=cann" in err(lib)
         monkeypatch.setenv("ASCEND_SIM_GEAR_CHECKS", "cann")
         x = np.arange(-64, 64, dtype=np.float32).reshape(4, 32)
         put(lib, bufs.in_ptrs[0], x)
-        put(lib, bufs.in_ptrs[1], np.array([2], np.uint64))   # the device runs the gear the buffer holds
+        put(lib, bufs.in_ptrs[1], np.array([2], np.uint64))  # the device runs the gear the buffer holds
         bufs.execute()
         np.testing.assert_array_equal(bufs.fetch(2)["y"], np.maximum(x[:2], 0))
-        put(lib, bufs.in_ptrs[1], np.array([3], np.uint64))   # no gear: the device's branch is undefined
+        put(lib, bufs.in_ptrs[1], np.array([3], np.uint64))  # no gear: the device's branch is undefined
         assert lib.aclmdlExecute(gear.id, bufs.input, bufs.output) == acl.ACL_ERROR_RT_MODEL_EXECUTE
         assert "holds none of its gears (1, 2, 4)" in err(lib)
         monkeypatch.setenv("ASCEND_SIM_GEAR_CHECKS", "loose")
@@ -298,7 +325,7 @@ def test_row67_CANN91_setter_index_not_checked(lib, gear):
     bufs = mdl.Buffers(gear)
     try:
         mdl.check(lib, lib.aclmdlSetDynamicBatchSize(gear.id, bufs.input, 0, 2), "index 0")
-        assert get(lib, bufs.in_ptrs[0], 8, np.uint64)[0] == 2   # written into input 0's buffer
+        assert get(lib, bufs.in_ptrs[0], 8, np.uint64)[0] == 2  # written into input 0's buffer
     finally:
         bufs.close()
 
@@ -323,8 +350,9 @@ def _range_model(lib):
     return mdl.load_bytes(lib, g.to_bytes(shape_ranges={"n": (1, 8)}))
 
 
-@pytest.mark.parametrize("size,width", [(3, 0), (4, 4), (7, 4), (8, 8)],
-                         ids=lambda v: f"row69-CANN9.1-batch-buffer-{v}")
+@pytest.mark.parametrize(
+    "size,width", [(3, 0), (4, 4), (7, 4), (8, 8)], ids=lambda v: f"row69-CANN9.1-batch-buffer-{v}"
+)
 def test_row69_batch_buffer_sizes(lib, gear, size, width):
     """< 4 bytes: 145012; 4..7: a uint32; 8 and more: a uint64."""
     sizes = [io["size"] for io in gear.inputs]
@@ -340,7 +368,7 @@ def test_row69_batch_buffer_sizes(lib, gear, size, width):
         raw = get(lib, bufs.in_ptrs[-1], size)
         assert int.from_bytes(raw[:width].tobytes(), "little") == 2
         assert (raw[width:] == 0xEE).all()
-        bufs.execute()   # the gear recorded in the dataset runs
+        bufs.execute()  # the gear recorded in the dataset runs
     finally:
         bufs.close()
 
@@ -363,7 +391,10 @@ def test_row70_CANN91_dynamic_dims_count_0_is_100000(lib, gear):
     bufs = mdl.Buffers(gear)
     try:
         d = mdl.IODims()
-        assert lib.aclmdlSetInputDynamicDims(gear.id, bufs.input, 1, ctypes.byref(d)) == acl.ACL_ERROR_INVALID_PARAM
+        assert (
+            lib.aclmdlSetInputDynamicDims(gear.id, bufs.input, 1, ctypes.byref(d))
+            == acl.ACL_ERROR_INVALID_PARAM
+        )
         assert "dims->dimCount 0 out of range" in err(lib)
     finally:
         bufs.close()
@@ -376,23 +407,29 @@ def test_row71_CANN91_sizes_exact_and_range_maxima(lib):
     g = sim.Graph("odd")
     g.output("y", g.relu(g.input("x", "float32", (3, 5))))
     m = mdl.load_bytes(lib, g.to_bytes())
-    assert (m.inputs[0]["size"], m.outputs[0]["size"]) == (60, 60)   # no 32 / 64 padding
+    assert (m.inputs[0]["size"], m.outputs[0]["size"]) == (60, 60)  # no 32 / 64 padding
     m.close()
     r = _range_model(lib)
-    assert (r.inputs[0]["size"], r.outputs[0]["size"]) == (8 * 32 * 4, 8 * 32 * 4)   # the product of the maxima
+    assert (r.inputs[0]["size"], r.outputs[0]["size"]) == (
+        8 * 32 * 4,
+        8 * 32 * 4,
+    )  # the product of the maxima
     r.close()
     g = sim.Graph("open")
     g.output("y", g.relu(g.input("x", "float32", ("n", 32))))
     u = mdl.load_bytes(lib, g.to_bytes(shape_ranges={"n": (1, None)}))
-    assert (u.inputs[0]["size"], u.outputs[0]["size"]) == (0, 0)   # no upper bound: no largest size
+    assert (u.inputs[0]["size"], u.outputs[0]["size"]) == (0, 0)  # no upper bound: no largest size
     u.close()
 
 
 # ---- rows 72-75: dynamic AIPP ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("batch,want", [(1, 160), (128, 64 + 96 * 128), (1000, 64 + 96 * 1000), (0, None)],
-                         ids=lambda v: f"row72-CANN9.1-aipp-data-size-{v}")
+@pytest.mark.parametrize(
+    "batch,want",
+    [(1, 160), (128, 64 + 96 * 128), (1000, 64 + 96 * 1000), (0, None)],
+    ids=lambda v: f"row72-CANN9.1-aipp-data-size-{v}",
+)
 def test_row72_aipp_data_size_has_no_upper_bound(lib, batch, want):
     size = ctypes.c_size_t()
     rc = lib.aclmdlGetAippDataSize(batch, ctypes.byref(size))
@@ -417,9 +454,19 @@ def aipp_set(lib, batch):
     mdl.check(lib, lib.aclmdlSetAIPPInputFormat(a, 1), "format")
     mdl.check(lib, lib.aclmdlSetAIPPSrcImageSize(a, 12, 10), "src")
     m = BT601_NV12_TO_RGB
-    mdl.check(lib, lib.aclmdlSetAIPPCscParams(
-        a, 1, *(m[f"matrix_r{r}c{c}"] for r in range(3) for c in range(3)), 0, 0, 0,
-        *(m[f"input_bias_{i}"] for i in range(3))), "csc")
+    mdl.check(
+        lib,
+        lib.aclmdlSetAIPPCscParams(
+            a,
+            1,
+            *(m[f"matrix_r{r}c{c}"] for r in range(3) for c in range(3)),
+            0,
+            0,
+            0,
+            *(m[f"input_bias_{i}"] for i in range(3)),
+        ),
+        "csc",
+    )
     for b in range(batch):
         mdl.check(lib, lib.aclmdlSetAIPPCropParams(a, 1, 0, 0, 8, 6, b), "crop")
     return a
@@ -429,7 +476,10 @@ def test_row73_CANN91_aipp_buffer_too_small_is_145012(lib, dyn_aipp):
     bufs = mdl.Buffers(dyn_aipp, in_sizes=[360, 64 + 96 * 2 - 1])
     a = aipp_set(lib, 2)
     try:
-        assert lib.aclmdlSetInputAIPP(dyn_aipp.id, bufs.input, 1, a) == acl.ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID
+        assert (
+            lib.aclmdlSetInputAIPP(dyn_aipp.id, bufs.input, 1, a)
+            == acl.ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID
+        )
         assert "holds 255 bytes, the parameters of 2 images need 256" in err(lib)
     finally:
         lib.aclmdlDestroyAIPP(a)
@@ -467,7 +517,7 @@ def test_row76_CANN91_execute_from_another_device_is_107004(lib, static):
     bufs = mdl.Buffers(static)
     got = {}
 
-    def other():   # a thread whose current context is device 1's
+    def other():  # a thread whose current context is device 1's
         mdl.check(lib, lib.aclrtSetDevice(1), "aclrtSetDevice(1)")
         got["rc"] = lib.aclmdlExecute(static.id, bufs.input, bufs.output)
         got["msg"] = err(lib)

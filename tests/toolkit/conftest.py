@@ -29,6 +29,7 @@ PROGRAMS = (
     "client_async_free",
     "jpeg_resize",
     "aipp_static",
+    "dvpp_aipp_detect",
 )
 
 

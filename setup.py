@@ -44,10 +44,12 @@ SIM_NAME = "ascend_engine._lib.libascendcl_sim"
 DVPP_NAME = "ascend_engine._lib.libacl_dvpp"
 # Plain C shared libraries (no Python inside): extension name -> file name.
 CBLAS_NAME = "ascend_engine._lib.libacl_cblas"
+HAL_NAME = "ascend_engine._lib.libascend_hal"
 PLAIN_LIBRARIES = {
     SIM_NAME: "libascendcl_sim.so",
     DVPP_NAME: "libacl_dvpp.so",
     CBLAS_NAME: "libacl_cblas.so",
+    HAL_NAME: "libascend_hal.so",
 }
 GENERATOR = "tools/gen_acl_pxd.py"
 # Where the wheel puts the public headers, inside the package.
@@ -206,6 +208,13 @@ def extensions():
         extra_compile_args=WARNINGS + ["-std=gnu11", "-O2", "-fvisibility=hidden"],
         extra_link_args=["-Wl,-soname,libacl_cblas.so"],
     )
+    # The link stub of CANN's libascend_hal.so (docs/toolkit.md): no functions.
+    hal_library = Extension(
+        HAL_NAME,
+        sources=rel("ascend_engine/sim/hal/*.c"),
+        extra_compile_args=WARNINGS + ["-std=gnu11", "-O2", "-fvisibility=hidden"],
+        extra_link_args=["-Wl,-soname,libascend_hal.so"],
+    )
     cython_modules = [
         Extension(
             "ascend_engine._runtime",
@@ -274,7 +283,7 @@ def extensions():
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         ),
     ]
-    return [sim_library, dvpp_library, cblas_library], cython_modules
+    return [sim_library, dvpp_library, cblas_library, hal_library], cython_modules
 
 
 def build_inputs():

@@ -169,8 +169,9 @@ cdef _run_range(Model self, list arrays, list ins_bufs, cap):
     cdef aclmdlDataset *outs
     cdef _DatasetPair pair
     for attempt in range(24):
-        # an output's size is known only after the execution: grow the buffers until they hold it
-        outs_sizes = [s.nbytes if s.nbytes and -1 not in s.shape else cap for s in self.outputs]
+        # aclmdlGetOutputSizeByIndex gives a bounded output's largest size (the range maxima); an unbounded
+        # one (size 0) is known only after the execution: grow its buffer until it holds it
+        outs_sizes = [s.nbytes if s.nbytes else cap for s in self.outputs]
         out_bufs = []
         pair = None
         try:
@@ -184,7 +185,8 @@ cdef _run_range(Model self, list arrays, list ins_bufs, cap):
             outs = pair.outputs
             with nogil:
                 rc = t.aclmdlExecute(mid, ins, outs)
-            if rc == 100018 and attempt < 23:   # ACL_ERROR_MODEL_OUTPUT_NOT_MATCH
+            # ACL_ERROR_GE_FAILURE: an output buffer too small (docs/simulator.md, "Shape-range models")
+            if rc == 500002 and attempt < 23 and any(not s.nbytes for s in self.outputs):
                 cap *= 2
                 continue
             check(rc, b"aclmdlExecute")
@@ -272,6 +274,9 @@ cdef _execute_shaped_async(Model self, list inputs, list outputs, Stream stream,
                 raise ValueError(f"input {spec.name!r}: shape {shape} is outside the model's ranges "
                                  f"{[(lo, 'any' if hi == -1 else hi) for lo, hi in ranges]}")
             need[k] = int(np.prod(shape)) * spec.dtype.itemsize
+        for k, spec in enumerate(self.outputs):   # sized by the shapes: the simulator checks it at the call
+            if -1 in spec.shape:
+                need[len(self.inputs) + k] = 0
     for buf, spec, n in zip(inputs + outputs, self.inputs + self.outputs, need):
         if not isinstance(buf, DeviceBuffer):
             raise TypeError(f"tensor {spec.name!r}: expected a DeviceBuffer, got {type(buf).__name__}")

@@ -72,15 +72,31 @@ _CODES = (
     (100008, "ACL_ERROR_FILE_ATTR_INVALID", "A file attribute has an invalid value"),
     (100009, "ACL_ERROR_INVALID_DUMP_CONFIG", "Dump configuration is invalid"),
     (100010, "ACL_ERROR_INVALID_PROFILING_CONFIG", "Profiling configuration is invalid"),
-    (100011, "ACL_ERROR_INVALID_MODEL_ID", "Model id is unknown / not loaded"),
+    (
+        100011,
+        "ACL_ERROR_INVALID_MODEL_ID",
+        "Model id is unknown / not loaded (never returned by CANN 9.1)",
+    ),
     (100012, "ACL_ERROR_DESERIALIZE_MODEL", "Offline model (.om) could not be deserialized"),
     (100013, "ACL_ERROR_PARSE_MODEL", "Model contents could not be parsed"),
     (100014, "ACL_ERROR_READ_MODEL_FAILURE", "Reading the model file failed"),
     (100015, "ACL_ERROR_MODEL_SIZE_INVALID", "Model size is invalid"),
     (100016, "ACL_ERROR_MODEL_MISSING_ATTR", "Model lacks a required attribute"),
-    (100017, "ACL_ERROR_MODEL_INPUT_NOT_MATCH", "Supplied inputs do not match the model (count/size)"),
-    (100018, "ACL_ERROR_MODEL_OUTPUT_NOT_MATCH", "Supplied outputs do not match the model (count/size)"),
-    (100019, "ACL_ERROR_MODEL_NOT_DYNAMIC", "Dynamic-shape/batch API used on a static model"),
+    (
+        100017,
+        "ACL_ERROR_MODEL_INPUT_NOT_MATCH",
+        "Supplied inputs do not match the model (count/size) (never returned by CANN 9.1)",
+    ),
+    (
+        100018,
+        "ACL_ERROR_MODEL_OUTPUT_NOT_MATCH",
+        "Supplied outputs do not match the model (count/size) (never returned by CANN 9.1)",
+    ),
+    (
+        100019,
+        "ACL_ERROR_MODEL_NOT_DYNAMIC",
+        "Dynamic-shape/batch API used on a static model (never returned by CANN 9.1)",
+    ),
     (100020, "ACL_ERROR_OP_TYPE_NOT_MATCH", "Single-op: operator type mismatch"),
     (100021, "ACL_ERROR_OP_INPUT_NOT_MATCH", "Single-op: inputs mismatch"),
     (100022, "ACL_ERROR_OP_OUTPUT_NOT_MATCH", "Single-op: outputs mismatch"),
@@ -445,7 +461,8 @@ class AclTimeoutError(AclError, TimeoutError):
 
 
 class ModelError(AclError):
-    """Loading, describing or executing a model failed (100003-100019 model/file codes, 145xxx, 545xxx)."""
+    """Loading, describing or executing a model failed (145xxx graph-engine codes, 545xxx, the documented
+    100003-100019 model/file codes)."""
 
 
 class BackendError(RuntimeError):
@@ -685,14 +702,18 @@ _HINTS: dict[int, str] = {
     100014: _MODEL_FILE_HINT,
     100015: _MODEL_FILE_HINT,
     545001: _MODEL_FILE_HINT,
-    100011: "unknown model id: the model was never loaded or was unloaded already",
-    100017: "inputs do not match the model: one buffer per model input, each at least the bytes the "
-    "execution reads (aclmdlGetInputSizeByIndex; for a dynamic model, those of the selected gear)",
-    100018: "outputs do not match the model: one buffer per model output, each at least the bytes the "
-    "execution writes (aclmdlGetOutputSizeByIndex; for a dynamic model, those of the selected gear)",
-    100019: "dynamic-batch call on a model compiled without batch gears",
-    145013: "the gear is not one of the model's (or none was set): use a batch size aclmdlGetDynamicBatch "
-    "lists, an image size aclmdlGetDynamicHW lists, or dims aclmdlGetInputDynamicDims lists",
+    145000: "the graph engine refused an argument: for aclmdlLoadFromFileWithMem, workSize and weightSize "
+    "must be at least what aclmdlQuerySize reports",
+    145002: "the model file cannot be opened: check the path and its permissions",
+    145003: "unknown model id: the model was never loaded or was unloaded already",
+    145006: _MODEL_FILE_HINT,
+    145012: "the buffer the value goes into is too small: aclmdlGetInputSizeByIndex of the dynamic input "
+    "(ascend_mbatch_shape_data), or aclmdlGetAippDataSize for the AIPP parameters",
+    145013: "the gear is not one of the model's (or none was set, or the model is static): use a batch "
+    "size aclmdlGetDynamicBatch lists, an image size aclmdlGetDynamicHW lists, or dims "
+    "aclmdlGetInputDynamicDims lists",
+    500002: "the graph engine refused the execution: one buffer per model input and output, each at most 64 "
+    "bytes smaller than aclmdlGetInputSizeByIndex / aclmdlGetOutputSizeByIndex (the selected gear's bytes)",
     507011: "the model failed on the device: read the message; the stream's error stays until synchronize "
     "reports it, and later work that depends on it fails too",
 }

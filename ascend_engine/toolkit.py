@@ -5,9 +5,10 @@
     dest/
       env.sh, set_env.sh          export ASCEND_TOOLKIT_HOME, ASCEND_HOME_PATH, DDK_PATH,
                                   NPU_HOST_LIB, CANN_PATH and LD_LIBRARY_PATH
-      runtime/lib64/              libascendcl.so (the simulator), libacl_dvpp.so, libacl_cblas.so
-      runtime/lib64/stub/         the same three, where sample CMakeLists link from
-      lib64/                      the same three again (older layouts)
+      runtime/lib64/              libascendcl.so (the simulator), libacl_dvpp.so, libacl_cblas.so,
+                                  libascend_hal.so (a link stub: no driver is simulated)
+      runtime/lib64/stub/         the same four, where sample CMakeLists link from
+      lib64/                      the same four again (older layouts)
       runtime/include/acl/...     the real CANN headers, plus ascend-engine's own
                                   acl/ops/acl_dvpp.h when they lack one
       include -> runtime/include
@@ -51,9 +52,10 @@ LIB_DIR = os.path.join(PACKAGE, "_lib")
 SIM_LIBRARY = "libascendcl_sim.so"
 DVPP_LIBRARY = "libacl_dvpp.so"
 CBLAS_LIBRARY = "libacl_cblas.so"
+HAL_LIBRARY = "libascend_hal.so"   # the driver's HAL: a link stub, as CANN toolkits ship one
 # Companion libraries clients link by name, copied as they are (their
 # AscendCL calls resolve from libascendcl.so, as with CANN).
-COMPANIONS = (DVPP_LIBRARY, CBLAS_LIBRARY)
+COMPANIONS = (DVPP_LIBRARY, CBLAS_LIBRARY, HAL_LIBRARY)
 ACL_SONAME = "libascendcl.so"
 # Our own declarations of the DVPP functions (the torch-npu headers have none).
 OWN_HEADERS = os.path.join(PACKAGE, "sim", "include")

@@ -22,7 +22,8 @@ import struct
 
 from ascend_engine.errors import AippError
 
-__all__ = ["INPUT_FORMATS", "FIELDS", "RECORD_SIZE", "resolve", "record", "image_bytes"]
+__all__ = ["INPUT_FORMATS", "FIELDS", "RECORD_SIZE", "DEFAULT_CSC", "DEFAULT_CSC_BIAS", "resolve", "record",
+           "image_bytes"]
 
 # aclAippInputFormat values of the four formats static AIPP takes here
 INPUT_FORMATS = {"YUV420SP_U8": 1, "XRGB8888_U8": 2, "RGB888_U8": 3, "YUV400_U8": 4}
@@ -31,6 +32,16 @@ MATRIX_RANGE = (-32677, 32676)  # ATC's range of matrix_r*c*
 
 _BOOL, _INT, _FLOAT, _TEXT = "bool", "int", "float", "text"
 _MATRIX = [f"matrix_r{r}c{c}" for r in range(3) for c in range(3)]
+
+# What ATC fills for the colour conversion when csc_switch is on and a field is not given (CANN 9.1,
+# GE's AippOp::SetDefaultParams): a YUV420SP_U8 input gets the BT.601 narrow-range YUV-to-BGR
+# matrix (output channel 0 is B), any other input the RGB-to-YUV one; both bias triples are 16, 128,
+# 128, of which the unit uses the input biases for a YUV input and the output biases for an RGB one.
+DEFAULT_CSC = {
+    "YUV420SP_U8": (298, 516, 0, 298, -100, -208, 298, 0, 409),
+    "RGB": (66, 129, 25, -38, -74, 112, 112, -94, -18),
+}
+DEFAULT_CSC_BIAS = (16, 128, 128)
 
 # every field of an aipp_op this simulator models, with its kind and (min, max)
 FIELDS = {
@@ -146,6 +157,13 @@ def resolve(settings, name, shape, fmt, dtype):
     out.update({k: s.get(k, 0.0) for k, (kind, _) in FIELDS.items() if kind == _FLOAT})
     for i in range(4):
         out[f"var_reci_chn_{i}"] = s.get(f"var_reci_chn_{i}", 1.0)
+    if out["csc_switch"]:  # ATC's defaults, field by field, for what the configuration leaves out
+        matrix = DEFAULT_CSC["YUV420SP_U8" if fmt_name == "YUV420SP_U8" else "RGB"]
+        for m, v in zip(_MATRIX, matrix, strict=True):
+            out[m] = s.get(m, v)
+        for i, v in enumerate(DEFAULT_CSC_BIAS):
+            out[f"input_bias_{i}"] = s.get(f"input_bias_{i}", v)
+            out[f"output_bias_{i}"] = s.get(f"output_bias_{i}", v)
     out.update(aipp_mode="static", input_format=fmt_name, channels=c, batch=n)
     pads = (out["left_padding_size"], out["right_padding_size"], out["top_padding_size"],
             out["bottom_padding_size"])

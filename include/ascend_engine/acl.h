@@ -119,7 +119,9 @@ typedef void (*aclrtExceptionInfoCallback)(aclrtExceptionInfo *exceptionInfo);
 #define ACL_ERROR_RT_COPY_DATA 507052
 #define ACL_ERROR_GE_PARAM_INVALID 145000
 #define ACL_ERROR_GE_EXEC_NOT_INIT 145001
+#define ACL_ERROR_GE_EXEC_MODEL_PATH_INVALID 145002
 #define ACL_ERROR_GE_EXEC_MODEL_ID_INVALID 145003
+#define ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID 145006
 #define ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID 145012
 #define ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID 145013
 #define ACL_ERROR_GE_AIPP_BATCH_EMPTY 145014
@@ -129,6 +131,7 @@ typedef void (*aclrtExceptionInfoCallback)(aclrtExceptionInfo *exceptionInfo);
 #define ACL_ERROR_GE_DATATYPE_INVALID 145022
 #define ACL_ERROR_GE_MEMORY_ALLOCATION 245000
 #define ACL_ERROR_GE_LOAD_MODEL 545001
+#define ACL_ERROR_GE_FAILURE 500002
 
 /* ---- enums ------------------------------------------------------------- */
 typedef enum {

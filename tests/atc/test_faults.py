@@ -113,7 +113,7 @@ def test_corrupt_graph_inside_the_model_fails_the_load(lib, static_om):
 def test_truncated_model_file_fails_the_load(lib, static_om):
     blob = open(static_om, "rb").read()
     rc, msg = load_rc(lib, blob[:-10])
-    assert rc == acl.ACL_ERROR_PARSE_MODEL and "truncated or corrupted" in msg
+    assert rc == acl.ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID and "truncated or corrupted" in msg
 
 
 def test_output_table_onnx_runtime_rejects_fails_the_execution(lib, nets, tmp_path):

@@ -57,8 +57,10 @@ def reference(s, images, fmt="NCHW", dtype=np.float32):
         px = px[y0 : y0 + s["crop_size_h"], x0 : x0 + s["crop_size_w"]]
         if s["csc_switch"]:
             m = np.array([[s[f"matrix_r{r}c{c}"] for c in range(3)] for r in range(3)], np.int64)
-            ib = np.array([s[f"input_bias_{i}"] for i in range(3)], np.int64)
-            ob = np.array([s[f"output_bias_{i}"] for i in range(3)], np.int64)
+            # the unit takes the input biases for a YUV source, the output biases for an RGB one
+            yuv = s["input_format"] in ("YUV420SP_U8", "YUV400_U8")
+            ib = np.array([s[f"input_bias_{i}"] if yuv else 0 for i in range(3)], np.int64)
+            ob = np.array([0 if yuv else s[f"output_bias_{i}"] for i in range(3)], np.int64)
             px = np.clip(((px - ib) @ m.T >> 8) + ob, 0, 255)
         c = px.shape[-1]
         mean = np.array([s[f"mean_chn_{i}"] for i in range(c)], np.float32)

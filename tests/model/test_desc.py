@@ -69,7 +69,7 @@ def test_descriptor_bad_index_and_empty(lib, model):
     empty = lib.aclmdlCreateDesc()
     assert lib.aclmdlGetNumInputs(empty) == 0
     assert "aclmdlGetDesc" in simlib.recent_error(lib)
-    assert lib.aclmdlGetDesc(empty, 999999) == acl.ACL_ERROR_INVALID_MODEL_ID
+    assert lib.aclmdlGetDesc(empty, 999999) == acl.ACL_ERROR_GE_EXEC_MODEL_ID_INVALID
     mdl.check(lib, lib.aclmdlDestroyDesc(empty), "destroy")
 
 
@@ -79,36 +79,43 @@ def test_desc_outlives_unload(lib):
     mdl.check(lib, lib.aclmdlGetDesc(desc, m.id), "desc")
     m.close()
     assert lib.aclmdlGetInputNameByIndex(desc, 0) == b"image"
-    assert lib.aclmdlUnload(m.id) == acl.ACL_ERROR_INVALID_MODEL_ID
+    assert lib.aclmdlUnload(m.id) == acl.ACL_ERROR_GE_EXEC_MODEL_ID_INVALID
     mdl.check(lib, lib.aclmdlDestroyDesc(desc), "destroy")
 
 
 def test_model_io_mismatches(lib, model):
+    """GE's rule (CANN 9.1): a buffer may be up to 64 bytes short; one byte more is 500002."""
     sizes_in = [io["size"] for io in model.inputs]
     sizes_out = [io["size"] for io in model.outputs]
-    # at the largest gear: an input buffer one byte short of the reported size
-    short = mdl.Buffers(model, in_sizes=[sizes_in[0] - 1] + sizes_in[1:])
+    # at the largest gear: an input buffer 65 bytes short of the reported size
+    short = mdl.Buffers(model, in_sizes=[sizes_in[0] - acl.EXEC_SLACK - 1] + sizes_in[1:])
     short.set_batch(6)
-    assert lib.aclmdlExecute(model.id, short.input, short.output) == acl.ACL_ERROR_MODEL_INPUT_NOT_MATCH
+    assert lib.aclmdlExecute(model.id, short.input, short.output) == acl.ACL_ERROR_GE_FAILURE
     assert simlib.recent_error(lib) == (
-        f"aclmdlExecute: input 0 ('image'): buffer of 575 bytes, model {model.id} needs 576 "
-        "(aclmdlGetInputSizeByIndex)"
+        f"aclmdlExecute: input 0 ('image'): buffer of 511 bytes, model {model.id} needs 576 "
+        "(aclmdlGetInputSizeByIndex); CANN accepts up to 64 bytes fewer (and does not check gear or "
+        "dynamic-AIPP models: ASCEND_SIM_GEAR_CHECKS=cann)"
     )
     short.close()
-    # an output buffer too small
-    short = mdl.Buffers(model, out_sizes=sizes_out[:2] + [sizes_out[2] - 32])
+    # 64 bytes short runs
+    short = mdl.Buffers(model, in_sizes=[sizes_in[0] - acl.EXEC_SLACK] + sizes_in[1:])
     short.set_batch(6)
-    assert lib.aclmdlExecute(model.id, short.input, short.output) == acl.ACL_ERROR_MODEL_OUTPUT_NOT_MATCH
-    assert "output 2 ('nhwc'): buffer of 544 bytes" in simlib.recent_error(lib)
+    mdl.check(lib, lib.aclmdlExecute(model.id, short.input, short.output), "64 bytes short")
+    short.close()
+    # an output buffer too small
+    short = mdl.Buffers(model, out_sizes=sizes_out[:2] + [sizes_out[2] - acl.EXEC_SLACK - 1])
+    short.set_batch(6)
+    assert lib.aclmdlExecute(model.id, short.input, short.output) == acl.ACL_ERROR_GE_FAILURE
+    assert "output 2 ('nhwc'): buffer of 511 bytes" in simlib.recent_error(lib)
     short.close()
     # wrong buffer counts
     few = mdl.Buffers(model, in_sizes=sizes_in[:2])
-    assert lib.aclmdlExecute(model.id, few.input, few.output) == acl.ACL_ERROR_MODEL_INPUT_NOT_MATCH
+    assert lib.aclmdlExecute(model.id, few.input, few.output) == acl.ACL_ERROR_GE_FAILURE
     assert "dynamic-batch input" in simlib.recent_error(lib)
     few.close()
     few = mdl.Buffers(model, out_sizes=sizes_out[:1])
     few.set_batch(1)
-    assert lib.aclmdlExecute(model.id, few.input, few.output) == acl.ACL_ERROR_MODEL_OUTPUT_NOT_MATCH
+    assert lib.aclmdlExecute(model.id, few.input, few.output) == acl.ACL_ERROR_GE_FAILURE
     few.close()
 
 
@@ -147,13 +154,13 @@ def test_execution_accepts_buffers_sized_for_the_selected_gear(lib, model, gear)
 
 @pytest.mark.parametrize("is_in", [True, False])
 def test_a_buffer_below_the_selected_gear_still_fails(lib, model, is_in):
-    """Strict at every gear: one byte below gear 2's bytes is refused with the real code."""
+    """ASCEND_SIM_GEAR_CHECKS=strict (the default): 65 bytes below gear 2's bytes is refused."""
     sizes_in = [io["size"] for io in model.inputs]
     sizes_out = [io["size"] for io in model.outputs]
     if is_in:
-        sizes_in[0] = per_gear(sizes_in[0], 2) - 1
+        sizes_in[0] = per_gear(sizes_in[0], 2) - acl.EXEC_SLACK - 1
     else:
-        sizes_out[0] = per_gear(sizes_out[0], 2) - 1
+        sizes_out[2] = per_gear(sizes_out[2], 2) - acl.EXEC_SLACK - 1
     bufs = mdl.Buffers(model, in_sizes=sizes_in, out_sizes=sizes_out)
     try:
         bufs.set_batch(2)
@@ -164,16 +171,16 @@ def test_a_buffer_below_the_selected_gear_still_fails(lib, model, is_in):
     finally:
         bufs.close()
     if is_in:
-        assert rc == acl.ACL_ERROR_MODEL_INPUT_NOT_MATCH
-        assert msg == (
-            f"aclmdlExecute: input 0 ('image'): buffer of 191 bytes, model {model.id} needs 192 at batch 2 "
-            "(aclmdlGetInputSizeByIndex reports 576 for the largest gear)"
+        assert rc == acl.ACL_ERROR_GE_FAILURE
+        assert msg.startswith(
+            f"aclmdlExecute: input 0 ('image'): buffer of 127 bytes, model {model.id} needs 192 at batch 2 "
+            "(aclmdlGetInputSizeByIndex reports 576 for the largest gear); CANN accepts up to 64 bytes fewer"
         )
     else:
-        assert rc == acl.ACL_ERROR_MODEL_OUTPUT_NOT_MATCH
-        assert msg == (
-            f"aclmdlExecute: output 0 ('feat'): buffer of 23 bytes, model {model.id} needs 24 at batch 2 "
-            "(aclmdlGetOutputSizeByIndex reports 72 for the largest gear)"
+        assert rc == acl.ACL_ERROR_GE_FAILURE
+        assert msg.startswith(
+            f"aclmdlExecute: output 2 ('nhwc'): buffer of 127 bytes, model {model.id} needs 192 at batch 2 "
+            "(aclmdlGetOutputSizeByIndex reports 576 for the largest gear); CANN accepts up to 64 bytes fewer"
         )
 
 
@@ -257,11 +264,12 @@ def test_dataset_api(lib):
 def test_load_from_file_codes(lib, tmp_path):
     mid = ctypes.c_uint32()
     missing = str(tmp_path / "missing.om").encode()
-    assert lib.aclmdlLoadFromFile(missing, ctypes.byref(mid)) == acl.ACL_ERROR_READ_MODEL_FAILURE
+    assert lib.aclmdlLoadFromFile(missing, ctypes.byref(mid)) == acl.ACL_ERROR_GE_EXEC_MODEL_PATH_INVALID
     assert "missing.om" in simlib.recent_error(lib)
     om = tmp_path / "real.om"
     om.write_bytes(b"IMOD" + bytes(300))  # any non-simulator file, e.g. a real OM
-    assert lib.aclmdlLoadFromFile(str(om).encode(), ctypes.byref(mid)) == acl.ACL_ERROR_DESERIALIZE_MODEL
+    rc = lib.aclmdlLoadFromFile(str(om).encode(), ctypes.byref(mid))
+    assert rc == acl.ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID
     msg = simlib.recent_error(lib)
     assert "acl backend" in msg and "ASCEND_ENGINE_BACKEND=acl" in msg
     blob = bytearray(two_io_graph().to_bytes(batch_sizes=(2,)))
@@ -300,7 +308,7 @@ def test_query_size_and_load_with_mem(lib, tmp_path):
     rc = lib.aclmdlLoadFromFileWithMem(
         str(path).encode(), ctypes.byref(mid), wp.value, work.value - 1, pp.value, weight.value
     )
-    assert rc == acl.ACL_ERROR_INVALID_PARAM and "workSize" in simlib.recent_error(lib)
+    assert rc == acl.ACL_ERROR_GE_PARAM_INVALID and "workSize" in simlib.recent_error(lib)
     # host memory is not device memory
     host = np.zeros(work.value, np.uint8)
     rc = lib.aclmdlLoadFromFileWithMem(
@@ -340,9 +348,14 @@ def test_load_reserves_device_memory(lib):
 
 def test_unknown_model_id(lib):
     ds = lib.aclmdlCreateDataset()
-    assert lib.aclmdlExecute(424242, ds, ds) == acl.ACL_ERROR_INVALID_MODEL_ID
-    assert lib.aclmdlSetDynamicBatchSize(424242, ds, 0, 1) == acl.ACL_ERROR_INVALID_MODEL_ID
+    assert lib.aclmdlExecute(424242, ds, ds) == acl.ACL_ERROR_GE_EXEC_MODEL_ID_INVALID
+    # the setter looks at the dataset's buffer at index before the model (CANN 9.1's order)
+    assert lib.aclmdlSetDynamicBatchSize(424242, ds, 0, 1) == acl.ACL_ERROR_INVALID_PARAM
+    buf = lib.aclCreateDataBuffer(None, 0)
+    mdl.check(lib, lib.aclmdlAddDatasetBuffer(ds, buf), "add")
+    assert lib.aclmdlSetDynamicBatchSize(424242, ds, 0, 1) == acl.ACL_ERROR_GE_EXEC_MODEL_ID_INVALID
     lib.aclmdlDestroyDataset(ds)
+    lib.aclDestroyDataBuffer(buf)
 
 
 def test_float16_helpers(lib):

@@ -109,7 +109,7 @@ def test_load_from_mem_with_mem(lib, model_file):
     m.close()
     # the same checks as the file variant
     rc = lib.aclmdlLoadFromMemWithMem(blob, len(blob), ctypes.byref(mid), None, 0, wptr, weight - 1)
-    assert rc == acl.ACL_ERROR_INVALID_PARAM
+    assert rc == acl.ACL_ERROR_GE_PARAM_INVALID
     assert "aclmdlLoadFromMemWithMem" in simlib.recent_error(lib) and "weightSize" in simlib.recent_error(lib)
     assert lib.aclmdlLoadFromMemWithMem(None, 0, ctypes.byref(mid), None, 0, wptr, weight) == \
         acl.ACL_ERROR_INVALID_PARAM
@@ -245,7 +245,7 @@ def test_load_with_a_caller_buffer(model_file):
         small = ae.DeviceBuffer(dev, weight - 4)
         with pytest.raises(ae.AclError) as info:
             ae.Model.load(path, device=dev, weights=small)
-        assert info.value.code == acl.ACL_ERROR_INVALID_PARAM
+        assert info.value.code == acl.ACL_ERROR_GE_PARAM_INVALID
         assert info.value.function == "aclmdlLoadFromFileWithMem"
         assert f"weightSize {weight - 4} is smaller than the {weight} bytes" in str(info.value)
         buf = ae.DeviceBuffer(dev, weight)

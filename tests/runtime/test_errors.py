@@ -146,7 +146,7 @@ def test_code_table_and_names():
         (107000, errors.InvalidParamError),
         (107002, errors.InvalidParamError),
         (100001, errors.NotInitializedError),
-        (100017, errors.ModelError),
+        (145003, errors.ModelError),
         (145013, errors.ModelError),
         (200000, errors.OutOfMemoryError),
         (207001, errors.OutOfMemoryError),
@@ -187,7 +187,7 @@ def test_hints_from_troubleshooting_table():
     assert "all zeros" in symptoms and "memory keeps growing" in symptoms
     fixes = " ".join(row[2] for row in errors.TROUBLESHOOTING)
     assert "ASCEND_RT_MEM_POOL_SIZE" not in fixes and "ASCEND_GLOBAL_LOG_LEVEL=0" in fixes
-    assert "simulator" in errors.hint_for(100012)
+    assert "simulator" in errors.hint_for(145006)
 
 
 def test_a_rejected_argument_gets_the_hint_of_the_call_that_rejected_it():

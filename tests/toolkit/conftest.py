@@ -30,6 +30,7 @@ PROGRAMS = (
     "jpeg_resize",
     "aipp_static",
     "acllite_style",
+    "dvpp_aipp_detect",
 )
 
 

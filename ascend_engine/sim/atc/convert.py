@@ -403,7 +403,7 @@ def convert(opts, command=""):
         converted.aipp = aipp
         return converted
     rows = _profile_rows(opts, sym_ranges)
-    shapes, dtypes, times = [], None, []
+    shapes, dtypes, times, work = [], None, [], 0
     for row in rows:
         try:
             results = sess.run(out_names, _feeds(specs, row))
@@ -414,8 +414,10 @@ def convert(opts, command=""):
             ) from None
         shapes.append([tuple(int(d) for d in r.shape) for r in results])
         dtypes = [str(r.dtype) for r in results]
-        us, _unknown = cost.estimate_us(_with_shapes(model, specs, row) if row else model, soc)
+        shaped = _with_shapes(model, specs, row) if row else model
+        us, _unknown = cost.estimate_us(shaped, soc)
         times.append(us)
+        work = max(work, cost.work_bytes(shaped))   # the largest gear's
     outputs = []
     for k, name in enumerate(out_names):
         if dtypes[k] not in _ONNX_OF:
@@ -447,6 +449,7 @@ def convert(opts, command=""):
         latency_us=times[0] if not gears else 0.0,
         command=command,
         aipp=aipp,
+        work_bytes=work,
     )
 
 
@@ -501,7 +504,15 @@ def _convert_range(opts, model, blob, sess, specs, n_syms, sym_ranges, soc, comm
         latency_us=base,
         latency_per_item_us=per_item,
         command=command,
+        # at the upper bounds when every range has one, else at the lower bounds
+        work_bytes=cost.work_bytes(_with_shapes(model, specs, _work_row(sym_ranges))),
     )
+
+
+def _work_row(sym_ranges):
+    """The symbol values a range model's work memory is planned at: each range's upper bound, or its
+    lower bound when it has none."""
+    return [hi if hi > 0 else lo for lo, hi in sym_ranges]
 
 
 def _om_path(output):

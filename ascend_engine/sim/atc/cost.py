@@ -17,7 +17,7 @@ import numpy as np
 
 from ascend_engine.errors import AtcError
 
-__all__ = ["SOCS", "Soc", "soc", "estimate_us"]
+__all__ = ["SOCS", "Soc", "soc", "estimate_us", "work_bytes"]
 
 
 @dataclass(frozen=True)
@@ -140,3 +140,27 @@ def estimate_us(model, soc_spec: Soc) -> tuple[float, int]:
     compute_s = flops / (soc_spec.fp16_tflops * 1e12)
     memory_s = moved / (soc_spec.mem_gbps * 1e9)
     return max(compute_s, memory_s) * 1e6 + soc_spec.launch_us, unknown
+
+
+# GE places each feature map at a 512-byte boundary.
+_WORK_ALIGN = 512
+
+
+def work_bytes(model) -> int:
+    """The work memory of one execution of ``model`` (an ONNX ModelProto whose inputs have concrete
+    shapes), as ``aclmdlQuerySize`` reports it: every node output whose shape inference finds a full
+    shape, each at a 512-byte boundary, without reuse between them (an upper bound of a memory
+    planner's result); at least one aligned block, since a converted graph always has work memory."""
+    import onnx
+
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
+    except Exception:  # inference is best effort, as in estimate_us
+        inferred = model
+    shapes = _shapes(inferred)
+    total = 0
+    for node in inferred.graph.node:
+        for o in node.output:
+            if o in shapes:
+                total += -(-_bytes(*shapes[o]) // _WORK_ALIGN) * _WORK_ALIGN
+    return max(total, _WORK_ALIGN)

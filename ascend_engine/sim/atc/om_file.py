@@ -66,6 +66,7 @@ class ConvertedModel:
     latency_per_item_us: float = 0.0
     command: str = ""
     aipp: dict = field(default_factory=dict)  # input index -> resolved static AIPP settings (sim/aipp.py)
+    work_bytes: int = 0  # the work memory aclmdlQuerySize reports (cost.work_bytes)
 
 
 def _check_name(what, name):
@@ -135,7 +136,7 @@ def to_bytes(m: ConvertedModel) -> bytes:
         float(m.latency_us),
         float(m.latency_per_item_us),
     )
-    out += struct.pack("<IIQQ", DYN_KINDS[m.kind], m.n_syms, range_off if m.sym_ranges else 0, 0)
+    out += struct.pack("<IIQQ", DYN_KINDS[m.kind], m.n_syms, range_off if m.sym_ranges else 0, m.work_bytes)
     out += struct.pack(
         "<IIQQII",
         EXEC_ONNX,

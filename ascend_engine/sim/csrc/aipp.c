@@ -10,13 +10,15 @@
  * converted with dynamic AIPP has the ACL_DYNAMIC_AIPP_NAME input: the set,
  * checked per batch image against the model input, is written there as the
  * parameter block the execution reads (aipp_apply.c); on a model without one
- * a valid set fails with ACL_ERROR_GE_AIPP_NOT_EXIST.
+ * a valid set fails with 100000, as in CANN 9.1, whose lookup of that input
+ * by name fails.
  *
  * Static AIPP (format_aipp.c, aipp_apply.c) is fixed at conversion.
  * aclmdlGetAippType tells the kinds apart (static, dynamic, the parameter
  * input itself, none), and aclmdlGetFirstAippInfo gives an input's settings.
  */
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -359,10 +361,14 @@ static aclError set_dynamic(const char *fn, const sim_model_info *info, const si
         return sim_error(ACL_ERROR_INVALID_PARAM, fn, "the AIPP set was created for %" PRIu64 " images, input %u "
                          "('%s') takes %" PRId64, a->batch_size, dyn->input, info->inputs[dyn->input].name, dyn->n);
     uint64_t need = SIM_AIPP_BLOCK_HEAD + SIM_AIPP_BLOCK_BATCH * a->batch_size;
-    if (index >= ds->count || !sim_databuf_ok(ds->buffers[index]) || ds->buffers[index]->size < need)
+    if (index >= ds->count || !sim_databuf_ok(ds->buffers[index]))
         return sim_error(ACL_ERROR_INVALID_PARAM, fn, "the dataset needs a buffer of %" PRIu64 " bytes at index %zu "
                          "(%s, aclmdlGetAippDataSize) before the parameters can be set", need, index,
                          ACL_DYNAMIC_AIPP_NAME);
+    if (ds->buffers[index]->size < need)   /* GE's code for a parameter buffer too small (CANN 9.1) */
+        return sim_error(ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID, fn, "the buffer at index %zu (%s) holds %zu "
+                         "bytes, the parameters of %" PRIu64 " images need %" PRIu64 " (aclmdlGetAippDataSize)",
+                         index, ACL_DYNAMIC_AIPP_NAME, ds->buffers[index]->size, a->batch_size, need);
     unsigned char *block = malloc(need);
     if (!block)
         return sim_error(ACL_ERROR_BAD_ALLOC, fn, "out of host memory");
@@ -392,7 +398,7 @@ SIM_EXPORT aclError aclmdlSetInputAIPP(uint32_t modelId, aclmdlDataset *dataset,
     if (rc == ACL_SUCCESS && !sim_dataset_ok(dataset))
         rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "dataset %p is NULL or not a live dataset", (void *)dataset);
     if (rc == ACL_SUCCESS && !(m = sim_model_get(modelId)))
-        rc = sim_error(ACL_ERROR_INVALID_MODEL_ID, fn, "modelId %u is not a loaded model", modelId);
+        rc = sim_model_unknown(fn, modelId);
     if (rc == ACL_SUCCESS && index >= m->meta->info->n_inputs)
         rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "index %zu out of range: model %u has %u inputs", index, modelId,
                        m->meta->info->n_inputs);
@@ -402,8 +408,8 @@ SIM_EXPORT aclError aclmdlSetInputAIPP(uint32_t modelId, aclmdlDataset *dataset,
     if (rc == ACL_SUCCESS && dyn)
         rc = set_dynamic(fn, m->meta->info, dyn, dataset, index, aippParmsSet);
     else if (rc == ACL_SUCCESS)
-        rc = sim_error(ACL_ERROR_GE_AIPP_NOT_EXIST, fn, "model %u ('%s') has no dynamic AIPP input (%s): input %zu "
-                       "is not one (aclmdlGetAippType says so)", modelId, m->meta->info->name,
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "model %u ('%s') has no dynamic AIPP input (no input named %s): "
+                       "input %zu is not one (aclmdlGetAippType says so)", modelId, m->meta->info->name,
                        ACL_DYNAMIC_AIPP_NAME, index);
     sim_model_unref(m);
     SIM_RETURN(aclmdlSetInputAIPP, rc, "id %u index %zu", modelId, index);
@@ -419,7 +425,7 @@ SIM_EXPORT aclError aclmdlGetAippType(uint32_t modelId, size_t index, aclmdlInpu
     if (rc == ACL_SUCCESS && (!type || !dynamicAttachedDataIndex))
         rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "type or dynamicAttachedDataIndex is NULL");
     if (rc == ACL_SUCCESS && !(m = sim_model_get(modelId)))
-        rc = sim_error(ACL_ERROR_INVALID_MODEL_ID, fn, "modelId %u is not a loaded model", modelId);
+        rc = sim_model_unknown(fn, modelId);
     if (rc == ACL_SUCCESS && index >= m->meta->info->n_inputs)
         rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "index %zu out of range: model %u has %u inputs", index, modelId,
                        m->meta->info->n_inputs);
@@ -507,7 +513,7 @@ SIM_EXPORT aclError aclmdlGetFirstAippInfo(uint32_t modelId, size_t index, aclAi
     if (rc == ACL_SUCCESS && !aippInfo)
         rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "aippInfo is NULL");
     if (rc == ACL_SUCCESS && !(m = sim_model_get(modelId)))
-        rc = sim_error(ACL_ERROR_INVALID_MODEL_ID, fn, "modelId %u is not a loaded model", modelId);
+        rc = sim_model_unknown(fn, modelId);
     if (rc == ACL_SUCCESS && index >= m->meta->info->n_inputs)
         rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "index %zu out of range: model %u has %u inputs", index, modelId,
                        m->meta->info->n_inputs);
@@ -528,9 +534,11 @@ SIM_EXPORT aclError aclmdlGetAippDataSize(uint64_t batchSize, size_t *size)
     aclError rc = ACL_SUCCESS;
     if (!size)
         rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "size is NULL");
-    else if (batchSize == 0 || batchSize > ACL_MAX_BATCH_NUM)
-        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "batchSize %" PRIu64 " out of range 1..%d", batchSize,
-                       ACL_MAX_BATCH_NUM);
+    else if (batchSize == 0)   /* CANN 9.1 sets no upper bound: only the size must fit in a size_t */
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "batchSize is 0: expected the number of images, at least 1");
+    else if (batchSize > (SIZE_MAX - SIM_AIPP_BLOCK_HEAD) / SIM_AIPP_BLOCK_BATCH)
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "batchSize %" PRIu64 ": %u + %u x batchSize bytes overflows a "
+                       "size_t", batchSize, SIM_AIPP_BLOCK_HEAD, SIM_AIPP_BLOCK_BATCH);
     else
         *size = SIM_AIPP_BLOCK_HEAD + SIM_AIPP_BLOCK_BATCH * (size_t)batchSize;
     SIM_RETURN(aclmdlGetAippDataSize, rc, "batch %" PRIu64, batchSize);

@@ -7,6 +7,8 @@
  * channel swap (U/V or R/B, and the alpha byte of XRGB) on the source pixel,
  * crop, colour-space conversion in integer arithmetic,
  *     out_c = clip(((sum_k matrix[c][k] * (in_k - input_bias_k)) >> 8) + output_bias_c, 0, 255),
+ * where the unit takes the input biases for a YUV source and the output
+ * biases for an RGB one (the other triple counts as 0: ATC fills both),
  * normalization (x - mean_chn_c - min_chn_c) * var_reci_chn_c, then padding
  * with padding_value.  format_aipp.c has checked every size, so the loops
  * stay inside the image and the tensor.
@@ -82,11 +84,12 @@ void sim_aipp_apply(const sim_aipp *a, aclDataType dtype, const unsigned char *i
                     read_pixel(a, img, a->crop_x + cx, a->crop_y + cy, px);
                     if (a->csc) {
                         int32_t in[3] = {px[0], px[1], px[2]};
+                        int yuv = a->format == ACL_YUV420SP_U8 || a->format == ACL_YUV400_U8;
                         for (int c = 0; c < 3; c++) {
                             int64_t sum = 0;
                             for (int k = 0; k < 3; k++)
-                                sum += (int64_t)a->matrix[3 * c + k] * (in[k] - a->in_bias[k]);
-                            px[c] = clip255(shr8(sum) + a->out_bias[c]);
+                                sum += (int64_t)a->matrix[3 * c + k] * (in[k] - (yuv ? a->in_bias[k] : 0));
+                            px[c] = clip255(shr8(sum) + (yuv ? 0 : a->out_bias[c]));
                         }
                     }
                 }

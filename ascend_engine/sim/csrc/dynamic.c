@@ -10,8 +10,10 @@
  * match -- is ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID (145013) for all three;
  * a dynamic input buffer too small for the values, or dims whose count or
  * fixed values disagree with the inputs, ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID
- * (145012).  A static (or shape-range) model answers ACL_ERROR_MODEL_NOT_DYNAMIC
- * (100019).  Argument checks come first.
+ * (145012).  A static (or shape-range) model has no gear either: 145013, as
+ * in CANN 9.1.  The index is not checked to be ascend_mbatch_shape_data's:
+ * the value goes into the buffer at index, as GE writes it (docs/simulator.md,
+ * "Fidelity to CANN 9.1").
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -138,38 +140,39 @@ SIM_EXPORT aclError aclmdlGetInputDynamicDims(const aclmdlDesc *modelDesc, size_
 
 /* ---- setters ------------------------------------------------------------------------ */
 
-/* Shared checks: runtime, model, dataset, the index of ascend_mbatch_shape_data
- * and the mechanism.  On success *m_out holds a reference. */
+/* Shared checks, in CANN 9.1's order: the dataset and the buffer at index
+ * (any input: GE does not check that it is ascend_mbatch_shape_data), the
+ * model, the buffer's length (min_len bytes, 0: checked by the caller), the
+ * mechanism.  On success *m_out holds a reference. */
 static aclError setter_checks(const char *fn, uint32_t kind, uint32_t modelId, const aclmdlDataset *dataset,
-                              size_t index, sim_model **m_out)
+                              size_t index, size_t min_len, sim_model **m_out)
 {
     aclError rc = sim_check_init(fn);
     if (rc != ACL_SUCCESS)
         return rc;
+    if (!sim_dataset_ok(dataset))
+        return sim_error(ACL_ERROR_INVALID_PARAM, fn, "dataset %p is NULL or not a live dataset",
+                         (const void *)dataset);
+    if (index >= dataset->count || !sim_databuf_ok(dataset->buffers[index]))
+        return sim_error(ACL_ERROR_INVALID_PARAM, fn, "the dataset has no buffer at index %zu: add the %s input's "
+                         "buffer (aclmdlGetInputSizeByIndex bytes) first", index, ACL_DYNAMIC_TENSOR_NAME);
     sim_model *m = sim_model_get(modelId);
     if (!m)
-        return sim_error(ACL_ERROR_INVALID_MODEL_ID, fn, "modelId %u is not a loaded model", modelId);
+        return sim_model_unknown(fn, modelId);
     *m_out = m;
     const sim_model_info *info = m->meta->info;
     const char *feature = kind == SIM_DYN_BATCH ? "dynamic batch" : kind == SIM_DYN_HW
                           ? "dynamic image size (HW gears)" : "dynamic dims gears";
-    if (info->dyn_kind == SIM_DYN_NONE)
-        return sim_error(ACL_ERROR_MODEL_NOT_DYNAMIC, fn, "model %u ('%s') has no %s: it is static (saved "
-                         "without %s)", modelId, info->name, feature,
-                         kind == SIM_DYN_BATCH ? "batch_sizes" : kind == SIM_DYN_HW ? "hw_sizes" : "dims");
-    if (info->dyn_kind == SIM_DYN_RANGE)
-        return sim_error(ACL_ERROR_MODEL_NOT_DYNAMIC, fn, "model %u ('%s') has no %s: it has shape ranges, with "
-                         "no gears; describe each input's shape with aclmdlSetDatasetTensorDesc", modelId,
-                         info->name, feature);
-    if (!sim_dataset_ok(dataset))
-        return sim_error(ACL_ERROR_INVALID_PARAM, fn, "dataset %p is NULL or not a live dataset",
-                         (const void *)dataset);
-    if (index != (size_t)info->n_inputs - 1)
-        return sim_error(ACL_ERROR_INVALID_PARAM, fn, "index %zu is not the dynamic input: %s is input %u "
-                         "(aclmdlGetInputIndexByName)", index, ACL_DYNAMIC_TENSOR_NAME, info->n_inputs - 1);
-    if (index >= dataset->count || !sim_databuf_ok(dataset->buffers[index]))
-        return sim_error(ACL_ERROR_INVALID_PARAM, fn, "the dataset has no buffer at index %zu: add the %s input's "
-                         "buffer (aclmdlGetInputSizeByIndex bytes) first", index, ACL_DYNAMIC_TENSOR_NAME);
+    if (dataset->buffers[index]->size < min_len)
+        return sim_error(ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID, fn, "the buffer at index %zu holds %zu bytes, "
+                         "needs at least %zu for the %s value%s (aclmdlGetInputSizeByIndex of %s)", index,
+                         dataset->buffers[index]->size, min_len, feature, min_len > 4 ? "s" : "",
+                         ACL_DYNAMIC_TENSOR_NAME);
+    if (info->dyn_kind == SIM_DYN_NONE || info->dyn_kind == SIM_DYN_RANGE)
+        return sim_error(ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID, fn, "model %u ('%s') has no %s: %s, so no gear "
+                         "matches", modelId, info->name, feature, info->dyn_kind == SIM_DYN_NONE
+                         ? "it is static" : "it has shape ranges, with no gears (describe each input's shape "
+                         "with aclmdlSetDatasetTensorDesc)");
     if (info->dyn_kind != kind) {
         char gears[1024];
         gear_text(info, gears, sizeof gears);
@@ -211,16 +214,17 @@ SIM_EXPORT aclError aclmdlSetDynamicBatchSize(uint32_t modelId, aclmdlDataset *d
     SIM_ENTER(aclmdlSetDynamicBatchSize);
     const char *fn = "aclmdlSetDynamicBatchSize";
     sim_model *m = NULL;
-    aclError rc = setter_checks(fn, SIM_DYN_BATCH, modelId, dataset, index, &m);
+    aclError rc = ACL_SUCCESS;
+    if (batchSize == 0)   /* CANN 9.1 checks this before anything else */
+        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "batchSize is 0: expected one of the model's batch gears");
+    if (rc == ACL_SUCCESS)
+        rc = setter_checks(fn, SIM_DYN_BATCH, modelId, dataset, index, 4, &m);
     if (rc == ACL_SUCCESS && find_gear(m->meta->info, &batchSize) < 0) {
         char gears[1024];
         gear_text(m->meta->info, gears, sizeof gears);
         rc = sim_error(ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID, fn, "batch %" PRIu64 " is not a gear of model %u "
                        "(gears: %s)", batchSize, modelId, gears);
     }
-    if (rc == ACL_SUCCESS && dataset->buffers[index]->size < 8)
-        rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "the %s buffer holds %zu bytes, needs %" PRIu64,
-                       ACL_DYNAMIC_TENSOR_NAME, dataset->buffers[index]->size, m->meta->info->inputs[index].size);
     if (rc == ACL_SUCCESS)
         rc = set_gear(fn, m, dataset, index, &batchSize, &batchSize, 1);
     sim_model_unref(m);
@@ -234,11 +238,7 @@ SIM_EXPORT aclError aclmdlSetDynamicHWSize(uint32_t modelId, aclmdlDataset *data
     const char *fn = "aclmdlSetDynamicHWSize";
     sim_model *m = NULL;
     uint64_t hw[2] = {height, width};
-    aclError rc = setter_checks(fn, SIM_DYN_HW, modelId, dataset, index, &m);
-    if (rc == ACL_SUCCESS && dataset->buffers[index]->size < 8)
-        rc = sim_error(ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID, fn, "the %s buffer holds %zu bytes, needs at "
-                       "least 8 for the height and the width (aclmdlGetInputSizeByIndex: %" PRIu64 ")",
-                       ACL_DYNAMIC_TENSOR_NAME, dataset->buffers[index]->size, m->meta->info->inputs[index].size);
+    aclError rc = setter_checks(fn, SIM_DYN_HW, modelId, dataset, index, 8, &m);
     if (rc == ACL_SUCCESS && find_gear(m->meta->info, hw) < 0) {
         char gears[1024];
         gear_text(m->meta->info, gears, sizeof gears);
@@ -303,7 +303,7 @@ SIM_EXPORT aclError aclmdlSetInputDynamicDims(uint32_t modelId, aclmdlDataset *d
         rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "dims->dimCount %zu out of range 1..%d", dims->dimCount,
                        ACL_MAX_DIM_CNT);
     if (rc == ACL_SUCCESS)
-        rc = setter_checks(fn, SIM_DYN_DIMS, modelId, dataset, index, &m);
+        rc = setter_checks(fn, SIM_DYN_DIMS, modelId, dataset, index, 0, &m);
     const sim_model_info *info = m ? m->meta->info : NULL;
     if (rc == ACL_SUCCESS)
         rc = dims_to_syms(fn, info, dims, sym, vals, &n_vals);
@@ -314,10 +314,10 @@ SIM_EXPORT aclError aclmdlSetInputDynamicDims(uint32_t modelId, aclmdlDataset *d
                        "(values of its -1 dimensions per gear: %s)", modelId, gears);
     }
     if (rc == ACL_SUCCESS && dataset->buffers[index]->size < 4u * n_vals)
-        rc = sim_error(ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID, fn, "the %s buffer holds %zu bytes, needs at "
-                       "least %u for the %u dynamic dimensions (aclmdlGetInputSizeByIndex: %" PRIu64 ")",
-                       ACL_DYNAMIC_TENSOR_NAME, dataset->buffers[index]->size, 4u * n_vals, n_vals,
-                       info->inputs[index].size);
+        rc = sim_error(ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID, fn, "the buffer at index %zu holds %zu bytes, "
+                       "needs at least %u for the %u dynamic dimensions (aclmdlGetInputSizeByIndex of %s: %" PRIu64
+                       ")", index, dataset->buffers[index]->size, 4u * n_vals, n_vals, ACL_DYNAMIC_TENSOR_NAME,
+                       info->inputs[info->n_inputs - 1].size);
     if (rc == ACL_SUCCESS)
         rc = set_gear(fn, m, dataset, index, sym, vals, n_vals);
     sim_model_unref(m);
@@ -347,6 +347,14 @@ aclError sim_exec_syms(const char *fn, const sim_model *m, const aclmdlDataset *
                              "(aclmdlSetDatasetTensorDesc) but model %u has %s: aclmdlSetDatasetTensorDesc and %s "
                              "are mutually exclusive on one model", i, info->inputs[i].name, m->id,
                              sim_dyn_kind_name(info->dyn_kind), setter_of(info->dyn_kind));
+    if (in->dyn_kind == SIM_DYN_NONE) {
+        int strict;
+        aclError rc = sim_gear_checks(fn, &strict);
+        if (rc != ACL_SUCCESS)
+            return rc;
+        if (!strict)   /* CANN 9.1: the device runs whatever gear the buffer holds */
+            return sim_buffer_syms(fn, m, in, sym);
+    }
     if (in->dyn_kind != info->dyn_kind || find_gear(info, in->dyn_vals) < 0) {
         char gears[1024];
         gear_text(info, gears, sizeof gears);
@@ -354,13 +362,71 @@ aclError sim_exec_syms(const char *fn, const sim_model *m, const aclmdlDataset *
             return sim_error(ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID, fn,
                              "model %u has dynamic batch but the input dataset has no valid gear set: call "
                              "aclmdlSetDynamicBatchSize(modelId, dataset, index of %s, batch) with one of the "
-                             "gears (%s) before executing", m->id, ACL_DYNAMIC_TENSOR_NAME, gears);
+                             "gears (%s) before executing (CANN would run whatever gear the buffer holds: "
+                             "ASCEND_SIM_GEAR_CHECKS=cann)", m->id, ACL_DYNAMIC_TENSOR_NAME, gears);
         return sim_error(ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID, fn, "model %u has %s but the input dataset has %s: "
-                         "call %s with one of the gears (%s) before executing", m->id,
+                         "call %s with one of the gears (%s) before executing (CANN would run whatever gear "
+                         "the buffer holds: ASCEND_SIM_GEAR_CHECKS=cann)", m->id,
                          sim_dyn_kind_name(info->dyn_kind),
                          in->dyn_kind ? "a gear set by another mechanism's setter" : "no gear set",
                          setter_of(info->dyn_kind), gears);
     }
     memcpy(sym, in->dyn_vals, sizeof(uint64_t) * info->n_syms);
     return ACL_SUCCESS;
+}
+
+/* The values gear g writes into the dynamic input, in order (set_gear's). */
+static uint32_t gear_values(const sim_model_info *info, uint32_t g, uint64_t *vals)
+{
+    const uint64_t *v = &info->gear_vals[(size_t)g * info->n_syms];
+    uint32_t n = 0;
+    if (info->dyn_kind != SIM_DYN_DIMS) {
+        for (uint32_t s = 0; s < info->n_syms; s++)
+            vals[n++] = v[s];
+        return n;
+    }
+    for (uint32_t i = 0; i < info->n_file_inputs; i++)
+        for (uint32_t d = 0; d < info->inputs[i].rank; d++)
+            if (info->inputs[i].dims[d] < 0 && n < ACL_MAX_DIM_CNT)
+                vals[n++] = v[SIM_SYM(info->inputs[i].dims[d])];
+    return n;
+}
+
+aclError sim_buffer_syms(const char *fn, const sim_model *m, const aclmdlDataset *in, uint64_t *sym)
+{
+    const sim_model_info *info = m->meta->info;
+    uint32_t at = info->n_inputs - 1;
+    const aclDataBuffer *b = at < in->count ? in->buffers[at] : NULL;
+    if (!sim_databuf_ok(b))
+        return sim_error(ACL_ERROR_INVALID_PARAM, fn, "input %u (%s): data buffer %p is not a live data buffer", at,
+                         ACL_DYNAMIC_TENSOR_NAME, (const void *)b);
+    uint64_t want[ACL_MAX_DIM_CNT];
+    for (uint32_t g = 0; g < info->n_gears; g++) {
+        uint32_t n = gear_values(info, g, want);
+        size_t width = b->size >= 8u * n ? 8 : 4;
+        if (b->size < width * n || !sim_mem_device_ok(b->data, width * n, m->device))
+            break;
+        int same = 1;
+        for (uint32_t k = 0; k < n && same; k++) {
+            uint64_t got = 0;
+            if (width == 8) {
+                memcpy(&got, (const char *)b->data + 8 * k, 8);
+            } else {
+                uint32_t v32;
+                memcpy(&v32, (const char *)b->data + 4 * k, 4);
+                got = v32;
+            }
+            same = got == want[k];
+        }
+        if (same) {
+            memcpy(sym, &info->gear_vals[(size_t)g * info->n_syms], sizeof(uint64_t) * info->n_syms);
+            return ACL_SUCCESS;
+        }
+    }
+    char gears[1024];
+    gear_text(info, gears, sizeof gears);
+    return sim_error(ACL_ERROR_RT_MODEL_EXECUTE, fn, "model %u has %s, no setter was called and its %s buffer "
+                     "(input %u, %zu bytes) holds none of its gears (%s): the device would run an undefined "
+                     "branch (ASCEND_SIM_GEAR_CHECKS=cann)", m->id, sim_dyn_kind_name(info->dyn_kind),
+                     ACL_DYNAMIC_TENSOR_NAME, at, b->size, gears);
 }

@@ -139,21 +139,22 @@ aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_mod
 
     if (size < SIM_MODEL_MAGIC_LEN) {
         if (memcmp(b, SIM_MODEL_MAGIC, size) == 0)
-            return sim_error(ACL_ERROR_PARSE_MODEL, fn,
+            return sim_error(ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID, fn,
                              "invalid simulator model: truncated: %zu bytes, the magic number alone is %d", size,
                              SIM_MODEL_MAGIC_LEN);
     }
     if (size < SIM_MODEL_MAGIC_LEN || memcmp(b, SIM_MODEL_MAGIC, SIM_MODEL_MAGIC_LEN) != 0) {
         unsigned char head[4] = {0};
         memcpy(head, b, size < 4 ? size : 4);
-        return sim_error(ACL_ERROR_DESERIALIZE_MODEL, fn,
+        return sim_error(ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID, fn,
                          "not a simulator model (the file starts with %02x %02x %02x %02x, expected magic "
                          "\"%s\"): the AscendCL simulator runs only models written by ascend_engine.sim.Graph; "
                          "a real .om model needs the acl backend (ASCEND_ENGINE_BACKEND=acl on a machine "
                          "with CANN)", head[0], head[1], head[2], head[3], SIM_MODEL_MAGIC);
     }
     if (size < 16)
-        return sim_error(ACL_ERROR_PARSE_MODEL, fn, "invalid simulator model: truncated header: %zu bytes", size);
+        return sim_error(ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID, fn, "invalid simulator model: truncated header: "
+                         "%zu bytes", size);
     uint32_t version = rd32(b + 8), header_size = rd32(b + 12);
     if (version < 1 || version > SIM_MODEL_VERSION)
         return sim_error(ACL_ERROR_PARSE_MODEL, fn,
@@ -168,7 +169,7 @@ aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_mod
                          "invalid simulator model: header size %u at byte 12, expected %u for version %u",
                          header_size, want_header, version);
     if (size < want_header)
-        return sim_error(ACL_ERROR_PARSE_MODEL, fn, "invalid simulator model: truncated header: %zu of %u bytes",
+        return sim_error(ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID, fn, "invalid simulator model: truncated header: %zu of %u bytes",
                          size, want_header);
 
     m = calloc(1, sizeof *m);
@@ -176,9 +177,11 @@ aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_mod
         return sim_error(ACL_ERROR_BAD_ALLOC, fn, "out of host memory parsing the model");
 
     uint64_t file_size = rd64(b + 16);
-    if (file_size != size)
-        PARSE_FAIL("the header (byte 16) says %" PRIu64 " bytes, the model has %zu (truncated or corrupted)",
-                   file_size, size);
+    if (file_size != size) {   /* a length problem: CANN 9.1's code for a model of the wrong size */
+        rc = sim_error(ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID, fn, "invalid simulator model: the header (byte "
+                       "16) says %" PRIu64 " bytes, the model has %zu (truncated or corrupted)", file_size, size);
+        goto fail;
+    }
     m->n_tensors = rd32(b + 24);
     m->n_ops = rd32(b + 28);
     m->n_inputs = rd32(b + 32);
@@ -341,7 +344,7 @@ aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_mod
         memcpy(io->dims, t->dims, sizeof io->dims);
         io->max_bytes = t->max_bytes;
         /* exact, as CANN reports it (no allocation padding); 0 for -1 dims of a shape range */
-        io->size = m->dyn_kind == SIM_DYN_RANGE && t->syms ? 0 : t->max_bytes;
+        io->size = t->max_bytes;   /* range models: the product of the range maxima (0: unbounded), as CANN 9.1 */
     }
     m->n_file_inputs = m->n_inputs;
     for (uint32_t i = 0; i < m->n_tensors; i++)
@@ -408,6 +411,16 @@ aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_mod
 
     m->scratch_offset = work;
     m->work_size = work + scratch;
+    if (m->executor == SIM_EXEC_ONNX) {
+        /* ONNX Runtime keeps its own intermediates; aclmdlQuerySize reports the work memory ATC
+         * planned for them (byte 152), never 0 as no real converted model does; a file without
+         * one: its inputs' and outputs' bytes */
+        m->work_size = rd64(b + 152);
+        for (uint32_t i = 0; m->work_size == 0 && i < m->n_tensors; i++)
+            m->work_size += align64(m->tensors[i].max_bytes);
+        if (m->work_size == 0)
+            m->work_size = 64;
+    }
     m->weight_size = m->data_size;
     if (m->work_size > SIM_MAX_TENSOR_BYTES)
         PARSE_FAIL("the model needs %" PRIu64 " bytes of work memory, too much", m->work_size);

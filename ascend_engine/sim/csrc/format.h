@@ -163,8 +163,9 @@ typedef struct sim_model_info {
     uint32_t n_aipp;
 } sim_model_info;
 
-/* Parse and validate a model image.  On failure returns 100012 (not a
- * simulator model) or 100013 (unsupported version / malformed) after
+/* Parse and validate a model image.  On failure returns 145006 (not a
+ * simulator model: bad magic, or truncated, as CANN 9.1 answers for a bad
+ * magic or length) or 100013 (unsupported version / malformed) after
  * recording a message naming `fn`; *out is untouched. */
 aclError sim_model_parse(const char *fn, const void *bytes, size_t size, sim_model_info **out);
 void sim_model_info_free(sim_model_info *info);

@@ -84,7 +84,7 @@ int sim_model_last_syms(sim_model *m, uint64_t *out)
 
 aclError sim_model_unknown(const char *fn, uint32_t id)
 {
-    return sim_error(ACL_ERROR_INVALID_MODEL_ID, fn, "modelId %u is not a loaded model", id);
+    return sim_error(ACL_ERROR_GE_EXEC_MODEL_ID_INVALID, fn, "modelId %u is not a loaded model", id);
 }
 
 /* ---- loading ---------------------------------------------------------------------- */
@@ -95,7 +95,7 @@ static aclError read_file(const char *fn, const char *path, unsigned char **out,
         return sim_error(ACL_ERROR_INVALID_PARAM, fn, "modelPath is NULL");
     FILE *f = fopen(path, "rb");
     if (!f)
-        return sim_error(ACL_ERROR_READ_MODEL_FAILURE, fn, "cannot open model file '%s': %s", path, strerror(errno));
+        return sim_error(ACL_ERROR_GE_EXEC_MODEL_PATH_INVALID, fn, "cannot open model file '%s': %s", path, strerror(errno));
     unsigned char *buf = NULL;
     size_t len = 0, cap = 0;
     for (;;) {
@@ -119,7 +119,7 @@ static aclError read_file(const char *fn, const char *path, unsigned char **out,
     fclose(f);
     if (bad) {
         free(buf);
-        return sim_error(ACL_ERROR_READ_MODEL_FAILURE, fn, "cannot read model file '%s': %s", path, strerror(err));
+        return sim_error(ACL_ERROR_GE_EXEC_MODEL_PATH_INVALID, fn, "cannot read model file '%s': %s", path, strerror(err));
     }
     *out = buf;
     *size = len;
@@ -146,14 +146,14 @@ static aclError load_model(const char *fn, const void *bytes, size_t size, uint3
     int32_t dev = ctx->device_id;
     if (workPtr) {
         if (workSize < info->work_size)
-            rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "workSize %zu is smaller than the %" PRIu64
+            rc = sim_error(ACL_ERROR_GE_PARAM_INVALID, fn, "workSize %zu is smaller than the %" PRIu64
                            " bytes the model needs (aclmdlQuerySize)", workSize, info->work_size);
         else
             rc = sim_mem_check_device(fn, "workPtr", workPtr, workSize, dev);
     }
     if (rc == ACL_SUCCESS && weightPtr) {
         if (weightSize < info->weight_size)
-            rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "weightSize %zu is smaller than the %" PRIu64
+            rc = sim_error(ACL_ERROR_GE_PARAM_INVALID, fn, "weightSize %zu is smaller than the %" PRIu64
                            " bytes the model needs (aclmdlQuerySize)", weightSize, info->weight_size);
         else
             rc = sim_mem_check_device(fn, "weightPtr", weightPtr, weightSize, dev);
@@ -188,8 +188,9 @@ static aclError load_model(const char *fn, const void *bytes, size_t size, uint3
     if (workPtr) {
         m->work = workPtr;
     } else {
-        /* not zeroed: every intermediate is written before it is read */
-        m->work = malloc(info->work_size ? info->work_size : 64);
+        /* not zeroed: every intermediate is written before it is read; an ONNX model's
+         * intermediates live in ONNX Runtime, so its work region is only reserved */
+        m->work = malloc(info->work_size && info->executor != SIM_EXEC_ONNX ? info->work_size : 64);
         m->own_work = 1;
     }
     if (weightPtr) {

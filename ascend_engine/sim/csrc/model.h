@@ -119,7 +119,7 @@ int sim_ort_skip_compute(void);
  * into the output buffers (out_len bytes each; zeros when skip).  out_dims
  * (n_outputs x SIM_MAX_RANK) receives each output's shape as run: for a
  * shape-range output (shape_after_run) ONNX Runtime chooses it, and a buffer
- * too small for it fails with ACL_ERROR_MODEL_OUTPUT_NOT_MATCH.  Returns 0
+ * too small for it fails with ACL_ERROR_GE_FAILURE (500002).  Returns 0
  * or an error code with the message in err. */
 aclError sim_ort_run(void *session, const sim_model_info *info, const uint64_t *sym, void *const *in,
                      void *const *out, const size_t *out_len, int skip, int64_t *out_dims, char *err,
@@ -128,8 +128,12 @@ aclError sim_ort_run(void *session, const sim_model_info *info, const uint64_t *
 /* The symbol values of the gear last set on model m (aclmdlGetCurOutputDims);
  * 0 when none was set. */
 int sim_model_last_syms(sim_model *m, uint64_t *out);
-/* ACL_ERROR_INVALID_MODEL_ID for fn, naming the id (model.c) */
+/* ACL_ERROR_GE_EXEC_MODEL_ID_INVALID (145003) for fn, naming the id (model.c) */
 aclError sim_model_unknown(const char *fn, uint32_t id);
+
+/* gear_checks.c: ASCEND_SIM_GEAR_CHECKS, read now: *strict is 1 for
+ * "strict" (the default), 0 for "cann"; another value is an error. */
+aclError sim_gear_checks(const char *fn, int *strict);
 
 /* ---- dynamic.c / shape_range.c: the symbol values of one execution --------------
  * Gear models (batch, HW, dims): the gear the input dataset was set to, which
@@ -138,6 +142,10 @@ aclError sim_model_unknown(const char *fn, uint32_t id);
  * the two on one execution fails.  Writes n_syms values to sym; returns
  * ACL_SUCCESS or the error (recorded under fn). */
 aclError sim_exec_syms(const char *fn, const sim_model *m, const aclmdlDataset *in, uint64_t *sym);
+/* dynamic.c: the gear a gear model runs at when no setter was called
+ * (ASCEND_SIM_GEAR_CHECKS=cann): the values in its ascend_mbatch_shape_data
+ * buffer, as the device reads them; 507011 when they name no gear. */
+aclError sim_buffer_syms(const char *fn, const sim_model *m, const aclmdlDataset *in, uint64_t *sym);
 /* shape_range.c: the symbol values of a shape-range execution, from the
  * input dataset's tensor descriptions. */
 aclError sim_range_syms(const char *fn, const sim_model *m, const aclmdlDataset *in, uint64_t *sym);

@@ -50,7 +50,7 @@ SIM_EXPORT aclError aclmdlGetDesc(aclmdlDesc *modelDesc, uint32_t modelId)
         rc = sim_error(ACL_ERROR_INVALID_PARAM, fn, "modelDesc %p is NULL or not from aclmdlCreateDesc",
                        (void *)modelDesc);
     if (rc == ACL_SUCCESS && !(m = sim_model_get(modelId)))
-        rc = sim_error(ACL_ERROR_INVALID_MODEL_ID, fn, "modelId %u is not a loaded model", modelId);
+        rc = sim_model_unknown(fn, modelId);
     if (rc == ACL_SUCCESS) {
         atomic_fetch_add(&m->meta->refs, 1);
         sim_meta_unref(modelDesc->meta);

@@ -16,12 +16,18 @@
 
 /* ---- execution --------------------------------------------------------------------- */
 
+/* CANN 9.1's GE accepts an input or output buffer this many bytes smaller
+ * than the model's (its data alignment slack, docs/simulator.md). */
+#define SIM_EXEC_SLACK 64
+
 typedef struct exec_plan {
     int dynamic;                 /* the symbols below are set (any dynamic model) */
     uint64_t sym[SIM_MAX_SYMS];  /* this execution's symbol values: its gear or its shapes */
     uint32_t n_in, n_out;
     void **in, **out;            /* buffer addresses captured at call time */
     size_t *in_len, *out_len;    /* bytes the execution touches in each */
+    size_t *in_full, *out_full;  /* bytes the execution computes from / into each: more than the */
+    int short_in, short_out;     /* touched ones for a buffer up to 64 bytes short (then staged) */
     void **pins;                 /* aclmdlExecuteAsync: sim_mem_pin tokens of the inputs, outputs, */
                                  /* then the caller's work and weight memory (n_in + n_out + 2) */
     aclTensorDesc **out_desc;    /* ONNX shape-range models: the output dataset's descriptions, which */
@@ -66,7 +72,7 @@ static aclError check_count(const char *fn, const sim_model *m, const aclmdlData
         return sim_error(ACL_ERROR_INVALID_PARAM, fn, "%s dataset %p is NULL or not a live dataset", what,
                          (const void *)ds);
     if (ds->count != n)
-        return sim_error(is_in ? ACL_ERROR_MODEL_INPUT_NOT_MATCH : ACL_ERROR_MODEL_OUTPUT_NOT_MATCH, fn,
+        return sim_error(ACL_ERROR_GE_FAILURE, fn,
                          "the %s dataset has %zu buffers, model %u has %u %ss%s", what, ds->count, m->id, n, what,
                          !is_in || !info->n_gears ? ""
                          : info->dyn_kind == SIM_DYN_BATCH ? " (including the dynamic-batch input " ACL_DYNAMIC_TENSOR_NAME ")"
@@ -74,47 +80,95 @@ static aclError check_count(const char *fn, const sim_model *m, const aclmdlData
     return ACL_SUCCESS;
 }
 
-/* Every buffer is live device memory of the model's device and holds at
- * least the bytes the execution at its gear (or its shapes) reads or writes:
- * CANN measures against the selected gear, not against the descriptor's
- * largest-gear size. */
-static aclError check_buffers(const char *fn, const sim_model *m, const aclmdlDataset *ds, int is_in,
-                              const exec_plan *p, void **ptrs, size_t *lens)
+/* A model CANN 9.1 checks no buffer size of: a gear model or a dynamic-AIPP one. */
+static int sizes_unchecked(const sim_model_info *info)
+{
+    if (info->n_gears > 0)
+        return 1;
+    for (uint32_t k = 0; k < info->n_aipp; k++)
+        if (info->aipp[k].dynamic)
+            return 1;
+    return 0;
+}
+
+/* aclmdlExecute (sync) with an output buffer whose data is NULL: allocate
+ * it with aclrtMalloc at the output's size and store it in the buffer, as
+ * CANN 9.1's GE does; the program frees it with aclrtFree. */
+static aclError alloc_output(const char *fn, const sim_model *m, aclDataBuffer *b, uint32_t i)
+{
+    const sim_io *io = &m->meta->info->outputs[i];
+    if (!io->size)
+        return sim_error(ACL_ERROR_GE_FAILURE, fn, "output %u ('%s'): data buffer with NULL data, and the output "
+                         "has no largest size to allocate (a shape range without an upper bound): pass a buffer",
+                         i, io->name);
+    void *ptr = NULL;
+    aclError rc = aclrtMalloc(&ptr, (size_t)io->size, ACL_MEM_MALLOC_HUGE_FIRST);
+    if (rc != ACL_SUCCESS)
+        return rc;
+    b->data = ptr;
+    b->size = (size_t)io->size;
+    return ACL_SUCCESS;
+}
+
+/* Every buffer is live device memory of the model's device.  Its size is
+ * checked as CANN 9.1's GE does: at most 64 bytes fewer than the execution
+ * at its gear (or its shapes) reads or writes (GE's alignment slack); gear
+ * and dynamic-AIPP models are not checked in CANN, and here only under
+ * ASCEND_SIM_GEAR_CHECKS=strict (gear_checks.c).  A buffer short of the
+ * execution's bytes is staged at run time: the missing input bytes read as
+ * zeros, the missing output bytes are not written. */
+static aclError check_buffers(const char *fn, const sim_model *m, aclmdlDataset *ds, int is_in, int sync,
+                              exec_plan *p)
 {
     const sim_model_info *info = m->meta->info;
     const char *what = is_in ? "input" : "output";
-    aclError mismatch = is_in ? ACL_ERROR_MODEL_INPUT_NOT_MATCH : ACL_ERROR_MODEL_OUTPUT_NOT_MATCH;
     uint32_t n = is_in ? info->n_inputs : info->n_outputs;
     const sim_io *ios = is_in ? info->inputs : info->outputs;
+    void **ptrs = is_in ? p->in : p->out;
+    size_t *lens = is_in ? p->in_len : p->out_len, *fulls = is_in ? p->in_full : p->out_full;
+    int strict = 1, unchecked = sizes_unchecked(info);
+    aclError rc = unchecked ? sim_gear_checks(fn, &strict) : ACL_SUCCESS;
+    if (rc != ACL_SUCCESS)
+        return rc;
     for (uint32_t i = 0; i < n; i++) {
-        const aclDataBuffer *b = ds->buffers[i];
+        aclDataBuffer *b = ds->buffers[i];
         if (!sim_databuf_ok(b))
             return sim_error(ACL_ERROR_INVALID_PARAM, fn, "%s %u: data buffer %p is not a live data buffer", what, i,
                              (const void *)b);
+        if (!is_in && sync && !b->data && (rc = alloc_output(fn, m, b, i)) != ACL_SUCCESS)
+            return rc;
         uint64_t need = io_bytes(info, &ios[i], p->dynamic ? p->sym : NULL);
-        if (b->size < need) {
+        if ((!unchecked || strict) && (uint64_t)b->size + SIM_EXEC_SLACK < need) {
+            char note[256] = "";
             if (need != ios[i].size) {
-                char note[160];
-                shape_note(info, p->sym, note, sizeof note);
-                return sim_error(mismatch, fn, "%s %u ('%s'): buffer of %zu bytes, model %u needs %" PRIu64
-                                 " at %s (aclmdlGet%sSizeByIndex reports %" PRIu64 "%s)", what, i, ios[i].name,
-                                 b->size, m->id, need, note, is_in ? "Input" : "Output", ios[i].size,
-                                 ios[i].size ? " for the largest gear" : ": the shape range has no largest shape");
+                char at[160];
+                shape_note(info, p->sym, at, sizeof at);
+                snprintf(note, sizeof note, " at %s (aclmdlGet%sSizeByIndex reports %" PRIu64 "%s)", at,
+                         is_in ? "Input" : "Output", ios[i].size,
+                         ios[i].size ? " for the largest gear" : ": the shape range has no largest shape");
             }
-            return sim_error(mismatch, fn, "%s %u ('%s'): buffer of %zu bytes, model %u needs %" PRIu64
-                             " (aclmdlGet%sSizeByIndex)", what, i, ios[i].name, b->size, m->id, need,
-                             is_in ? "Input" : "Output");
+            return sim_error(ACL_ERROR_GE_FAILURE, fn, "%s %u ('%s'): buffer of %zu bytes, model %u needs %" PRIu64
+                             "%s%s; CANN accepts up to %d bytes fewer%s", what, i, ios[i].name, b->size, m->id, need,
+                             note, need == ios[i].size ? is_in ? " (aclmdlGetInputSizeByIndex)"
+                                                               : " (aclmdlGetOutputSizeByIndex)" : "",
+                             SIM_EXEC_SLACK, unchecked ? " (and does not check gear or dynamic-AIPP models: "
+                             "ASCEND_SIM_GEAR_CHECKS=cann)" : "");
         }
-        if (!sim_mem_device_ok(b->data, b->size, m->device)) {
+        /* an output ONNX Runtime sizes at run time may fill the whole buffer (checked after the run) */
+        size_t full = ios[i].shape_after_run ? b->size : (size_t)need;
+        size_t touched = b->size < full ? b->size : full;
+        if (!b->data || !sim_mem_device_ok(b->data, touched, m->device)) {
             /* The argument's name only for the message: formatting it on
              * every passing call was most of this call's cost. */
             char arg[64 + SIM_MAX_NAME];
             snprintf(arg, sizeof arg, "%s %u ('%s')", what, i, ios[i].name);
-            return sim_mem_check_device(fn, arg, b->data, b->size, m->device);
+            return sim_mem_check_device(fn, arg, b->data, touched ? touched : 1, m->device);
         }
         ptrs[i] = b->data;
-        /* an output ONNX Runtime sizes at run time may fill the whole buffer (checked after the run) */
-        lens[i] = ios[i].shape_after_run ? b->size : (size_t)need;
+        lens[i] = touched;
+        fulls[i] = full;
+        if (touched < full)
+            *(is_in ? &p->short_in : &p->short_out) = 1;
     }
     return ACL_SUCCESS;
 }
@@ -127,7 +181,7 @@ static exec_plan *plan_take(sim_model *m)
     const sim_model_info *info = m->meta->info;
     size_t n = (size_t)info->n_inputs + info->n_outputs;
     /* the layout prepare() lays out: buffers, lengths, pins, then the range models' output dims */
-    size_t bytes = sizeof(exec_plan) + (2 * sizeof(void *) + sizeof(size_t)) * n + 2 * sizeof(void *) +
+    size_t bytes = sizeof(exec_plan) + (2 * sizeof(void *) + 2 * sizeof(size_t)) * n + 2 * sizeof(void *) +
                    info->n_outputs * (sizeof(aclTensorDesc *) + sizeof(int64_t) * SIM_MAX_RANK);
     exec_plan *p = atomic_exchange(&m->spare_plan, NULL);
     if (p)
@@ -145,7 +199,7 @@ static void plan_give_back(sim_model *m, exec_plan *p)
         free(p);
 }
 
-static aclError prepare(const char *fn, sim_model *m, const aclmdlDataset *in, aclmdlDataset *out,
+static aclError prepare(const char *fn, sim_model *m, const aclmdlDataset *in, aclmdlDataset *out, int sync,
                         exec_plan **plan_out)
 {
     const sim_model_info *info = m->meta->info;
@@ -160,7 +214,9 @@ static aclError prepare(const char *fn, sim_model *m, const aclmdlDataset *in, a
     p->out = p->in + p->n_in;
     p->in_len = (size_t *)(p->out + p->n_out);
     p->out_len = p->in_len + p->n_in;
-    p->pins = (void **)(p->out_len + p->n_out);
+    p->in_full = p->out_len + p->n_out;
+    p->out_full = p->in_full + p->n_in;
+    p->pins = (void **)(p->out_full + p->n_out);
     p->out_dims = (int64_t *)(p->pins + n + 2);
     p->out_desc = (aclTensorDesc **)(p->out_dims + n_out * SIM_MAX_RANK);
     aclError rc = check_count(fn, m, in, 1);
@@ -171,9 +227,9 @@ static aclError prepare(const char *fn, sim_model *m, const aclmdlDataset *in, a
         rc = sim_exec_syms(fn, m, in, p->sym);
     }
     if (rc == ACL_SUCCESS)
-        rc = check_buffers(fn, m, in, 1, p, p->in, p->in_len);
+        rc = check_buffers(fn, m, (aclmdlDataset *)in, 1, sync, p);   /* inputs: read only */
     if (rc == ACL_SUCCESS)
-        rc = check_buffers(fn, m, out, 0, p, p->out, p->out_len);
+        rc = check_buffers(fn, m, out, 0, sync, p);
     if (rc == ACL_SUCCESS && info->dyn_kind == SIM_DYN_RANGE) {
         rc = sim_range_describe_outputs(fn, m, out, p->sym);
         for (uint32_t k = 0; rc == ACL_SUCCESS && k < p->n_out; k++)
@@ -224,19 +280,19 @@ static uint64_t range_layout(const sim_model_info *info, const uint64_t *sym, ui
  * or, for dynamic AIPP, each batch image with its entry of the parameter
  * block in the ascend_dynamic_aipp_data input (checked now: the program
  * writes that buffer). */
-static aclError apply_aipp(const sim_model_info *info, const exec_plan *p, const sim_aipp *a, void *tensor,
-                           char *err, size_t errlen)
+static aclError apply_aipp(const sim_model_info *info, const exec_plan *p, void *const *src, const sim_aipp *a,
+                           void *tensor, char *err, size_t errlen)
 {
     const sim_tensor *t = &info->tensors[a->tensor];
     if (!a->dynamic) {
-        sim_aipp_apply(a, t->dtype, p->in[a->input], tensor);
+        sim_aipp_apply(a, t->dtype, src[a->input], tensor);
         return ACL_SUCCESS;
     }
     size_t per_image = (size_t)(a->c * a->h * a->w) * t->elem_size;
-    const unsigned char *image = p->in[a->input];
+    const unsigned char *image = src[a->input];
     for (int64_t b = 0; b < a->n; b++) {
         sim_aipp one;
-        aclError rc = sim_aipp_from_block(a, p->in[a->data_input], p->in_len[a->data_input], (uint64_t)b, &one,
+        aclError rc = sim_aipp_from_block(a, src[a->data_input], p->in_full[a->data_input], (uint64_t)b, &one,
                                           err, errlen);
         if (rc != ACL_SUCCESS)
             return rc;
@@ -245,11 +301,12 @@ static aclError apply_aipp(const sim_model_info *info, const exec_plan *p, const
     return ACL_SUCCESS;
 }
 
-/* The inputs the model computes from: the plan's buffers, except that each
+/* The inputs the model computes from: the buffers src, except that each
  * AIPP input's source images become the model tensor they feed
  * (aipp_apply.c), in host memory freed by unstage_aipp.  Entries n_in.. of
  * the array (*out) hold those allocations. */
-static aclError stage_aipp(const sim_model_info *info, const exec_plan *p, void ***out, char *err, size_t errlen)
+static aclError stage_aipp(const sim_model_info *info, const exec_plan *p, void *const *src, void ***out, char *err,
+                           size_t errlen)
 {
     void **in = calloc((size_t)p->n_in + info->n_aipp, sizeof *in);
     aclError rc = ACL_SUCCESS;
@@ -257,7 +314,7 @@ static aclError stage_aipp(const sim_model_info *info, const exec_plan *p, void 
         snprintf(err, errlen, "out of host memory applying the AIPP of model '%s'", info->name);
         return ACL_ERROR_RT_MODEL_EXECUTE;
     }
-    memcpy(in, p->in, sizeof *in * p->n_in);
+    memcpy(in, src, sizeof *in * p->n_in);
     for (uint32_t k = 0; k < info->n_aipp && rc == ACL_SUCCESS; k++) {
         const sim_aipp *a = &info->aipp[k];
         void *tensor = malloc(info->tensors[a->tensor].max_bytes);
@@ -267,7 +324,7 @@ static aclError stage_aipp(const sim_model_info *info, const exec_plan *p, void 
             break;
         }
         in[a->input] = in[p->n_in + k] = tensor;
-        rc = apply_aipp(info, p, a, tensor, err, errlen);
+        rc = apply_aipp(info, p, src, a, tensor, err, errlen);
     }
     if (rc != ACL_SUCCESS) {
         for (uint32_t k = 0; k < info->n_aipp; k++)
@@ -287,8 +344,9 @@ static void unstage_aipp(const sim_model_info *info, const exec_plan *p, void **
 }
 
 /* Run every op of the model for the plan's gear or shapes, from the input
- * buffers `in` into the plan's output buffers. */
-static aclError run_ops(sim_model *m, const exec_plan *p, void *const *in_bufs, char *err, size_t errlen)
+ * buffers `in` into the output buffers `out` (out_full bytes each). */
+static aclError run_ops(sim_model *m, const exec_plan *p, void *const *in_bufs, void *const *out, char *err,
+                        size_t errlen)
 {
     const sim_model_info *info = m->meta->info;
     const uint64_t *sym = p->dynamic ? p->sym : NULL;
@@ -331,7 +389,7 @@ static aclError run_ops(sim_model *m, const exec_plan *p, void *const *in_bufs, 
         sim_kernel_run(op, in, &out, work + scratch_at);
     }
     for (uint32_t k = 0; k < info->n_outputs; k++)
-        memcpy(p->out[k], ptr[info->outputs[k].tensor], p->out_len[k]);
+        memcpy(out[k], ptr[info->outputs[k].tensor], p->out_full[k]);
     free(ptr);
     free(offsets);
     free(range_work);
@@ -352,6 +410,36 @@ static double device_time_us(const sim_model_info *info, const uint64_t *sym)
     else if (info->dyn_kind == SIM_DYN_BATCH)
         items = sym[0];
     return info->latency_us + info->latency_per_item_us * (double)items;
+}
+
+/* Buffers up to 64 bytes short (check_buffers): n full-size host copies of
+ * bufs, each zero past the len[i] bytes copied from the caller's buffer
+ * (inputs), or zeroed (outputs); NULL when out of memory. */
+static void **stage_short(void *const *bufs, const size_t *len, const size_t *full, uint32_t n, int copy)
+{
+    void **out = calloc((size_t)n * 2 + 1, sizeof *out);   /* n addresses, then n allocations */
+    for (uint32_t i = 0; out && i < n; i++) {
+        out[i] = bufs[i];
+        if (len[i] >= full[i])
+            continue;
+        out[n + i] = out[i] = calloc(1, full[i] ? full[i] : 1);
+        if (!out[i]) {
+            for (uint32_t k = 0; k < i; k++)
+                free(out[n + k]);
+            free(out);
+            return NULL;
+        }
+        if (copy && len[i])
+            memcpy(out[i], bufs[i], len[i]);
+    }
+    return out;
+}
+
+static void unstage_short(void **staged, uint32_t n)
+{
+    for (uint32_t i = 0; staged && i < n; i++)
+        free(staged[n + i]);
+    free(staged);
 }
 
 /* Run the model for the plan (its ops, or its ONNX graph) and hold the
@@ -377,19 +465,33 @@ static aclError run_plan(sim_stream *s, sim_model *m, const exec_plan *p, char *
     uint64_t start = sim_now_ns();
     const uint64_t *sym = p->dynamic ? p->sym : NULL;
     /* static AIPP runs first and adds no modelled device time of its own (docs/simulator.md, "Static AIPP") */
-    void **in = p->in;
-    if (info->n_aipp)
-        rc = stage_aipp(info, p, &in, err, errlen);
+    void **src = p->short_in ? stage_short(p->in, p->in_len, p->in_full, p->n_in, 1) : p->in;
+    void **out = p->short_out ? stage_short(p->out, p->out_len, p->out_full, p->n_out, 0) : p->out;
+    void **in = src;
+    if (!src || !out) {
+        snprintf(err, errlen, "out of host memory staging the buffers of model %u", m->id);
+        rc = ACL_ERROR_RT_MODEL_EXECUTE;
+    } else if (info->n_aipp) {
+        rc = stage_aipp(info, p, src, &in, err, errlen);
+    }
     if (rc != ACL_SUCCESS) {
         in = NULL;
     } else if (info->executor == SIM_EXEC_ONNX) {
-        rc = sim_ort_run(m->ort_session, info, sym, in, p->out, p->out_len, m->skip_compute, p->out_dims, err,
+        rc = sim_ort_run(m->ort_session, info, sym, in, out, p->out_full, m->skip_compute, p->out_dims, err,
                          errlen);
     } else {
-        rc = run_ops(m, p, in, err, errlen);
+        rc = run_ops(m, p, in, out, err, errlen);
     }
-    if (in && in != p->in)
+    if (in && in != src)
         unstage_aipp(info, p, in);
+    if (out && out != p->out) {   /* the bytes of each short output that its buffer holds */
+        for (uint32_t k = 0; rc == ACL_SUCCESS && k < p->n_out; k++)
+            if (out[k] != p->out[k])
+                memcpy(p->out[k], out[k], p->out_len[k]);
+        unstage_short(out, p->n_out);
+    }
+    if (src && src != p->in)
+        unstage_short(src, p->n_in);
     /* the device-time model: the execution occupies its stream at least this long, so it takes
      * max(modelled time, real compute time) */
     if (rc == ACL_SUCCESS && info->executor == SIM_EXEC_ONNX && info->dyn_kind == SIM_DYN_RANGE)
@@ -427,7 +529,7 @@ SIM_EXPORT aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset *input, 
         rc = sim_error(ACL_ERROR_RT_MODEL_CONTEXT, fn, "model %u is loaded on device %d, the current context is on "
                        "device %d", modelId, m->device, ctx->device_id);
     if (rc == ACL_SUCCESS)
-        rc = prepare(fn, m, input, output, &p);
+        rc = prepare(fn, m, input, output, 1, &p);
     if (rc == ACL_SUCCESS) {
         char err[512];
         rc = run_plan(NULL, m, p, err, sizeof err);
@@ -538,7 +640,7 @@ SIM_EXPORT aclError aclmdlExecuteAsync(uint32_t modelId, const aclmdlDataset *in
         rc = sim_error(ACL_ERROR_RT_MODEL_CONTEXT, fn, "model %u is loaded on device %d, the stream is on device %d",
                        modelId, m->device, sim_stream_device(s));
     if (rc == ACL_SUCCESS)
-        rc = prepare(fn, m, input, output, &p);
+        rc = prepare(fn, m, input, output, 0, &p);
     if (rc == ACL_SUCCESS) {
         exec_task t = {m, p};
         char what[48];

@@ -291,7 +291,7 @@ static aclError take_output(const sim_model_info *info, uint32_t k, OrtValue *v,
         snprintf(err, errlen, "model '%s': output %u ('%s'): the output buffer holds %zu bytes, the execution "
                  "produced (%s) = %" PRIu64 " bytes: size the buffer for the largest output the input shapes can "
                  "give", info->name, k, io->name, cap, shape_txt, bytes);
-        return ACL_ERROR_MODEL_OUTPUT_NOT_MATCH;
+        return ACL_ERROR_GE_FAILURE;
     }
     if (bytes)
         memcpy(dst, data, (size_t)bytes);

@@ -6,8 +6,9 @@
  * aclmdlSetDatasetTensorDesc on the input dataset (only the shape counts),
  * and after executing reads each output's shape with
  * aclmdlGetDatasetTensorDesc on the output dataset.  The descriptor reports
- * 0 bytes for a tensor with -1 dimensions: buffers are sized by the caller
- * from the actual data.
+ * a tensor with -1 dimensions at the product of its range maxima, as CANN 9.1
+ * does (0 for an unbounded range); an execution checks the buffers against
+ * the shapes it runs at.
  *
  * Also here: aclmdlGetInputDimsV2 and aclmdlGetInputDimsRange, the queries
  * that show -1 dimensions and their ranges.

@@ -15,6 +15,7 @@
  *   pngd.c       PNG header information, decode size, acldvppPngDecodeAsync (with libpng)
  *   vpc.c        the VPC calls: their rules and their tasks
  *   vpc_pixels.c the VPC pixel work: sampling, resampling, colour conversion
+ *   video.c      the VDEC / VENC API, answered as unsupported (no video codec is simulated)
  *
  * Every refusal goes through aeSimError (the simulator's recent error,
  * aclGetRecentErrMsg) with a message naming the call, the argument, the rule

@@ -10,6 +10,9 @@
  * subsampling, width stride aligned to 128 (Ascend 310) or 64 (310P, 910B),
  * height stride to 16; the real width/height are written back to the output
  * description, rounded down to even where the output subsampling needs it.
+ * A stride the program set in the output description is honoured when it
+ * keeps that alignment and holds the picture, and refused otherwise; a stride
+ * left 0 is the decoder's own, written back (docs/simulator.md, "DVPP").
  */
 #include <setjmp.h>
 #include <stdio.h>
@@ -206,6 +209,29 @@ static void layout_for(const jpeg_header *h, uint32_t format, dvpp_soc soc, deco
     l->width_stride = align_up(h->width, dvpp_jpegd_width_align(soc));
     l->height_stride = align_up(h->height, DVPP_JPEGD_HEIGHT_ALIGN);
     l->bytes = dvpp_pic_bytes(format, l->width_stride, l->height_stride);
+}
+
+/* The program's strides (nonzero in the output description) replace the
+ * decoder's minimum ones in l when they keep the SoC's alignment and are at
+ * least as large; otherwise the refusal naming the stride. */
+static aclError program_strides(const char *fn, const dvpp_pic *out, dvpp_soc soc, decode_layout *l)
+{
+    uint32_t wa = dvpp_jpegd_width_align(soc), ha = DVPP_JPEGD_HEIGHT_ALIGN;
+    if (out->width_stride && (out->width_stride % wa || out->width_stride < l->width_stride))
+        return aeSimError(ACL_ERROR_INVALID_PARAM, fn, "outputDesc widthStride %u: JPEGD on %s writes rows of a "
+                          "multiple of %u bytes, at least %u for this %u-pixel-wide picture (or leave it 0 for "
+                          "the decoder's own)", out->width_stride, dvpp_soc_name(soc), wa, l->width_stride,
+                          l->width);
+    if (out->height_stride && (out->height_stride % ha || out->height_stride < l->height_stride))
+        return aeSimError(ACL_ERROR_INVALID_PARAM, fn, "outputDesc heightStride %u: JPEGD writes a multiple of %u "
+                          "rows, at least %u for this %u-row picture (or leave it 0 for the decoder's own)",
+                          out->height_stride, ha, l->height_stride, l->height);
+    if (out->width_stride)
+        l->width_stride = out->width_stride;
+    if (out->height_stride)
+        l->height_stride = out->height_stride;
+    l->bytes = dvpp_pic_bytes(l->format, l->width_stride, l->height_stride);
+    return ACL_SUCCESS;
 }
 
 /* ---- AscendCL: header information and sizes ----------------------------------------------------- */
@@ -408,6 +434,9 @@ STANDIN_EXPORT aclError acldvppJpegDecodeAsync(acldvppChannelDesc *channelDesc, 
     }
     if (!rc) {
         layout_for(&h, layout.format, dvpp_current_soc(), &layout);
+        rc = program_strides(fn, &out, dvpp_current_soc(), &layout);
+    }
+    if (!rc) {
         /* the layout the decoder writes, against the buffer the description gives */
         out.format = layout.format;
         out.width_stride = layout.width_stride;

@@ -148,7 +148,9 @@ void AippAndDynamic(uint32_t modelId, aclmdlDesc *desc, aclmdlDataset *input)
     EXPECT_CODE(aclmdlSetInputAIPP(modelId, input, 0, aipp), ACL_ERROR_INVALID_PARAM);   // crop window
     std::printf("  stored crop rejected: %s\n", aclGetRecentErrMsg());
     CHECK_ACL(aclmdlSetAIPPCropParams(aipp, 1, 16, 16, 224, 224, 0));
-    EXPECT_CODE(aclmdlSetInputAIPP(modelId, input, 0, aipp), ACL_ERROR_GE_AIPP_NOT_EXIST);
+    // no dynamic AIPP input on this model: CANN 9.1's lookup of it by name fails with 100000
+    EXPECT_CODE(aclmdlSetInputAIPP(modelId, input, 0, aipp), ACL_ERROR_INVALID_PARAM);
+    std::printf("  no dynamic AIPP input: %s\n", aclGetRecentErrMsg());
     aclmdlInputAippType type;
     size_t attached = 0;
     CHECK_ACL(aclmdlGetAippType(modelId, 0, &type, &attached));
@@ -159,7 +161,8 @@ void AippAndDynamic(uint32_t modelId, aclmdlDesc *desc, aclmdlDataset *input)
     aclmdlHW hw;
     CHECK_ACL(aclmdlGetDynamicHW(desc, 0, &hw));
     CHECK_TRUE(hw.hwCount == 0);
-    EXPECT_CODE(aclmdlSetDynamicHWSize(modelId, input, 0, 224, 224), ACL_ERROR_MODEL_NOT_DYNAMIC);
+    // a static model: no gear matches (145013, CANN 9.1)
+    EXPECT_CODE(aclmdlSetDynamicHWSize(modelId, input, 0, 224, 224), ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID);
     size_t gearCount = 99;
     CHECK_ACL(aclmdlGetInputDynamicGearCount(desc, -1, &gearCount));
     CHECK_TRUE(gearCount == 0);
@@ -167,8 +170,8 @@ void AippAndDynamic(uint32_t modelId, aclmdlDesc *desc, aclmdlDataset *input)
     aclmdlIODims dims;
     CHECK_ACL(aclmdlGetInputDynamicDims(desc, -1, &dims, 0));
     CHECK_ACL(aclmdlGetInputDims(desc, 0, &dims));
-    EXPECT_CODE(aclmdlSetInputDynamicDims(modelId, input, 0, &dims), ACL_ERROR_MODEL_NOT_DYNAMIC);
-    EXPECT_CODE(aclmdlSetDynamicBatchSize(modelId, input, 0, 1), ACL_ERROR_MODEL_NOT_DYNAMIC);
+    EXPECT_CODE(aclmdlSetInputDynamicDims(modelId, input, 0, &dims), ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID);
+    EXPECT_CODE(aclmdlSetDynamicBatchSize(modelId, input, 0, 1), ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID);
     std::printf("  OK\n");
 }
 

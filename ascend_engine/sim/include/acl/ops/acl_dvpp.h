@@ -3,7 +3,8 @@
  * pre-processing) functions of AscendCL: DVPP memory, channel and picture
  * descriptions, ROI / resize / border / JPEG-encode configurations, JPEG
  * decode and encode, PNG decode, and the VPC (resize, crop, crop-and-paste,
- * batch crop, borders, colour conversion).  CANN's names, argument lists and enum values,
+ * batch crop, borders, colour conversion), and the video decode / encode
+ * API (VDEC, VENC), which the simulator answers as unsupported.  CANN's names, argument lists and enum values,
  * not a copy of CANN's header, which the torch-npu wheel does not ship
  * (docs/toolkit.md, "Headers").  A simulator toolkit installs it when its
  * header source lacks one.  What the simulator's libacl_dvpp.so does with
@@ -250,6 +251,112 @@ aclError acldvppVpcConvertColorAsync(acldvppChannelDesc *channelDesc, acldvppPic
 aclError acldvppVpcMakeBorderAsync(const acldvppChannelDesc *channelDesc, const acldvppPicDesc *inputDesc,
                                    acldvppPicDesc *outputDesc, const acldvppBorderConfig *borderConfig,
                                    aclrtStream stream);
+
+/* ---- video decode (VDEC) and encode (VENC) --------------------------------
+ * Declared so that programs and libraries written for CANN compile and link;
+ * the simulator has no video codec: every function answers
+ * ACL_ERROR_FEATURE_UNSUPPORTED (200006) with a message, the create
+ * functions return NULL and the getters 0 (docs/simulator.md, "DVPP"). */
+typedef struct acldvppStreamDesc acldvppStreamDesc;
+typedef struct aclvdecChannelDesc aclvdecChannelDesc;
+typedef struct aclvdecFrameConfig aclvdecFrameConfig;
+typedef struct aclvencChannelDesc aclvencChannelDesc;
+typedef struct aclvencFrameConfig aclvencFrameConfig;
+
+/* The coded stream's format (CANN's names and values). */
+enum acldvppStreamFormat {
+    H265_MAIN_LEVEL = 0,
+    H264_BASELINE_LEVEL = 1,
+    H264_MAIN_LEVEL = 2,
+    H264_HIGH_LEVEL = 3,
+};
+typedef enum acldvppStreamFormat acldvppStreamFormat;
+
+typedef void (*aclvdecCallback)(acldvppStreamDesc *input, acldvppPicDesc *output, void *userData);
+typedef void (*aclvencCallback)(acldvppPicDesc *input, acldvppStreamDesc *output, void *userdata);
+
+acldvppStreamDesc *acldvppCreateStreamDesc(void);
+aclError acldvppDestroyStreamDesc(acldvppStreamDesc *streamDesc);
+aclError acldvppSetStreamDescData(acldvppStreamDesc *streamDesc, void *dataDev);
+aclError acldvppSetStreamDescSize(acldvppStreamDesc *streamDesc, uint32_t size);
+aclError acldvppSetStreamDescFormat(acldvppStreamDesc *streamDesc, acldvppStreamFormat format);
+aclError acldvppSetStreamDescTimestamp(acldvppStreamDesc *streamDesc, uint64_t timestamp);
+aclError acldvppSetStreamDescRetCode(acldvppStreamDesc *streamDesc, uint32_t retCode);
+aclError acldvppSetStreamDescEos(acldvppStreamDesc *streamDesc, uint8_t eos);
+void *acldvppGetStreamDescData(const acldvppStreamDesc *streamDesc);
+uint32_t acldvppGetStreamDescSize(const acldvppStreamDesc *streamDesc);
+acldvppStreamFormat acldvppGetStreamDescFormat(const acldvppStreamDesc *streamDesc);
+uint64_t acldvppGetStreamDescTimestamp(const acldvppStreamDesc *streamDesc);
+uint32_t acldvppGetStreamDescRetCode(const acldvppStreamDesc *streamDesc);
+uint8_t acldvppGetStreamDescEos(const acldvppStreamDesc *streamDesc);
+
+aclvdecChannelDesc *aclvdecCreateChannelDesc(void);
+aclError aclvdecDestroyChannelDesc(aclvdecChannelDesc *channelDesc);
+aclError aclvdecSetChannelDescChannelId(aclvdecChannelDesc *channelDesc, uint32_t channelId);
+aclError aclvdecSetChannelDescThreadId(aclvdecChannelDesc *channelDesc, uint64_t threadId);
+aclError aclvdecSetChannelDescCallback(aclvdecChannelDesc *channelDesc, aclvdecCallback callback);
+aclError aclvdecSetChannelDescEnType(aclvdecChannelDesc *channelDesc, acldvppStreamFormat enType);
+aclError aclvdecSetChannelDescOutPicFormat(aclvdecChannelDesc *channelDesc, acldvppPixelFormat outPicFormat);
+aclError aclvdecSetChannelDescOutPicWidth(aclvdecChannelDesc *channelDesc, uint32_t outPicWidth);
+aclError aclvdecSetChannelDescOutPicHeight(aclvdecChannelDesc *channelDesc, uint32_t outPicHeight);
+aclError aclvdecSetChannelDescRefFrameNum(aclvdecChannelDesc *channelDesc, uint32_t refFrameNum);
+aclError aclvdecSetChannelDescOutMode(aclvdecChannelDesc *channelDesc, uint32_t outMode);
+aclError aclvdecSetChannelDescBitDepth(aclvdecChannelDesc *channelDesc, uint32_t bitDepth);
+uint32_t aclvdecGetChannelDescChannelId(const aclvdecChannelDesc *channelDesc);
+uint64_t aclvdecGetChannelDescThreadId(const aclvdecChannelDesc *channelDesc);
+aclvdecCallback aclvdecGetChannelDescCallback(const aclvdecChannelDesc *channelDesc);
+acldvppStreamFormat aclvdecGetChannelDescEnType(const aclvdecChannelDesc *channelDesc);
+acldvppPixelFormat aclvdecGetChannelDescOutPicFormat(const aclvdecChannelDesc *channelDesc);
+uint32_t aclvdecGetChannelDescOutPicWidth(const aclvdecChannelDesc *channelDesc);
+uint32_t aclvdecGetChannelDescOutPicHeight(const aclvdecChannelDesc *channelDesc);
+uint32_t aclvdecGetChannelDescRefFrameNum(const aclvdecChannelDesc *channelDesc);
+uint32_t aclvdecGetChannelDescOutMode(const aclvdecChannelDesc *channelDesc);
+uint32_t aclvdecGetChannelDescBitDepth(const aclvdecChannelDesc *channelDesc);
+aclvdecFrameConfig *aclvdecCreateFrameConfig(void);
+aclError aclvdecDestroyFrameConfig(aclvdecFrameConfig *vdecFrameConfig);
+aclError aclvdecCreateChannel(aclvdecChannelDesc *channelDesc);
+aclError aclvdecDestroyChannel(aclvdecChannelDesc *channelDesc);
+aclError aclvdecSendFrame(aclvdecChannelDesc *channelDesc, acldvppStreamDesc *input, acldvppPicDesc *output,
+                          aclvdecFrameConfig *config, void *userData);
+aclError aclvdecSendSkippedFrame(aclvdecChannelDesc *channelDesc, acldvppStreamDesc *input,
+                                 aclvdecFrameConfig *config, void *userData);
+
+aclvencChannelDesc *aclvencCreateChannelDesc(void);
+aclError aclvencDestroyChannelDesc(aclvencChannelDesc *channelDesc);
+aclError aclvencSetChannelDescThreadId(aclvencChannelDesc *channelDesc, uint64_t threadId);
+aclError aclvencSetChannelDescCallback(aclvencChannelDesc *channelDesc, aclvencCallback callback);
+aclError aclvencSetChannelDescEnType(aclvencChannelDesc *channelDesc, acldvppStreamFormat enType);
+aclError aclvencSetChannelDescPicFormat(aclvencChannelDesc *channelDesc, acldvppPixelFormat picFormat);
+aclError aclvencSetChannelDescPicWidth(aclvencChannelDesc *channelDesc, uint32_t picWidth);
+aclError aclvencSetChannelDescPicHeight(aclvencChannelDesc *channelDesc, uint32_t picHeight);
+aclError aclvencSetChannelDescKeyFrameInterval(aclvencChannelDesc *channelDesc, uint32_t keyFrameInterval);
+aclError aclvencSetChannelDescBufAddr(aclvencChannelDesc *channelDesc, void *bufAddr);
+aclError aclvencSetChannelDescBufSize(aclvencChannelDesc *channelDesc, uint32_t bufSize);
+aclError aclvencSetChannelDescRcMode(aclvencChannelDesc *channelDesc, uint32_t rcMode);
+aclError aclvencSetChannelDescSrcRate(aclvencChannelDesc *channelDesc, uint32_t srcRate);
+aclError aclvencSetChannelDescMaxBitRate(aclvencChannelDesc *channelDesc, uint32_t maxBitRate);
+uint64_t aclvencGetChannelDescThreadId(const aclvencChannelDesc *channelDesc);
+aclvencCallback aclvencGetChannelDescCallback(const aclvencChannelDesc *channelDesc);
+acldvppStreamFormat aclvencGetChannelDescEnType(const aclvencChannelDesc *channelDesc);
+acldvppPixelFormat aclvencGetChannelDescPicFormat(const aclvencChannelDesc *channelDesc);
+uint32_t aclvencGetChannelDescPicWidth(const aclvencChannelDesc *channelDesc);
+uint32_t aclvencGetChannelDescPicHeight(const aclvencChannelDesc *channelDesc);
+uint32_t aclvencGetChannelDescKeyFrameInterval(const aclvencChannelDesc *channelDesc);
+void *aclvencGetChannelDescBufAddr(const aclvencChannelDesc *channelDesc);
+uint32_t aclvencGetChannelDescBufSize(const aclvencChannelDesc *channelDesc);
+uint32_t aclvencGetChannelDescRcMode(const aclvencChannelDesc *channelDesc);
+uint32_t aclvencGetChannelDescSrcRate(const aclvencChannelDesc *channelDesc);
+uint32_t aclvencGetChannelDescMaxBitRate(const aclvencChannelDesc *channelDesc);
+aclvencFrameConfig *aclvencCreateFrameConfig(void);
+aclError aclvencDestroyFrameConfig(aclvencFrameConfig *vencFrameConfig);
+aclError aclvencSetFrameConfigForceIFrame(aclvencFrameConfig *config, uint8_t forceIFrame);
+aclError aclvencSetFrameConfigEos(aclvencFrameConfig *config, uint8_t eos);
+uint8_t aclvencGetFrameConfigForceIFrame(const aclvencFrameConfig *config);
+uint8_t aclvencGetFrameConfigEos(const aclvencFrameConfig *config);
+aclError aclvencCreateChannel(aclvencChannelDesc *channelDesc);
+aclError aclvencDestroyChannel(aclvencChannelDesc *channelDesc);
+aclError aclvencSendFrame(aclvencChannelDesc *channelDesc, acldvppPicDesc *input, void *reserve,
+                          aclvencFrameConfig *config, void *userdata);
 
 #ifdef __cplusplus
 }

@@ -55,7 +55,8 @@ class GenerateError(ValueError):
 # integer C types: (lowest, highest) as the C constants of libc.stdint / limits.h; None: unsigned
 INTEGERS = {
     "int8_t": ("INT8_MIN", "INT8_MAX"), "int16_t": ("INT16_MIN", "INT16_MAX"),
-    "int32_t": ("INT32_MIN", "INT32_MAX"), "int64_t": ("INT64_MIN", "INT64_MAX"), "int": ("INT_MIN", "INT_MAX"),
+    "int32_t": ("INT32_MIN", "INT32_MAX"), "int64_t": ("INT64_MIN", "INT64_MAX"),
+    "int": ("INT_MIN", "INT_MAX"),
     "uint8_t": (None, "UINT8_MAX"), "uint16_t": (None, "UINT16_MAX"), "uint32_t": (None, "UINT32_MAX"),
     "uint64_t": (None, "UINT64_MAX"), "size_t": (None, "SIZE_MAX"), "aclFloat16": (None, "UINT16_MAX"),
 }  # fmt: skip
@@ -226,7 +227,9 @@ def parse_table(table, acl: dict) -> tuple[list[Function], list[Unsupported]]:
         where = f"{TABLE} UNSUPPORTED line {n}"
         m = re.fullmatch(r"([\w.]+)\(([^)]*)\)\s*->\s*(ret|handle|value|\(\w+, ret\))", line)
         if m is None:
-            raise GenerateError(f"{where}: expected 'name(params) -> ret|handle|value|(x, ret)', got {line!r}")
+            raise GenerateError(
+                f"{where}: expected 'name(params) -> ret|handle|value|(x, ret)', got {line!r}"
+            )
         if m.group(1) in seen:
             raise GenerateError(f"{where}: acl.{m.group(1)} is listed twice")
         seen[m.group(1)] = n
@@ -283,7 +286,8 @@ def _convert(p: Param, i: int, fn: Function) -> list[str]:
     if k == "str":
         return [f"    cdef bytes s{i} = _cstr({p.pyname}, {q})", f"    cdef const char *a{i} = s{i}"]
     b = _base(t)
-    init = {"out-dict": "", "out-int": " = 0", "out-float": " = 0", "out-enum": f" = <{b}>0"}.get(k, " = NULL")
+    zero = {"out-dict": "", "out-int": " = 0", "out-float": " = 0", "out-enum": f" = <{b}>0"}
+    init = zero.get(k, " = NULL")
     lines = [f"    cdef {b} a{i}{init}"]
     if k == "out-dict":
         lines.append(f"    memset(&a{i}, 0, sizeof(a{i}))")

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the table's lines are data: one function, or one C prototype, a line)
 """The one list behind ``ascend_engine.acl``, the pyACL-compatible module.
 
 ``tools/gen_pyacl.py`` reads it and writes ``ascend_engine/_pyacl_functions.pxi``

@@ -169,7 +169,7 @@ def env_lines() -> list:
 
 
 def cmd_sim_env(args) -> int:
-    from ascend_engine import sim_env   # pyACL's `import acl` (ascend_engine.acl)
+    from ascend_engine import sim_env  # pyACL's `import acl` (ascend_engine.acl)
 
     print("\n".join(env_lines() + sim_env.pyacl_lines(args.pyacl)))
     return 0

@@ -153,16 +153,19 @@ cdef str _tname(object v):
 
 
 cdef unsigned long long _uint(object v, unsigned long long hi, str fn, str arg) except? 0xFFFFFFFFFFFFFFFF:
-    """An int argument of an unsigned C type, 0 to hi."""
+    """An int argument of an unsigned C type, 0 to hi; -1 is hi, as in C (CANN documents -1 for
+    reserved indices)."""
     cdef unsigned long long x
     if isinstance(v, float) or not hasattr(v, "__index__"):
         raise TypeError(f"{fn}: argument '{arg}' must be an int, got {_tname(v)}")
+    if v == -1:
+        return hi
     try:
         x = v
     except OverflowError:
-        raise OverflowError(f"{fn}: argument '{arg}' = {v} is out of range (0 to {hi})") from None
+        raise OverflowError(f"{fn}: argument '{arg}' = {v} is out of range (0 to {hi}, or -1)") from None
     if x > hi:
-        raise OverflowError(f"{fn}: argument '{arg}' = {v} is out of range (0 to {hi})")
+        raise OverflowError(f"{fn}: argument '{arg}' = {v} is out of range (0 to {hi}, or -1)")
     return x
 
 

@@ -1,4 +1,4 @@
-# cython: language_level=3
+# cython: language_level=3, embedsignature=False
 """The core of ``ascend_engine.acl``: pyACL's functions over the run-time table.
 
 Most functions are generated (``_pyacl_functions.pxi``, from

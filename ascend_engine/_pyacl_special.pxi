@@ -105,17 +105,14 @@ cdef void _callback_trampoline(void *user_data) noexcept with gil:
     fn, args = item
     try:
         fn(args)
-    except BaseException as exc:   # a callback's failure is reported, never lost nor fatal
-        sys.unraisablehook(_Unraisable(type(exc), exc, exc.__traceback__,
-                                       "exception in a callback of acl.rt.launch_callback", fn))
+    except BaseException:   # a callback's failure is reported, never lost nor fatal
+        try:
+            import traceback
 
-
-class _Unraisable:
-    """What sys.unraisablehook takes (its argument has these attributes)."""
-
-    def __init__(self, exc_type, exc_value, exc_traceback, err_msg, obj):
-        self.exc_type, self.exc_value, self.exc_traceback = exc_type, exc_value, exc_traceback
-        self.err_msg, self.object = err_msg, obj
+            sys.stderr.write(f"exception in a callback of acl.rt.launch_callback ({fn!r}):\n")
+            traceback.print_exc()
+        except BaseException:
+            pass
 
 
 def _rt_launch_callback(fn, args, block_type, stream):
@@ -214,7 +211,7 @@ cdef int _check_readable(uintptr_t p, size_t n, str fn, char *dst) except -1:
     cdef iovec local[64]
     cdef iovec remote[64]
     cdef size_t page = <size_t>sysconf(_SC_PAGESIZE)
-    cdef size_t done = 0, k, cnt
+    cdef size_t k, cnt
     cdef uintptr_t a
     cdef ssize_t got
     if p == 0:
@@ -246,7 +243,6 @@ cdef int _check_readable(uintptr_t p, size_t n, str fn, char *dst) except -1:
                 got = process_vm_readv(getpid(), local, cnt, remote, cnt, 0)
             if got != <ssize_t>cnt:
                 break
-            done += cnt
         else:
             return 0
     raise ValueError(f"{fn}: ptr {p:#x} + {n} bytes is not memory this process can read "
@@ -265,6 +261,7 @@ def _util_ptr_to_bytes(ptr, size):
     cdef uintptr_t p = <uintptr_t>_ptr(ptr, fn, "ptr")
     cdef size_t n = _nbytes(size, fn, "size")
     _api()
+    _check_readable(p, n, fn, NULL)     # before allocating: a wild size fails here, not in malloc
     cdef bytes out = PyBytes_FromStringAndSize(NULL, n)
     _check_readable(p, n, fn, PyBytes_AS_STRING(out))
     return out

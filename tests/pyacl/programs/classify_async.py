@@ -16,6 +16,7 @@ ACL_MEM_MALLOC_HUGE_FIRST = 0
 ACL_MEMCPY_HOST_TO_DEVICE = 1
 ACL_MEMCPY_DEVICE_TO_HOST = 2
 ACL_CALLBACK_BLOCK = 1
+ACL_ERROR_THREAD_NOT_SUBSCRIBE = 100035
 ACL_ERROR_WAIT_CALLBACK_TIMEOUT = 100036
 
 
@@ -51,8 +52,9 @@ class AsyncNet:
         context, timeout = args_list
         check_ret("acl.rt.set_context", acl.rt.set_context(context))
         while True:
+            # not yet subscribed (the thread starts before subscribe_report), or nothing due
             ret = acl.rt.process_report(timeout)
-            if ret not in (ACL_SUCCESS, ACL_ERROR_WAIT_CALLBACK_TIMEOUT):
+            if ret not in (ACL_SUCCESS, ACL_ERROR_THREAD_NOT_SUBSCRIBE, ACL_ERROR_WAIT_CALLBACK_TIMEOUT):
                 raise RuntimeError(f"acl.rt.process_report failed ret={ret}")
             if self.exit_flag:
                 break

@@ -22,8 +22,8 @@ def test_eval_makes_import_acl_the_simulators(tmp_path):
     script = tmp_path / "env.sh"
     script.write_text(run_env())
     shell = subprocess.run(
-        ["bash", "-c", f'PYTHONPATH={REPO}; . {script}; {sys.executable} -c '
-                       '"import acl, acl.rt; print(acl.__name__, acl.rt.__name__, acl.rt.malloc.__doc__[:13])"'],
+        ["bash", "-c", f'PYTHONPATH={REPO}; . {script}; {sys.executable} -c "import acl, acl.rt; '
+                       'print(acl.__name__, acl.rt.__name__, acl.rt.malloc.__doc__[:13])"'],
         capture_output=True, text=True, check=True)
     assert shell.stdout.split() == ["ascend_engine.acl", "ascend_engine.acl.rt", "acl.rt.malloc"]
 

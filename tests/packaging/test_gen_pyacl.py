@@ -37,11 +37,12 @@ media.dvpp_get_pic_desc_width acldvppGetPicDescWidth value
     text = {f.pyname: GEN.render_function(f) for f in fns}
     assert text["rt.malloc"].startswith('def _f_rt_malloc(size, policy):\n'
                                         '    """acl.rt.malloc(size, policy) -> (dev_ptr, ret): aclrtMalloc."""')
-    assert "<size_t>_uint(size, SIZE_MAX, \"acl.rt.malloc\", \"size\")" in text["rt.malloc"]
+    assert '<size_t>_uint(size, SIZE_MAX, "acl.rt.malloc", "size")' in text["rt.malloc"]
     assert "rc = _t.aclrtMalloc(&a0, a1, a2)" in text["rt.malloc"]
     assert text["rt.malloc"].endswith("return (<uintptr_t>a0, rc)")
     # a blocking call releases the GIL; a required function is called without a NULL check
-    assert "    with nogil:\n        rc = _t.aclrtSynchronizeStream(a0)\n    return rc" in text["rt.synchronize_stream"]
+    sync = text["rt.synchronize_stream"]
+    assert "    with nogil:\n        rc = _t.aclrtSynchronizeStream(a0)\n    return rc" in sync
     assert text["mdl.get_input_dims"].endswith("return (_dims_dict(&a2), rc)")
     assert text["mdl.add_dataset_buffer"].endswith("return (dataset, rc)")
     # an optional one answers ACL_ERROR_API_NOT_SUPPORT (values: 0, "") when the library lacks it
@@ -57,7 +58,8 @@ media.dvpp_get_pic_desc_width acldvppGetPicDescWidth value
 
 
 @pytest.mark.parametrize("functions, unsupported, message", [
-    ("rt.malloc aclrtMallocc", "", "FUNCTIONS line 1: aclrtMallocc is neither in acl_functions.h nor in MEDIA"),
+    ("rt.malloc aclrtMallocc", "",
+     "FUNCTIONS line 1: aclrtMallocc is neither in acl_functions.h nor in MEDIA"),
     ("rt.malloc aclrtMalloc out=ptr", "",
      "FUNCTIONS line 1: out=ptr is not a parameter of aclrtMalloc (devPtr, size, policy)"),
     ("rt.malloc aclrtMalloc out=devPtr\nrt.malloc aclrtMalloc", "",
@@ -65,7 +67,8 @@ media.dvpp_get_pic_desc_width acldvppGetPicDescWidth value
     ("rt.malloc aclrtMalloc fast", "", "FUNCTIONS line 1: unknown option 'fast'"),
     ("get_soc_name aclrtGetSocName out=x", "", "FUNCTIONS line 1: out=x is not a parameter"),
     ("mdl.add aclmdlAddDatasetBuffer echo=ds", "", "echo=ds is not an argument of acl.mdl.add"),
-    ("", "op.execute(a) -> maybe", "UNSUPPORTED line 1: expected 'name(params) -> ret|handle|value|(x, ret)'"),
+    ("", "op.execute(a) -> maybe",
+     "UNSUPPORTED line 1: expected 'name(params) -> ret|handle|value|(x, ret)'"),
 ])
 def test_bad_lines_are_refused_by_line(functions, unsupported, message):
     with pytest.raises(GEN.GenerateError) as e:

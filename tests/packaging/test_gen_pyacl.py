@@ -35,8 +35,9 @@ media.dvpp_get_pic_desc_width acldvppGetPicDescWidth value
 """, unsupported="op.execute(op_type, stream) -> ret\nprof.get_op_num(info, n) -> (num, ret)",
         media="uint32_t acldvppGetPicDescWidth(const acldvppPicDesc *picDesc);"), ACL)
     text = {f.pyname: GEN.render_function(f) for f in fns}
-    assert text["rt.malloc"].startswith('def _f_rt_malloc(size, policy):\n'
-                                        '    """acl.rt.malloc(size, policy) -> (dev_ptr, ret): aclrtMalloc."""')
+    malloc = text["rt.malloc"]
+    assert malloc.startswith('def _f_rt_malloc(size, policy):\n'
+                             '    """acl.rt.malloc(size, policy) -> (dev_ptr, ret): aclrtMalloc."""')
     assert '<size_t>_uint(size, SIZE_MAX, "acl.rt.malloc", "size")' in text["rt.malloc"]
     assert "rc = _t.aclrtMalloc(&a0, a1, a2)" in text["rt.malloc"]
     assert text["rt.malloc"].endswith("return (<uintptr_t>a0, rc)")

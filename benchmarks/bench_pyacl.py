@@ -53,7 +53,8 @@ def main(argv=None):
     hptr = acl.util.numpy_to_ptr(host)
 
     lib = ctypes.CDLL(acl._pyacl.loaded_library())
-    lib.aclrtMemcpy.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    lib.aclrtMemcpy.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t,
+                                ctypes.c_int]
     lib.aclrtSynchronizeStream.argtypes = [ctypes.c_void_p]
     lib.aclrtGetCurrentContext.argtypes = [ctypes.c_void_p]
     out = ctypes.c_void_p()

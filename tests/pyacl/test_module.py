@@ -245,3 +245,16 @@ def test_a_failing_callback_is_reported_and_the_others_run():
     assert proc.stdout.splitlines() == ["0", "['second']"]
     assert "exception in a callback of acl.rt.launch_callback" in proc.stderr
     assert "ZeroDivisionError" in proc.stderr
+
+
+def test_docs_list_every_function():
+    import os
+
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "pyacl.md")
+    docs = open(path, encoding="utf-8").read()
+    listed = docs.split("## The function list")[1].split("## How it is built")[0]
+    for name in acl.function_names():
+        ns, _, leaf = name[len("acl."):].rpartition(".")
+        line = next(ln for ln in listed.splitlines() if ln.startswith(f"- **acl{'.' + ns if ns else ''}**")
+                    and ("(not supported)" in ln) == (name in acl.unsupported_names()))
+        assert f"`{leaf}`" in line, name

@@ -258,3 +258,26 @@ def test_docs_list_every_function():
         line = next(ln for ln in listed.splitlines() if ln.startswith(f"- **acl{'.' + ns if ns else ''}**")
                     and ("(not supported)" in ln) == (name in acl.unsupported_names()))
         assert f"`{leaf}`" in line, name
+
+
+def test_without_a_dvpp_library_media_answers_not_supported(tmp_path):
+    """A simulator library with no libacl_dvpp.so beside it (nor on the linker's path): every
+    media function answers ACL_ERROR_API_NOT_SUPPORT and says which paths were tried."""
+    import shutil
+
+    from ascend_engine import _runtime
+
+    lonely = tmp_path / "libascendcl_sim.so"
+    shutil.copy(_runtime._sim_library_path(), lonely)
+    proc = run_code(textwrap.dedent("""
+        import acl
+        from ascend_engine import _pyacl
+        assert acl.init() == 0 and acl.rt.set_device(0) == 0
+        print(acl.media.dvpp_create_channel_desc(), acl.media.dvpp_malloc(64),
+              acl.media.dvpp_jpeg_get_image_info(0, 0), acl.media.dvpp_get_pic_desc_width(0))
+        print(_pyacl.media_error())
+    """), ASCEND_ENGINE_SIM_LIBRARY=str(lonely), LD_LIBRARY_PATH="")
+    assert proc.returncode == 0, proc.stderr
+    first, second = proc.stdout.splitlines()
+    assert first == f"0 (0, {ACL_ERROR_API_NOT_SUPPORT}) (0, 0, 0, {ACL_ERROR_API_NOT_SUPPORT}) 0"
+    assert second == f"{tmp_path}/libacl_dvpp.so: cannot be loaded; libacl_dvpp.so: cannot be loaded"

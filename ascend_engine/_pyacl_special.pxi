@@ -130,7 +130,9 @@ def _rt_launch_callback(fn, args, block_type, stream):
         return _missing("aclrtLaunchCallback", name)
     item = (fn, args)
     Py_INCREF(item)   # released by the trampoline, or below when nothing was queued
-    rc = _t.aclrtLaunchCallback(_callback_trampoline, <void *>item, bt, s)
+    cdef void *user_data = <void *>item
+    with nogil:   # it queues on the stream, which may block while the queue is full
+        rc = _t.aclrtLaunchCallback(_callback_trampoline, user_data, bt, s)
     if rc != ACL_SUCCESS:
         Py_DECREF(item)
     return rc

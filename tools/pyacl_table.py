@@ -23,7 +23,8 @@ FUNCTIONS, one function a line::
   - ``echo=x``: the result starts with argument ``x`` itself (pyACL's
     ``add_dataset_buffer`` returns ``(dataset, ret)``);
   - ``nogil``: the call releases the GIL (every call that can block: waits,
-    synchronous copies, execution, model loading, process_report);
+    synchronous copies, execution, model loading, process_report, and the
+    calls that queue work on a stream, which block while its queue is full);
   - ``value``: for a function not returning aclError, what it returns is the
     result alone (a pointer or handle as an int, a size, a name) -- the default
     for those, written out for the reader.
@@ -64,12 +65,12 @@ rt.create_stream            aclrtCreateStream               out=stream
 rt.destroy_stream           aclrtDestroyStream              nogil
 rt.synchronize_stream       aclrtSynchronizeStream          nogil
 rt.synchronize_stream_with_timeout aclrtSynchronizeStreamWithTimeout nogil
-rt.stream_wait_event        aclrtStreamWaitEvent
+rt.stream_wait_event        aclrtStreamWaitEvent nogil
 rt.stream_query             aclrtStreamQuery                out=status
 rt.create_event             aclrtCreateEvent                out=event
 rt.create_event_with_flag   aclrtCreateEventWithFlag        out=event
 rt.destroy_event            aclrtDestroyEvent
-rt.record_event             aclrtRecordEvent
+rt.record_event             aclrtRecordEvent    nogil
 rt.reset_event              aclrtResetEvent
 rt.query_event_status       aclrtQueryEventStatus           out=status
 rt.synchronize_event        aclrtSynchronizeEvent           nogil
@@ -87,9 +88,9 @@ rt.free                     aclrtFree                       nogil
 rt.malloc_host              aclrtMallocHost                 out=hostPtr
 rt.free_host                aclrtFreeHost                   nogil
 rt.memcpy                   aclrtMemcpy                     nogil
-rt.memcpy_async             aclrtMemcpyAsync
+rt.memcpy_async             aclrtMemcpyAsync    nogil
 rt.memset                   aclrtMemset                     nogil
-rt.memset_async             aclrtMemsetAsync
+rt.memset_async             aclrtMemsetAsync    nogil
 rt.get_mem_info             aclrtGetMemInfo                 out=free,total
 
 # host callbacks (launch_callback and process_report are in _pyacl.pyx)
@@ -125,7 +126,7 @@ mdl.load_from_file_with_mem aclmdlLoadFromFileWithMem       out=modelId nogil
 mdl.load_from_mem_with_mem  aclmdlLoadFromMemWithMem        out=modelId nogil
 mdl.unload                  aclmdlUnload                    nogil
 mdl.execute                 aclmdlExecute                   nogil
-mdl.execute_async           aclmdlExecuteAsync
+mdl.execute_async           aclmdlExecuteAsync  nogil
 
 # models: description
 mdl.create_desc             aclmdlCreateDesc                value
@@ -230,17 +231,17 @@ media.dvpp_jpeg_get_image_info acldvppJpegGetImageInfo      out=width,height,com
 media.dvpp_jpeg_get_image_info_v2 acldvppJpegGetImageInfoV2 out=width,height,components,format
 media.dvpp_jpeg_predict_dec_size acldvppJpegPredictDecSize  out=decSize
 media.dvpp_jpeg_predict_enc_size acldvppJpegPredictEncSize  out=size
-media.dvpp_jpeg_decode_async acldvppJpegDecodeAsync
-media.dvpp_jpeg_encode_async acldvppJpegEncodeAsync
+media.dvpp_jpeg_decode_async acldvppJpegDecodeAsync nogil
+media.dvpp_jpeg_encode_async acldvppJpegEncodeAsync nogil
 media.dvpp_png_get_image_info acldvppPngGetImageInfo        out=width,height,components
 media.dvpp_png_predict_dec_size acldvppPngPredictDecSize    out=decSize
-media.dvpp_png_decode_async acldvppPngDecodeAsync
-media.dvpp_vpc_resize_async acldvppVpcResizeAsync
-media.dvpp_vpc_crop_async   acldvppVpcCropAsync
-media.dvpp_vpc_crop_resize_async acldvppVpcCropResizeAsync
-media.dvpp_vpc_crop_and_paste_async acldvppVpcCropAndPasteAsync
-media.dvpp_vpc_crop_resize_paste_async acldvppVpcCropResizePasteAsync
-media.dvpp_vpc_convert_color_async acldvppVpcConvertColorAsync
+media.dvpp_png_decode_async acldvppPngDecodeAsync nogil
+media.dvpp_vpc_resize_async acldvppVpcResizeAsync nogil
+media.dvpp_vpc_crop_async   acldvppVpcCropAsync nogil
+media.dvpp_vpc_crop_resize_async acldvppVpcCropResizeAsync nogil
+media.dvpp_vpc_crop_and_paste_async acldvppVpcCropAndPasteAsync nogil
+media.dvpp_vpc_crop_resize_paste_async acldvppVpcCropResizePasteAsync nogil
+media.dvpp_vpc_convert_color_async acldvppVpcConvertColorAsync nogil
 """
 
 UNSUPPORTED = """

@@ -52,6 +52,9 @@ PLAIN_LIBRARIES = {
     HAL_NAME: "libascend_hal.so",
 }
 GENERATOR = "tools/gen_acl_pxd.py"
+# ascend_engine.acl's functions: generated from the table by the second generator.
+PYACL_GENERATOR = "tools/gen_pyacl.py"
+PYACL_TABLE = "tools/pyacl_table.py"
 # Where the wheel puts the public headers, inside the package.
 PACKAGE_INCLUDE = os.path.join("ascend_engine", "include", "ascend_engine")
 # The public headers: these five by name, so that losing one is an error and not
@@ -72,6 +75,8 @@ OTHER_INPUTS = [
     "pyproject.toml",
     "README.md",
     GENERATOR,
+    PYACL_GENERATOR,
+    PYACL_TABLE,
     CLI_MANUAL,
     "ascend_engine/_acl.pxd",
     "ascend_engine/_runtime.pxd",
@@ -282,6 +287,16 @@ def extensions():
             extra_compile_args=["-O2", "-ffp-contract=off"],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         ),
+        # ascend_engine.acl (pyACL's API): its functions are generated from tools/pyacl_table.py
+        # into _pyacl_functions.pxi; it reaches the table through _runtime's api_loaded().
+        Extension(
+            "ascend_engine._pyacl",
+            sources=["ascend_engine/_pyacl.pyx"],
+            include_dirs=["include"],
+            depends=headers + ["ascend_engine/_pyacl_special.pxi"],
+            extra_compile_args=["-O2"],
+            libraries=["dl"],
+        ),
     ]
     return [sim_library, dvpp_library, cblas_library, hal_library], cython_modules
 
@@ -309,13 +324,21 @@ def check_inputs():
 
 def generate_acl_pxd():
     """Run tools/gen_acl_pxd.py: the Cython view of the function table and its checked wrappers,
-    from acl_functions.h."""
+    from acl_functions.h; then tools/gen_pyacl.py: ascend_engine.acl's functions, from
+    tools/pyacl_table.py."""
     # Loaded by path: tools/ is not a package, and setup.py must not depend on sys.path.
     spec = importlib.util.spec_from_file_location("gen_acl_pxd", os.path.join(HERE, GENERATOR))
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
     try:
         gen.generate(HERE)
+    except gen.GenerateError as exc:
+        sys.exit(f"setup.py: {exc}")
+    spec = importlib.util.spec_from_file_location("gen_pyacl", os.path.join(HERE, PYACL_GENERATOR))
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    try:
+        gen.update(HERE)
     except gen.GenerateError as exc:
         sys.exit(f"setup.py: {exc}")
 

@@ -15,6 +15,8 @@
 * ``api()`` -- the loaded AscendCL function table; loads the backend and
   initialises AscendCL on first use.  Never NULL on return.
 * ``api_nogil()`` -- the same without the GIL (it takes the GIL only to load).
+* ``api_loaded()`` -- the table with the backend loaded but AscendCL not
+  initialised: for ``ascend_engine.acl``, whose programs call ``acl.init()``.
 * ``check(rc, "aclFoo")`` -- raise the matching AclError for a non-zero code
   (reads aclGetRecentErrMsg on the calling thread, so call it on the thread
   that made the failing call, right after it): for a code read before it is
@@ -44,6 +46,7 @@ from ascend_engine._acl cimport *
 
 cdef const ae_acl_api *api() except NULL
 cdef const ae_acl_api *api_nogil() except NULL nogil
+cdef const ae_acl_api *api_loaded() except NULL
 cdef const ae_dvpp_api *dvpp_api() except NULL
 cdef int check(aclError rc, const char *fn) except -1
 cdef int missing_function(const char *name) except -1

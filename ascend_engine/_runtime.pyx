@@ -62,6 +62,7 @@ cdef const ae_acl_api *_api_ptr = NULL
 _state_lock = threading.RLock()
 _owns_init = False      # this module (or the loader) called aclInit and must finalize
 _shut_down = False
+_backend_loaded = False  # ae_load_backend succeeded (aclInit may not have run: api_loaded())
 _live = {}              # serial -> weakref of every open Resource, in creation order
 _serial_counter = 0
 
@@ -93,21 +94,16 @@ def _requested_backend():
     return value
 
 
-def _load_and_init():
-    """Load the backend and call aclInit once per process (thread-safe)."""
-    global _api_ptr, _owns_init, _init_pid
+def _load_backend():
+    """Load the backend once per process (thread-safe), without aclInit; the note
+    on why "auto" chose the simulator is logged once."""
+    global _backend_loaded
     cdef char err[16384]
     cdef bytes req
     cdef bytes sim
-    cdef const ae_acl_api *t
-    cdef aclError rc
     with _state_lock:
-        if _api_ptr is not NULL:
+        if _backend_loaded:
             return
-        if _shut_down:
-            raise _errors.BackendError(
-                "ascend_engine.shutdown() already finalized AscendCL in this process; it cannot be used again"
-            )
         req = _requested_backend().encode()
         sim = os.fsencode(_sim_library_path())
         err[0] = 0
@@ -123,6 +119,37 @@ def _load_and_init():
             first, _, rest = note.partition("\n")
             _log.warning("%s", first)
             _log.debug("libascendcl.so search:\n%s", rest)
+        _backend_loaded = True
+
+
+cdef const ae_acl_api *api_loaded() except NULL:
+    """The AscendCL function table, loading the backend without calling aclInit."""
+    if _forked:
+        check_not_forked()
+    if not _backend_loaded:
+        _load_backend()
+    return ae_api()
+
+
+def _loaded_backend():
+    """(library path, whether the loader called aclInit itself) of the loaded backend; loads it."""
+    api_loaded()
+    return os.fsdecode(ae_backend_library()), bool(ae_backend_initialized())
+
+
+def _load_and_init():
+    """Load the backend and call aclInit once per process (thread-safe)."""
+    global _api_ptr, _owns_init, _init_pid
+    cdef const ae_acl_api *t
+    cdef aclError rc
+    with _state_lock:
+        if _api_ptr is not NULL:
+            return
+        if _shut_down:
+            raise _errors.BackendError(
+                "ascend_engine.shutdown() already finalized AscendCL in this process; it cannot be used again"
+            )
+        _load_backend()
         t = ae_api()
         if ae_backend_initialized():
             _owns_init = True

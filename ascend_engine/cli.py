@@ -171,7 +171,9 @@ def env_lines() -> list:
 
 
 def cmd_sim_env(args) -> int:
-    print("\n".join(env_lines()))
+    from ascend_engine import sim_env  # pyACL's `import acl` (ascend_engine.acl)
+
+    print("\n".join(env_lines() + sim_env.pyacl_lines(args.pyacl)))
     return 0
 
 
@@ -361,6 +363,8 @@ def build_parser() -> argparse.ArgumentParser:
                           description="Print shell lines (export ASCEND_ENGINE_BACKEND, LD_LIBRARY_PATH) "
                                       "and the compile line that make an AscendCL C/C++ program run "
                                       "against the simulator: eval \"$(ascend-engine sim env)\".")
+    q.add_argument("--pyacl", choices=("auto", "shim", "off"), default="auto",
+                   help="make `import acl` the simulator's pyACL (auto: unless another acl is importable)")
     q.set_defaults(func=cmd_sim_env)
     # every argument goes to atc as it is: ATC's own flags (--model=..., --help), not this parser's
     q = simsub.add_parser("atc", add_help=False, prefix_chars="\0",

@@ -6,6 +6,7 @@
 #ifndef ASCEND_ENGINE_ASCEND_SIM_H
 #define ASCEND_ENGINE_ASCEND_SIM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -48,6 +49,18 @@ int aeSimDevicePhysicalId(int32_t deviceId, int32_t *physicalId);
  * with the reason in aclGetRecentErrMsg(); the previous setting then stays.
  */
 int aeSimSetNoP2P(const char *spec);
+
+/*
+ * What the simulator knows of host code reading [ptr, ptr+len) (its device
+ * memory is host memory too): 0 when the range lies inside one live
+ * allocation (aclrtMalloc, aclrtMallocHost, acldvppMalloc) or in memory the
+ * simulator never handed out, ACL_ERROR_INVALID_PARAM (100000) when it starts
+ * in a live allocation and runs past its end, or points into memory freed
+ * recently; the reason then goes to `why` (may be NULL).  Memory the
+ * simulator never handed out is not checked: ascend_engine.acl's pointer
+ * helpers check that it is mapped (docs/pyacl.md).
+ */
+int aeSimMemRange(const void *ptr, size_t len, char *why, size_t why_len);
 
 #ifdef __cplusplus
 }

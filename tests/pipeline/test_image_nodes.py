@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 from helpers.aipp import BT601_NV12_TO_RGB, reference
-from helpers.dvpp import jpeg_bytes, sample_image
+from helpers.dvpp import bilinear, jpeg_bytes, sample_image
 
 import ascend_engine as ae
 from ascend_engine import sim
@@ -39,22 +39,6 @@ def aipp_model(folder, name, w, h):
 def aipp_reference(picture, w, h):
     s = aipp_settings.resolve(AIPP, "image", (1, 3, h, w), "NCHW", "float32")
     return reference(s, picture.reshape(-1))
-
-
-def bilinear(plane, out_w, out_h, x0=0, y0=0, in_w=None, in_h=None):
-    """Bilinear with pixel centres aligned, edges clamped (docs/simulator.md, "DVPP", resampling)."""
-    in_w = plane.shape[1] - x0 if in_w is None else in_w
-    in_h = plane.shape[0] - y0 if in_h is None else in_h
-    p = plane.astype(np.float64)
-    sx = np.clip((np.arange(out_w) + 0.5) * in_w / out_w - 0.5, 0, in_w - 1)
-    sy = np.clip((np.arange(out_h) + 0.5) * in_h / out_h - 0.5, 0, in_h - 1)
-    xa, ya = np.floor(sx).astype(int), np.floor(sy).astype(int)
-    xb, yb = np.minimum(xa + 1, in_w - 1), np.minimum(ya + 1, in_h - 1)
-    fx, fy = sx - xa, sy - ya
-    sub = p[y0:y0 + in_h, x0:x0 + in_w]
-    top = sub[ya][:, xa] * (1 - fx) + sub[ya][:, xb] * fx
-    bot = sub[yb][:, xa] * (1 - fx) + sub[yb][:, xb] * fx
-    return top * (1 - fy)[:, None] + bot * fy[:, None]
 
 
 def planes(picture, w, h):

@@ -306,6 +306,33 @@ aclError sim_mem_check_device(const char *fn, const char *arg_name, const void *
                      arg_name, ptr, len, len - (r.size - off), off, r.size, (void *)r.base);
 }
 
+/* ascend_sim.h: what the simulator knows of a host read of [ptr, ptr+len). */
+SIM_EXPORT int aeSimMemRange(const void *ptr, size_t len, char *why, size_t why_len)
+{
+    sim_mem_region r;
+    sim_mem_kind fk;
+    if (why && why_len)
+        why[0] = '\0';
+    if (sim_mem_lookup(ptr, &r)) {
+        size_t off = (size_t)((const char *)ptr - r.base);
+        if (len <= r.size - off)
+            return ACL_SUCCESS;
+        if (why && why_len)
+            snprintf(why, why_len,
+                     "%p + %zu bytes runs %zu bytes past the end of a %zu-byte %s allocation at %p", ptr, len,
+                     len - (r.size - off), r.size, r.kind == SIM_MEM_DEVICE ? "device" : "pinned host",
+                     (void *)r.base);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (ptr && recently_freed(ptr, &fk)) {
+        if (why && why_len)
+            snprintf(why, why_len, "%p points into %s memory that was already freed", ptr,
+                     fk == SIM_MEM_DEVICE ? "device" : "pinned host");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    return ACL_SUCCESS;
+}
+
 /* The host side of a copy: if it is pinned host memory the range must fit in
  * it.  Other host memory cannot be checked. */
 static aclError check_host_side(const char *fn, const char *arg_name, const void *ptr, size_t len)

@@ -13,6 +13,7 @@ from helpers.pyacl import run_code
 import ascend_engine.acl as acl
 
 ACL_ERROR_INVALID_PARAM = 100000
+ACL_ERROR_RT_PARAM_INVALID = 107000      # CANN 9.1: freeing an unknown pointer (docs/simulator.md, row 30)
 ACL_ERROR_API_NOT_SUPPORT = 200001
 
 
@@ -158,7 +159,7 @@ def test_simulator_memory_freed_or_overrun_is_refused():
                         r"\d+-byte device allocation at 0x\w+", lines[1]), lines[1]
     assert lines[2].startswith("acl.util.ptr_to_bytes: 0x") and lines[2].endswith(
         "points into device memory that was already freed")
-    assert lines[3] == f"free again {ACL_ERROR_INVALID_PARAM}"
+    assert lines[3] == f"free again {ACL_ERROR_RT_PARAM_INVALID}"
 
 
 def test_return_conventions_and_codes_in_a_program(tmp_path):

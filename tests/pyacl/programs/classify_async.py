@@ -16,6 +16,10 @@ ACL_MEM_MALLOC_HUGE_FIRST = 0
 ACL_MEMCPY_HOST_TO_DEVICE = 1
 ACL_MEMCPY_DEVICE_TO_HOST = 2
 ACL_CALLBACK_BLOCK = 1
+# CANN 9.1 answers 107012 / 507012; the API reference's older codes 100035 / 100036 are kept for
+# releases that still return them
+ACL_ERROR_RT_THREAD_SUBSCRIBE = 107012
+ACL_ERROR_RT_REPORT_TIMEOUT = 507012
 ACL_ERROR_THREAD_NOT_SUBSCRIBE = 100035
 ACL_ERROR_WAIT_CALLBACK_TIMEOUT = 100036
 
@@ -54,7 +58,8 @@ class AsyncNet:
         while True:
             # not yet subscribed (the thread starts before subscribe_report), or nothing due
             ret = acl.rt.process_report(timeout)
-            if ret not in (ACL_SUCCESS, ACL_ERROR_THREAD_NOT_SUBSCRIBE, ACL_ERROR_WAIT_CALLBACK_TIMEOUT):
+            if ret not in (ACL_SUCCESS, ACL_ERROR_RT_THREAD_SUBSCRIBE, ACL_ERROR_RT_REPORT_TIMEOUT,
+                           ACL_ERROR_THREAD_NOT_SUBSCRIBE, ACL_ERROR_WAIT_CALLBACK_TIMEOUT):
                 raise RuntimeError(f"acl.rt.process_report failed ret={ret}")
             if self.exit_flag:
                 break

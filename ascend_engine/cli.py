@@ -31,13 +31,19 @@ from ascend_engine.bench.trace import cmd_trace
 from ascend_engine.cli_args import (
     DEFAULT_REQUESTS,
     DEFAULT_WARMUP,
+    MAX_REQUESTS,
+    MAX_TRACE_REQUESTS,
     PROG,
+    Parser,
     UsageError,
     add_serve_arguments,
+    at_most,
     check_serve_args,
     concurrency_list,
+    debug_switches,
     device_list,
     hw_arg,
+    need_extra,
     non_negative_float_arg,
     non_negative_int_arg,
     option_arg,
@@ -133,10 +139,14 @@ def cmd_sim_make_demo(args) -> int:
     return 0
 
 
+SERVE_MODULES = ("httptools", "ascend_engine.server")
+
+
 def cmd_serve(args) -> int:
+    check_serve_args(args)
+    need_extra("serve", "serve", SERVE_MODULES + (("grpc", "google.protobuf") if args.grpc_port >= 0 else ()))
     from ascend_engine.server import run
 
-    check_serve_args(args)
     return run(args.model_repository, host=args.host, http_port=args.http_port,
                grpc_port=None if args.grpc_port < 0 else args.grpc_port,
                metrics_port=None if args.metrics_port < 0 else args.metrics_port, device=args.device,
@@ -218,13 +228,14 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     # SUPPRESS: a subcommand's --debug must not reset one given before the subcommand
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                        help="show the traceback of a failure")
+                        help="show the traceback of a failure (ais_bench's --debug 1|0 is taken too)")
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog=PROG, description="Multi-model inference pipelines on Ascend NPUs (and the AscendCL simulator).",
         epilog=f"Exit status: 0 success, 1 failure at run time, 2 usage error. The manual: {PROG} help "
                "[COMMAND] (docs/cli.md).")
-    parser.add_argument("--debug", action="store_true", default=False, help="show the traceback of a failure")
+    parser.add_argument("--debug", action="store_true", default=False,
+                        help="show the traceback of a failure (ais_bench's --debug 1|0 is taken too)")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -236,7 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("help", parents=[common], help="the manual of a command (docs/cli.md)",
                        description="Print the manual (docs/cli.md, shipped in the package): the section of "
                                    "TOPIC, or the introduction and the list of topics.")
-    p.add_argument("topic", nargs="?", metavar="TOPIC", help="a command: info, bench, trace, sim")
+    p.add_argument("topic", nargs="?", metavar="TOPIC", help="a command: info, bench, trace, serve, sim")
     p.set_defaults(func=cmd_help)
 
     p = sub.add_parser("bench", parents=[common], help="benchmark a pipeline spec or a model file",
@@ -258,7 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--depth", type=option_arg("depth"),
                    help="requests in flight (default: the spec's, else 4)")
     how_long = p.add_mutually_exclusive_group()
-    how_long.add_argument("--requests", type=positive_int_arg,
+    how_long.add_argument("--requests", type=at_most(MAX_REQUESTS, "the timeline of a profiled run"),
                           help=f"timed requests (default {DEFAULT_REQUESTS})")
     how_long.add_argument("--duration", type=positive_float_arg, metavar="SECONDS",
                           help="run for this many seconds instead of a number of requests")
@@ -322,7 +333,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run a spec whose host steps name Python functions: they are imported and run "
                         "with your rights, so only for a spec you trust")
     p.add_argument("--out", required=True, metavar="TRACE.json", help="the trace file to write")
-    p.add_argument("--requests", type=positive_int_arg, default=16, help="requests to record (default 16)")
+    p.add_argument("--requests", type=at_most(MAX_TRACE_REQUESTS, "Engine.trace's"), default=16,
+                   help="requests to record (default 16)")
     p.add_argument("-b", "--batch", type=positive_int_arg,
                    help="rows per request, at most the largest batch (default: the largest batch)")
     p.add_argument("--shapes", type=shapes_arg, metavar="NAME:D,D,...[;NAME:...]",
@@ -416,7 +428,8 @@ _PERF_ANALYZER_OPTIONS = (
 _AIS_BENCH_OPTIONS = (
     ("--model", dict(metavar="MODEL_OR_SPEC",
                      help="run as ais_bench does: its summary, its output files, one engine per --device")),
-    ("--loop", dict(type=positive_int_arg, help="timed requests (default 1)")),
+    ("--loop", dict(type=at_most(MAX_REQUESTS, "the timeline of the run"),
+                    help="timed requests (default 1)")),
     ("--warmup_count", dict(type=non_negative_int_arg, help="untimed requests first (default 1)")),
     ("--dymBatch", dict(type=positive_int_arg, metavar="N", help="the batch of a dynamic-batch model")),
     ("--dymHW", dict(type=hw_arg, metavar="H,W", help="the image size of a dynamic image-size model")),
@@ -510,6 +523,11 @@ def _one_line(exc) -> str:
 def main(argv=None) -> int:
     """Run the command; returns the exit status (0 ok, 1 run-time failure, 2 usage error)."""
     parser = build_parser()
+    try:
+        argv = debug_switches(sys.argv[1:] if argv is None else list(argv))
+    except UsageError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
     args = parser.parse_args(argv)
     debug = getattr(args, "debug", False)
     try:

@@ -21,6 +21,7 @@ from ascend_engine.cli_args import (
     check_device,
     existing_file,
     writable,
+    writable_folder,
 )
 
 # ---- bench ----------------------------------------------------------------------------------
@@ -53,6 +54,12 @@ def check_target(path):
         raise UsageError(f"spec or model file not found: {path}; {PROG} sim make-demo {path} writes the demo "
                          f"models and {os.path.join(path, 'pipeline.yaml')}")
     existing_file(path, "spec or model file")
+    if path.lower().endswith(".onnx"):
+        stem = os.path.splitext(os.path.basename(path))[0] or "model"
+        raise UsageError(f"{path} is an ONNX model, not a model file the engine runs (.om): convert it "
+                         "first, "
+                         f"{PROG} sim atc --model={path} --framework=5 --output={stem} --soc_version=SOC, "
+                         f"then {PROG} bench {stem}.om (docs/simulator.md, \"ONNX models\")")
 
 
 def _node_name(target, in_specs):
@@ -292,9 +299,7 @@ def _output_options(args):
         if value and not args.input:
             raise UsageError(f"{option} needs --input: outputs are named after the input files")
     if args.output:
-        if os.path.exists(args.output) and not os.path.isdir(args.output):
-            raise UsageError(f"--output: not a folder: {args.output}")
-        os.makedirs(args.output, exist_ok=True)
+        writable_folder(args.output, "--output")
     if args.check and not os.path.isdir(args.check):
         raise UsageError(f"--check: no folder {args.check}")
 
@@ -337,7 +342,9 @@ def cmd_bench(args) -> int:
     if getattr(args, "model", None):
         from ascend_engine.bench import ais
 
-        return ais.run(args)
+        if ais.sweep_option(args) is None:
+            return ais.run(args)
+        ais.as_sweep(args)   # --model with --concurrency-range ...: the bench's own sweep of the model
     if args.target is None:
         raise UsageError("give a spec or model file (SPEC_OR_MODEL, or --model as in ais_bench)")
     from ascend_engine.bench.ais import AIS_ONLY

@@ -21,7 +21,7 @@ import csv
 
 import numpy as np
 
-from ascend_engine.cli_args import UsageError
+from ascend_engine.cli_args import MAX_CALLERS, MAX_RATE, MAX_SWEEP_POINTS, UsageError
 
 from .summary import summarize
 
@@ -34,8 +34,12 @@ DEFAULT_STABILITY = 10.0
 DEFAULT_TRIALS = 10
 
 
-def range_values(text, convert, what) -> list:
-    """``START[:END[:STEP]]`` -> the values from START to END (inclusive) by STEP."""
+def range_values(text, convert, what, limit=None, option="the range") -> list:
+    """``START[:END[:STEP]]`` -> the values from START to END (inclusive) by STEP.
+
+    At most MAX_SWEEP_POINTS values (each point runs the whole measurement) and an END of at most
+    ``limit``: a larger sweep is a usage error naming the count, before any list is built.
+    """
     parts = text.split(":")
     if not 1 <= len(parts) <= 3 or not all(p.strip() for p in parts):
         raise UsageError(f"expected START[:END[:STEP]] of {what} (such as 1:16:4), got {text!r}")
@@ -45,8 +49,14 @@ def range_values(text, convert, what) -> list:
         raise UsageError(f"expected START[:END[:STEP]] of {what} (such as 1:16:4), got {text!r}") from None
     end = start if end is None else end
     step = 1 if step is None else step
-    if start <= 0 or step <= 0 or end < start:
+    if not (start > 0 and step > 0 and end >= start):     # nan is refused too
         raise UsageError(f"{text!r}: expected 0 < START <= END and STEP > 0 ({what})")
+    if limit is not None and not end <= limit:
+        raise UsageError(f"{option} {text}: expected an END of at most {limit:g} {what}")
+    count = int((end - start) // step) + 1
+    if count > MAX_SWEEP_POINTS:
+        raise UsageError(f"{option} {text}: {count} points of {what}, more than {MAX_SWEEP_POINTS}, "
+                         "each running the whole measurement; raise STEP or narrow the range")
     values, v = [], start
     while v <= end + 1e-9:
         values.append(v)
@@ -63,9 +73,11 @@ def translate(args):
     if ranges and (args.concurrency or args.rate):
         raise UsageError(f"{ranges[0][0]} and --concurrency/--rate: give one of them")
     if args.concurrency_range:
-        args.concurrency = range_values(args.concurrency_range, int, "callers")
+        args.concurrency = range_values(args.concurrency_range, int, "callers", MAX_CALLERS,
+                                         "--concurrency-range")
     if args.request_rate_range:
-        args.rate = range_values(args.request_rate_range, float, "requests/s")
+        args.rate = range_values(args.request_rate_range, float, "requests/s", MAX_RATE,
+                                 "--request-rate-range")
     if args.request_distribution and not args.rate:
         raise UsageError("--request-distribution needs --request-rate-range (or --rate): it spaces arrivals")
     windows = {"--stability-percentage": args.stability_percentage, "--max-trials": args.max_trials,

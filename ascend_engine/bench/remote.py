@@ -46,14 +46,15 @@ def address(url, protocol) -> str:
 
 
 def client_modules(protocol):
-    """(the sync client module, the asyncio one) of ``protocol``."""
-    if protocol == "grpc":
-        import tritonclient.grpc as sync
-        import tritonclient.grpc.aio as aio
-    else:
-        import tritonclient.http as sync
-        import tritonclient.http.aio as aio
-    return sync, aio
+    """(the sync client module, the asyncio one) of ``protocol``; a UsageError naming the extra
+    that installs tritonclient when it (or its transport) is missing."""
+    import importlib
+
+    from ascend_engine.cli_args import need_extra
+
+    names = (f"tritonclient.{protocol}", f"tritonclient.{protocol}.aio")
+    need_extra(f"bench -m/--url ({protocol.upper()})", "client", names)
+    return tuple(importlib.import_module(name) for name in names)
 
 
 def _as_json(protocol):

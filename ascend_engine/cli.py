@@ -402,9 +402,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_options(group, options):
-    """Add ``options`` to ``group``: (flag, keyword arguments of add_argument) each."""
-    for flag, kwargs in options:
-        group.add_argument(flag, **kwargs)
+    """Add ``options`` to ``group``: (flag or flags, keyword arguments of add_argument) each."""
+    for flags, kwargs in options:
+        group.add_argument(*((flags,) if isinstance(flags, str) else flags), **kwargs)
 
 
 # perf_analyzer's options besides the two ranges, as perf_analyzer spells them (bench/perf.py)
@@ -412,17 +412,49 @@ _PERF_ANALYZER_OPTIONS = (
     ("--request-distribution", dict(choices=("constant", "poisson"),
                                     help="the gaps between arrivals of an open loop "
                                          "(perf_analyzer's default: constant)")),
-    ("--measurement-interval", dict(type=positive_float_arg, metavar="MS",
-                                    help="measure each point in windows of MS ms until stable")),
-    ("--stability-percentage", dict(type=positive_float_arg, metavar="PERCENT",
+    (("-p", "--measurement-interval"), dict(type=positive_float_arg, metavar="MS",
+                                           help="measure each point in windows of MS ms until stable")),
+    (("-s", "--stability-percentage"), dict(type=positive_float_arg, metavar="PERCENT",
                                     help="stable: the last 3 windows' throughput and latency within PERCENT "
                                          "(default 10)")),
-    ("--max-trials", dict(type=positive_int_arg, metavar="N", help="at most N windows (default 10)")),
+    (("-r", "--max-trials"), dict(type=positive_int_arg, metavar="N", help="at most N windows (default 10)")),
     ("--percentile", dict(type=percentile_arg, metavar="N",
                           help="judge stability on the pN latency instead of the average")),
     ("-f", dict(dest="perf_csv", metavar="FILE",
                 help="write perf_analyzer's CSV (one row per point, microseconds)")),
+    (("-l", "--latency-threshold"), dict(type=positive_float_arg, metavar="MS",
+                                 help="stop the sweep after the first point whose latency (the average, or "
+                                      "the --percentile one) is above MS")),
+    (("-v", "--verbose"), dict(action="count", default=0,
+                               help="print each point (and each window of --measurement-interval) on "
+                                    "stderr")),
+    ("--max-threads", dict(type=positive_int_arg, metavar="N",
+                           help="accepted for perf_analyzer's scripts: the callers are asyncio tasks on "
+                                "one thread, there are no client threads to bound")),
 )
+
+# perf_analyzer's options this bench does not take, and why (docs/cli.md, "The perf_analyzer options")
+_PERF_ANALYZER_REFUSED = (
+    ("--binary-search", "the sweep is linear; list the points to run with --concurrency 1,2,4,8"),
+    ("--measurement-mode", "the windows are time windows, -p MS"),
+    ("--measurement-request-count", "the windows are time windows, -p MS"),
+    ("--request-intervals", "the arrivals are constant or Poisson gaps, --request-distribution"),
+    ("--periodic-concurrency-range", "the callers of a point stay fixed; sweep with --concurrency-range"),
+    ("--streaming", "requests go through ModelInfer, not a stream"),
+    ("--shared-memory", "the inputs are sent in the requests (no shared-memory regions)"),
+)
+
+
+class _Refused(argparse.Action):
+    """A perf_analyzer option bench does not take: a usage error saying why, not "unrecognized"."""
+
+    def __init__(self, option_strings, dest, why="", **kwargs):
+        self.why = why
+        super().__init__(option_strings, dest, nargs="?", default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.error(f"{option_string} (perf_analyzer's) is not taken: {self.why}")
+
 
 # ais_bench's options, as ais_bench spells them (ascend_engine/bench/ais.py)
 _AIS_BENCH_OPTIONS = (
@@ -458,6 +490,14 @@ def _perf_analyzer_options(p):
     ranges.add_argument("--request-rate-range", metavar="START:END:STEP",
                         help="open loop at START ... END requests/s")
     _add_options(g, _PERF_ANALYZER_OPTIONS)
+    for flag, why in _PERF_ANALYZER_REFUSED:
+        g.add_argument(flag, action=_Refused, why=why, help=argparse.SUPPRESS)
+    client = g.add_mutually_exclusive_group()
+    for flags in (("-a", "--async"), ("--sync",)):
+        flag = flags[-1]
+        client.add_argument(*flags, dest="client_api", action="store_const", const=flag[2:],
+                            help=f"accepted for perf_analyzer's scripts ({flag[2:]} client API): the load "
+                                 "is the same, each caller keeps one request outstanding")
     u = p.add_argument_group("against a server, perf_analyzer's spellings (docs/cli.md, \"Against a server: "
                              "--url\")")
     u.add_argument("-u", "--url", metavar="HOST:PORT",

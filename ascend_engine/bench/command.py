@@ -713,7 +713,7 @@ def _bench_load(args, load, pipe, kw, kind, pool, batch, requests, requests_in, 
             distribution = args.request_distribution or "poisson"
             points = loadgen.sweep(engine, pool, batch, mode, values, requests=requests,
                                    duration=args.duration, warmup=args.warmup, progress=progress,
-                                   distribution=distribution)
+                                   distribution=distribution, until=perf.over_threshold(args))
         memory = engine.memory()
         plan = engine.plan
         identity = cmp.pipeline_identity(plan)
@@ -749,10 +749,14 @@ def _bench_load(args, load, pipe, kw, kind, pool, batch, requests, requests_in, 
                                   ("constant" if args.measurement_interval is not None else "poisson"))
                  if mode == "open" else None,
                  "windows": perf.windows_config(args),
+                 **perf.client_config(args, points, values),
                  "points": points},
         "memory": memory,
     }
     report.print_load(figures)
+    note = perf.threshold_note(figures["load"])
+    if note:
+        print(note)
     if verified:
         print(f"outputs   : {verified}")
     if args.perf_csv:

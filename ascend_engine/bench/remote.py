@@ -351,7 +351,8 @@ def run(args) -> int:
             points = loadgen.sweep(target, pool, batch, mode, values, requests=requests,
                                    duration=args.duration,
                                    warmup=args.warmup, progress=progress,
-                                   distribution=args.request_distribution or "poisson")
+                                   distribution=args.request_distribution or "poisson",
+                                   until=perf.over_threshold(args))
         server = client.get_server_metadata(**_as_json(protocol))
     finally:
         client.close()
@@ -373,9 +374,13 @@ def run(args) -> int:
                  "distribution": (args.request_distribution or
                                   ("constant" if args.measurement_interval is not None else "poisson"))
                  if mode == "open" else None,
-                 "windows": perf.windows_config(args), "points": points},
+                 "windows": perf.windows_config(args), **perf.client_config(args, points, values),
+                 "points": points},
     }
     report.print_load(figures)
+    note = perf.threshold_note(figures["load"])
+    if note:
+        print(note)
     if args.perf_csv:
         perf.write_csv(args.perf_csv, points, mode)
         print(f"csv       : {args.perf_csv} (perf_analyzer's columns, microseconds)")

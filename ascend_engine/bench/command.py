@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 
+from ascend_engine.bench import clocks
 from ascend_engine.cli_args import (
     DEFAULT_REQUESTS,
     FEED_POOL,
@@ -441,6 +442,7 @@ def _run_pipeline_bench(args, pipe, kw, kind, plan, baseline, pool, batch, reque
         fig = measure.run_bench(engine, pool, batch, cold_ms, requests=requests, duration=args.duration,
                                 warmup=args.warmup, repeat=args.repeat, progress=progress)
         memory = engine.memory()
+        files = clocks.plan_model_files(engine.plan)
         identity = {**cmp.pipeline_identity(engine.plan), **(identity_extra or {})}
     samples = fig.pop("samples")
     figures = {
@@ -464,6 +466,7 @@ def _run_pipeline_bench(args, pipe, kw, kind, plan, baseline, pool, batch, reque
         **fig,
         "memory": memory,
     }
+    figures["clocks"] = clocks.figure(files, figures["breakdown"], batch)
     return _finish_bench(args, figures, samples, baseline, verified)
 
 
@@ -567,6 +570,7 @@ def _bench_shaped(args, facts, baseline) -> int:
         **fig,
         "memory": memory,
     }
+    figures["clocks"] = clocks.figure({node: args.target}, figures["breakdown"], rows)
     return _finish_bench(args, figures, samples, baseline)
 
 

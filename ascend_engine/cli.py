@@ -127,11 +127,11 @@ def sim_library_path() -> str:
 
 
 def cmd_sim_make_demo(args) -> int:
-    from ascend_engine.sim.demo_models import write_demo
+    from ascend_engine.sim.demo_models import write_demo, write_shaped_demo
 
     if os.path.exists(args.dir) and not os.path.isdir(args.dir):
         raise UsageError(f"not a folder: {args.dir}")
-    written = write_demo(args.dir)
+    written = (write_shaped_demo if args.shapes else write_demo)(args.dir)
     for name, path in written["models"].items():
         print(f"model     : {path}  ({name})")
     print(f"spec      : {written['spec']}")
@@ -360,6 +360,9 @@ def build_parser() -> argparse.ArgumentParser:
                           description="Write three demo simulator models and a pipeline.yaml "
                                       "that chains them.")
     q.add_argument("dir", metavar="DIR", help="folder to write into (created if needed)")
+    q.add_argument("--shapes", action="store_true",
+                   help="write the dynamic-shape pair instead: an image-size detector det.om feeding a "
+                        "dims-gear recognizer rec.om, and ocr.yaml (docs/cli.md)")
     q.set_defaults(func=cmd_sim_make_demo)
     q = simsub.add_parser("lib-path", parents=[common], help="print the simulator library's path",
                           description="Print the path of the AscendCL simulator library this package loads "

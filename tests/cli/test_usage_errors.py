@@ -139,8 +139,10 @@ def test_run_sizes_beyond_the_engine_limits_are_usage_errors(demo, tmp_path, arg
     (("--request-rate-range", "10:1000:0.5"), "--request-rate-range 10:1000:0.5: 1981 points of requests/s"),
 ])
 def test_sweeps_of_hours_are_refused_naming_their_size(demo, args, message):
-    """--concurrency-range 1:100000:1 was taken silently: 100,000 points, hours of running."""
-    proc = run_cli("bench", str(demo["spec"]), *args)
+    """--concurrency-range 1:100000:1 was taken silently: 100,000 points, hours of running. (The
+    missing --compare baseline is refused after the ranges: a range taken by mistake ends the run
+    there instead of running it.)"""
+    proc = run_cli("bench", str(demo["spec"]), *args, "--compare", "nowhere.json")
     assert proc.returncode == 2, proc.stderr
     assert error_line(proc).startswith(f"ascend-engine: error: {message}")
     assert proc.stdout == ""

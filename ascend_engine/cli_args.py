@@ -22,14 +22,14 @@ class UsageError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse's parser, whose errors are the command's one line and a pointer to ``--help``.
+    """argparse's parser, whose errors are a pointer to ``--help`` and the one error line, last.
 
     argparse prints the whole usage before its error; a subcommand with dozens of options buries the
     one line that matters under it (docs/cli.md, exit status).
     """
 
     def error(self, message):
-        sys.stderr.write(f"{PROG}: error: {message} (the options: {self.prog} --help)\n")
+        sys.stderr.write(f"{self.prog} --help lists the options\n{self.prog}: error: {message}\n")
         sys.exit(2)
 
 

@@ -29,6 +29,7 @@ from ascend_engine.sim.demo_models import SHAPED_DETECTOR_HW as DETECTOR_HW
 from ascend_engine.sim.demo_models import SHAPED_DETECTOR_US as DETECTOR_US  # noqa: F401
 from ascend_engine.sim.demo_models import SHAPED_RECOGNIZER_DIMS as RECOGNIZER_DIMS  # noqa: F401
 from ascend_engine.sim.demo_models import SHAPED_RECOGNIZER_US as RECOGNIZER_US  # noqa: F401
+from ascend_engine.sim.demo_models import SHAPED_SPEC_TEXT as SPEC  # noqa: F401
 from ascend_engine.sim.demo_models import shaped_detector_graph as detector_graph
 from ascend_engine.sim.demo_models import shaped_recognizer_graph as recognizer_graph
 from ascend_engine.sim.demo_models import shaped_spec_text, write_shaped_demo

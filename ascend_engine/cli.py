@@ -31,14 +31,20 @@ from ascend_engine.bench.trace import cmd_trace
 from ascend_engine.cli_args import (
     DEFAULT_REQUESTS,
     DEFAULT_WARMUP,
+    MAX_REQUESTS,
+    MAX_TRACE_REQUESTS,
     PROG,
+    Parser,
     UsageError,
     add_serve_arguments,
+    at_most,
     check_serve_args,
     concurrency_list,
+    debug_switches,
     device_list,
     hw_arg,
     input_data_arg,
+    need_extra,
     non_negative_float_arg,
     non_negative_int_arg,
     option_arg,
@@ -122,11 +128,11 @@ def sim_library_path() -> str:
 
 
 def cmd_sim_make_demo(args) -> int:
-    from ascend_engine.sim.demo_models import write_demo
+    from ascend_engine.sim.demo_models import write_demo, write_shaped_demo
 
     if os.path.exists(args.dir) and not os.path.isdir(args.dir):
         raise UsageError(f"not a folder: {args.dir}")
-    written = write_demo(args.dir)
+    written = (write_shaped_demo if args.shapes else write_demo)(args.dir)
     for name, path in written["models"].items():
         print(f"model     : {path}  ({name})")
     print(f"spec      : {written['spec']}")
@@ -134,10 +140,14 @@ def cmd_sim_make_demo(args) -> int:
     return 0
 
 
+SERVE_MODULES = ("httptools", "ascend_engine.server")
+
+
 def cmd_serve(args) -> int:
+    check_serve_args(args)
+    need_extra("serve", "serve", SERVE_MODULES + (("grpc", "google.protobuf") if args.grpc_port >= 0 else ()))
     from ascend_engine.server import run
 
-    check_serve_args(args)
     return run(args.model_repository, host=args.host, http_port=args.http_port,
                grpc_port=None if args.grpc_port < 0 else args.grpc_port,
                metrics_port=None if args.metrics_port < 0 else args.metrics_port, device=args.device,
@@ -222,13 +232,14 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     # SUPPRESS: a subcommand's --debug must not reset one given before the subcommand
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                        help="show the traceback of a failure")
+                        help="show the traceback of a failure (ais_bench's --debug 1|0 is taken too)")
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog=PROG, description="Multi-model inference pipelines on Ascend NPUs (and the AscendCL simulator).",
         epilog=f"Exit status: 0 success, 1 failure at run time, 2 usage error. The manual: {PROG} help "
                "[COMMAND] (docs/cli.md).")
-    parser.add_argument("--debug", action="store_true", default=False, help="show the traceback of a failure")
+    parser.add_argument("--debug", action="store_true", default=False,
+                        help="show the traceback of a failure (ais_bench's --debug 1|0 is taken too)")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -240,7 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("help", parents=[common], help="the manual of a command (docs/cli.md)",
                        description="Print the manual (docs/cli.md, shipped in the package): the section of "
                                    "TOPIC, or the introduction and the list of topics.")
-    p.add_argument("topic", nargs="?", metavar="TOPIC", help="a command: info, bench, trace, sim")
+    p.add_argument("topic", nargs="?", metavar="TOPIC", help="a command: info, bench, trace, serve, sim")
     p.set_defaults(func=cmd_help)
 
     p = sub.add_parser("bench", parents=[common], help="benchmark a pipeline spec or a model file",
@@ -262,7 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--depth", type=option_arg("depth"),
                    help="requests in flight (default: the spec's, else 4)")
     how_long = p.add_mutually_exclusive_group()
-    how_long.add_argument("--requests", type=positive_int_arg,
+    how_long.add_argument("--requests", type=at_most(MAX_REQUESTS, "the timeline of a profiled run"),
                           help=f"timed requests (default {DEFAULT_REQUESTS})")
     how_long.add_argument("--duration", type=positive_float_arg, metavar="SECONDS",
                           help="run for this many seconds instead of a number of requests")
@@ -326,7 +337,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run a spec whose host steps name Python functions: they are imported and run "
                         "with your rights, so only for a spec you trust")
     p.add_argument("--out", required=True, metavar="TRACE.json", help="the trace file to write")
-    p.add_argument("--requests", type=positive_int_arg, default=16, help="requests to record (default 16)")
+    p.add_argument("--requests", type=at_most(MAX_TRACE_REQUESTS, "Engine.trace's"), default=16,
+                   help="requests to record (default 16)")
     p.add_argument("-b", "--batch", type=positive_int_arg,
                    help="rows per request, at most the largest batch (default: the largest batch)")
     p.add_argument("--shapes", type=shapes_arg, metavar="NAME:D,D,...[;NAME:...]",
@@ -352,6 +364,9 @@ def build_parser() -> argparse.ArgumentParser:
                           description="Write three demo simulator models and a pipeline.yaml "
                                       "that chains them.")
     q.add_argument("dir", metavar="DIR", help="folder to write into (created if needed)")
+    q.add_argument("--shapes", action="store_true",
+                   help="write the dynamic-shape pair instead: an image-size detector det.om feeding a "
+                        "dims-gear recognizer rec.om, and ocr.yaml (docs/cli.md)")
     q.set_defaults(func=cmd_sim_make_demo)
     q = simsub.add_parser("lib-path", parents=[common], help="print the simulator library's path",
                           description="Print the path of the AscendCL simulator library this package loads "
@@ -396,9 +411,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_options(group, options):
-    """Add ``options`` to ``group``: (flag, keyword arguments of add_argument) each."""
-    for flag, kwargs in options:
-        group.add_argument(flag, **kwargs)
+    """Add ``options`` to ``group``: (flag or flags, keyword arguments of add_argument) each."""
+    for flags, kwargs in options:
+        group.add_argument(*((flags,) if isinstance(flags, str) else flags), **kwargs)
 
 
 # perf_analyzer's options besides the two ranges, as perf_analyzer spells them (bench/perf.py)
@@ -406,23 +421,56 @@ _PERF_ANALYZER_OPTIONS = (
     ("--request-distribution", dict(choices=("constant", "poisson"),
                                     help="the gaps between arrivals of an open loop "
                                          "(perf_analyzer's default: constant)")),
-    ("--measurement-interval", dict(type=positive_float_arg, metavar="MS",
-                                    help="measure each point in windows of MS ms until stable")),
-    ("--stability-percentage", dict(type=positive_float_arg, metavar="PERCENT",
+    (("-p", "--measurement-interval"), dict(type=positive_float_arg, metavar="MS",
+                                           help="measure each point in windows of MS ms until stable")),
+    (("-s", "--stability-percentage"), dict(type=positive_float_arg, metavar="PERCENT",
                                     help="stable: the last 3 windows' throughput and latency within PERCENT "
                                          "(default 10)")),
-    ("--max-trials", dict(type=positive_int_arg, metavar="N", help="at most N windows (default 10)")),
+    (("-r", "--max-trials"), dict(type=positive_int_arg, metavar="N", help="at most N windows (default 10)")),
     ("--percentile", dict(type=percentile_arg, metavar="N",
                           help="judge stability on the pN latency instead of the average")),
     ("-f", dict(dest="perf_csv", metavar="FILE",
                 help="write perf_analyzer's CSV (one row per point, microseconds)")),
+    (("-l", "--latency-threshold"), dict(type=positive_float_arg, metavar="MS",
+                                 help="stop the sweep after the first point whose latency (the average, or "
+                                      "the --percentile one) is above MS")),
+    (("-v", "--verbose"), dict(action="count", default=0,
+                               help="print each point (and each window of --measurement-interval) on "
+                                    "stderr")),
+    ("--max-threads", dict(type=positive_int_arg, metavar="N",
+                           help="accepted for perf_analyzer's scripts: the callers are asyncio tasks on "
+                                "one thread, there are no client threads to bound")),
 )
+
+# perf_analyzer's options this bench does not take, and why (docs/cli.md, "The perf_analyzer options")
+_PERF_ANALYZER_REFUSED = (
+    ("--binary-search", "the sweep is linear; list the points to run with --concurrency 1,2,4,8"),
+    ("--measurement-mode", "the windows are time windows, -p MS"),
+    ("--measurement-request-count", "the windows are time windows, -p MS"),
+    ("--request-intervals", "the arrivals are constant or Poisson gaps, --request-distribution"),
+    ("--periodic-concurrency-range", "the callers of a point stay fixed; sweep with --concurrency-range"),
+    ("--streaming", "requests go through ModelInfer, not a stream"),
+    ("--shared-memory", "the inputs are sent in the requests (no shared-memory regions)"),
+)
+
+
+class _Refused(argparse.Action):
+    """A perf_analyzer option bench does not take: a usage error saying why, not "unrecognized"."""
+
+    def __init__(self, option_strings, dest, why="", **kwargs):
+        self.why = why
+        super().__init__(option_strings, dest, nargs="?", default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.error(f"{option_string} (perf_analyzer's) is not taken: {self.why}")
+
 
 # ais_bench's options, as ais_bench spells them (ascend_engine/bench/ais.py)
 _AIS_BENCH_OPTIONS = (
     ("--model", dict(metavar="MODEL_OR_SPEC",
                      help="run as ais_bench does: its summary, its output files, one engine per --device")),
-    ("--loop", dict(type=positive_int_arg, help="timed requests (default 1)")),
+    ("--loop", dict(type=at_most(MAX_REQUESTS, "the timeline of the run"),
+                    help="timed requests (default 1)")),
     ("--warmup_count", dict(type=non_negative_int_arg, help="untimed requests first (default 1)")),
     ("--dymBatch", dict(type=positive_int_arg, metavar="N", help="the batch of a dynamic-batch model")),
     ("--dymHW", dict(type=hw_arg, metavar="H,W", help="the image size of a dynamic image-size model")),
@@ -451,6 +499,14 @@ def _perf_analyzer_options(p):
     ranges.add_argument("--request-rate-range", metavar="START:END:STEP",
                         help="open loop at START ... END requests/s")
     _add_options(g, _PERF_ANALYZER_OPTIONS)
+    for flag, why in _PERF_ANALYZER_REFUSED:
+        g.add_argument(flag, action=_Refused, why=why, help=argparse.SUPPRESS)
+    client = g.add_mutually_exclusive_group()
+    for flags in (("-a", "--async"), ("--sync",)):
+        flag = flags[-1]
+        client.add_argument(*flags, dest="client_api", action="store_const", const=flag[2:],
+                            help=f"accepted for perf_analyzer's scripts ({flag[2:]} client API): the load "
+                                 "is the same, each caller keeps one request outstanding")
     u = p.add_argument_group("against a server, perf_analyzer's spellings (docs/cli.md, \"Against a server: "
                              "--url\")")
     u.add_argument("-u", "--url", metavar="HOST:PORT",
@@ -519,6 +575,11 @@ def _one_line(exc) -> str:
 def main(argv=None) -> int:
     """Run the command; returns the exit status (0 ok, 1 run-time failure, 2 usage error)."""
     parser = build_parser()
+    try:
+        argv = debug_switches(sys.argv[1:] if argv is None else list(argv))
+    except UsageError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
     args = parser.parse_args(argv)
     debug = getattr(args, "debug", False)
     try:

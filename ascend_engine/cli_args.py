@@ -5,7 +5,9 @@ before anything runs (docs/cli.md)."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
+import sys
 
 from ascend_engine.options import OPTIONS
 
@@ -19,6 +21,61 @@ class UsageError(Exception):
     """A bad argument found after parsing (a missing file, a conflicting option): exit status 2."""
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, whose errors are a pointer to ``--help`` and the one error line, last.
+
+    argparse prints the whole usage before its error; a subcommand with dozens of options buries the
+    one line that matters under it (docs/cli.md, exit status).
+    """
+
+    def error(self, message):
+        sys.stderr.write(f"{self.prog} --help lists the options\n{self.prog}: error: {message}\n")
+        sys.exit(2)
+
+
+SWITCHES = ("1", "0", "true", "false")
+
+
+def debug_switches(argv) -> list:
+    """``argv`` with ais_bench's ``--debug 1|0|true|false`` (and ``--debug=V``) as this command's
+    ``--debug`` switch: on for 1/true, dropped for 0/false (docs/cli.md, "The ais_bench options").
+
+    The arguments of ``sim atc`` are ATC's and are left as they are.
+    """
+    out, k = [], 0
+    while k < len(argv):
+        arg = argv[k]
+        if arg == "atc" and out[-1:] == ["sim"]:
+            return out + list(argv[k:])
+        value = None
+        if arg.startswith("--debug="):
+            value = arg.partition("=")[2]
+        elif arg == "--debug" and k + 1 < len(argv) and argv[k + 1].strip().lower() in SWITCHES:
+            value, k = argv[k + 1], k + 1
+        if value is None:
+            out.append(arg)
+        elif value.strip().lower() not in SWITCHES:
+            raise UsageError(f"--debug={value}: expected --debug alone, or ais_bench's "
+                             "--debug 1|0|true|false")
+        elif value.strip().lower() in ("1", "true"):
+            out.append("--debug")
+        k += 1
+    return out
+
+
+def need_extra(what, extra, modules):
+    """Import ``modules``; a missing one is a UsageError naming the extra that installs it."""
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            missing = exc.name or name
+            if missing.split(".")[0] == "ascend_engine":   # our own breakage: not a missing extra
+                raise
+            raise UsageError(f"{what} needs the {extra} extra ({missing} is missing): "
+                             f"pip install 'ascend-engine[{extra}]'") from None
+
+
 # ---- small helpers -------------------------------------------------------------------
 
 
@@ -30,6 +87,27 @@ def positive_int_arg(text):
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return value
+
+
+# Bounds of the run's size, the engine's own (docs/cli.md): a larger count is a usage error here rather
+# than a ValueError from the engine after the pipeline was built.
+MAX_REQUESTS = 1 << 24         # timed requests of a bench (Engine._timeline_begin keeps one row each)
+MAX_TRACE_REQUESTS = 1 << 20   # requests of a trace (Engine.trace)
+MAX_CALLERS = 1 << 16          # callers of a closed loop (one asyncio task each)
+MAX_SWEEP_POINTS = 256         # points of a --concurrency-range / --request-rate-range sweep
+
+
+def at_most(limit, why):
+    """An argparse type: a positive integer of at most ``limit`` (``why`` says whose limit it is)."""
+
+    def convert(text):
+        value = positive_int_arg(text)
+        if value > limit:
+            raise argparse.ArgumentTypeError(f"expected at most {limit} ({why}), got {text!r}")
+        return value
+
+    convert.__name__ = "positive_int_arg"   # argparse names the type in its message
+    return convert
 
 
 def non_negative_int_arg(text):
@@ -93,7 +171,7 @@ def value_list(text, convert, what):
 
 
 def concurrency_list(text):
-    return value_list(text, positive_int_arg, "numbers of callers")
+    return value_list(text, at_most(MAX_CALLERS, "callers"), "numbers of callers")
 
 
 MAX_RATE = 1e6                # requests/s: far beyond what one engine answers
@@ -184,6 +262,31 @@ def writable(path, option):
         raise UsageError(f"{option}: cannot write {path}: it is a folder; name a file in it")
     if not os.access(folder, os.W_OK | os.X_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
         raise UsageError(f"{option}: cannot write {path}: permission denied")
+    # os.access answers yes to root everywhere, also where nothing can be created (/proc, a read-only
+    # mount): open the file as the run will, keeping what it holds, and remove it if it was not there
+    existed = os.path.exists(path)
+    try:
+        with open(path, "ab"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"{option}: cannot write {path}: {(exc.strerror or str(exc)).lower()}") from None
+    if not existed:
+        os.unlink(path)
+
+
+def writable_folder(path, option):
+    """Make the folder ``path`` (and its parents) for the run's files; refuse one that cannot be made
+    or written in, before the run."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise UsageError(f"{option}: not a folder: {path}")
+    try:
+        os.makedirs(path, exist_ok=True)
+        probe = os.path.join(path, f".{PROG}-write-test-{os.getpid()}")
+        with open(probe, "wb"):
+            pass
+        os.unlink(probe)
+    except OSError as exc:
+        raise UsageError(f"{option}: cannot write in {path}: {(exc.strerror or str(exc)).lower()}") from None
 
 
 def check_device(device, flag="--device"):

@@ -244,7 +244,72 @@ class DeviceBenchmark:
         info["device_ms_stddev"] = statistics.stdev(ms) if len(ms) > 1 else 0.0
         info["device_rounds"] = len(ms)
         info["backend"] = ae.backend().name
+        fullname = getattr(self.benchmark, "fullname", self._request.node.nodeid)
+        _device_results(self._request.config).append((fullname, self._request.node.name, dict(info)))
         return result
+
+
+# ---- the device time where the user looks: a table after pytest-benchmark's -------------------------------
+
+DEVICE_FIGURES = ("min", "max", "mean", "median", "stddev")
+
+
+def _device_results(config) -> list:
+    """(fullname, test name, extra_info) of every device_benchmark of the run, kept on the config."""
+    if not hasattr(config, "_ae_device_results"):
+        config._ae_device_results = []
+    return config._ae_device_results
+
+
+def _compared_device_means(config) -> dict:
+    """{fullname: (saved run, its device_ms_mean)} of the run --benchmark-compare loaded, if any."""
+    session = getattr(config, "_benchmarksession", None)
+    mapping = getattr(session, "compared_mapping", None) or {}
+    out = {}
+    for path, benches in mapping.items():
+        for fullname, bench in benches.items():
+            mean = (bench.get("extra_info") or {}).get("device_ms_mean")
+            if mean is not None:
+                out[fullname] = (os.path.basename(str(path)), float(mean))
+    return out
+
+
+def device_table(results, compared) -> list:
+    """The lines of the device-time table: one row per device_benchmark, with the compared run's
+    mean and the change when --benchmark-compare loaded one."""
+    names = [name for _, name, _ in results]
+    width = max([len("Name (device time in ms)"), *map(len, names)])
+    head = f"{'Name (device time in ms)':<{width}} "
+    head += " ".join(f"{f.capitalize():>10}" for f in DEVICE_FIGURES) + f" {'Rounds':>7}"
+    if compared:
+        head += f" {'Compared mean':>14} {'Change':>8}"
+    lines = [head, "-" * len(head)]
+    for fullname, name, info in results:
+        row = f"{name:<{width}} " + " ".join(f"{info[f'device_ms_{f}']:>10.4f}" for f in DEVICE_FIGURES)
+        row += f" {info['device_rounds']:>7}"
+        if compared:
+            saved = compared.get(fullname)
+            if saved is None:
+                row += f" {'-':>14} {'-':>8}"
+            else:
+                change = (info["device_ms_mean"] / saved[1] - 1.0) * 100.0 if saved[1] else float("nan")
+                row += f" {saved[1]:>14.4f} {change:>+7.1f}%"
+        lines.append(row)
+    if compared:
+        lines.append(f"compared with {', '.join(sorted({path for path, _ in compared.values()}))}")
+    return lines
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """After pytest-benchmark's host-time table: the device time of every device_benchmark, and the
+    compared run's device mean with --benchmark-compare (the figures are in its extra_info too)."""
+    results = _device_results(config)
+    if not results:
+        return
+    terminalreporter.write_sep("-", "ascend-engine device_benchmark: device time (timing events)")
+    for line in device_table(results, _compared_device_means(config)):
+        terminalreporter.write_line(line)
 
 
 @pytest.fixture

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import os
 import threading
 from concurrent.futures import Future
@@ -52,6 +53,32 @@ from ascend_engine.replicas import batch_rows, in_order, join_shares, refuse_tim
 __all__ = ["ReplicaError", "RayReplicas", "ServeDeployment", "deploy", "serve_app"]
 
 VISIBLE_DEVICES = "ASCEND_RT_VISIBLE_DEVICES"
+RAY_NPU_LOGGER = "ray._private.accelerators.npu"
+
+
+class _NoAclModuleTraceback(logging.Filter):
+    """Drop Ray's "Failed to detect NPU type." traceback when its cause is that ``import acl`` fails.
+
+    Ray asks CANN's Python module ``acl`` (pyACL) for the SoC name while it starts a node; this
+    package drives AscendCL through its own bindings and does not need that module, so on the
+    simulator, or a CANN without pyACL, Ray logged the ModuleNotFoundError twice, with its
+    traceback, at ray.init().  Only that case is dropped: any other failure of the probe is still
+    shown (docs/scale-out.md, "Ray").
+    """
+
+    def filter(self, record):
+        cause = record.exc_info[1] if record.exc_info else None
+        return not (isinstance(cause, ImportError)
+                    and record.getMessage().startswith("Failed to detect NPU type"))
+
+
+def _quiet_ray_npu_probe():
+    logger = logging.getLogger(RAY_NPU_LOGGER)
+    if not any(isinstance(f, _NoAclModuleTraceback) for f in logger.filters):
+        logger.addFilter(_NoAclModuleTraceback())
+
+
+_quiet_ray_npu_probe()   # before the caller's ray.init(), which runs the probe
 
 
 # ---- what a replica builds ---------------------------------------------------------------

@@ -13,6 +13,13 @@ box corners before it and the crops after it are small numpy steps.
 instead, which stays the reference every result is compared against.
 
     python examples/detector_classifier.py [--images 400] [--per-request 2] [--python]
+    python examples/detector_classifier.py --write-models DIR
+
+``--write-models DIR`` writes ``detector.om``, ``classifier.om`` and
+``detector_classifier.yaml`` (the README's spec) into DIR and exits; the spec's
+host step is this file's ``select``, imported from the spec's folder, so
+``--write-models examples`` lets ``ascend-engine bench
+examples/detector_classifier.yaml --allow-code`` run it.
 
 The script runs the pipeline on random images, asserts that every result
 equals the numpy implementation of the whole pipeline, and prints the
@@ -273,6 +280,40 @@ def check_device_images(n_jpegs=24, seed=0, depth=4, folder=None, models=None, s
                 "empty_requests": counts.count(0), "picture_max_diff": worst}
 
 
+SPEC = """\
+# The README's detector -> host NMS -> classifier pipeline (python examples/detector_classifier.py
+# --write-models DIR writes it with its models).  Its host step is detector_classifier:select:
+# examples/detector_classifier.py, imported from sys.path or this file's folder.
+inputs: {image: {dtype: float32, shape: [-1, 32, 32]}}
+models:
+  - {name: detector, path: detector.om, inputs: [image]}
+  - {name: classifier, path: classifier.om, inputs: [nms.crops]}
+host:
+  - name: nms
+    function: detector_classifier:select
+    inputs: [image, detector.scores, detector.boxes]
+    outputs:
+      crops: {dtype: float32, shape: [-1, 8, 8]}
+      boxes: {dtype: float32, shape: [-1, 4]}
+      scores: {dtype: float32, shape: [-1]}
+      image: {dtype: int32, shape: [-1]}
+    rows: any
+    max_rows: 32
+outputs: {boxes: nms.boxes, label: classifier.label}
+compile: {depth: 8, host_workers: 2}
+"""
+
+
+def write_models(folder) -> dict:
+    """detector.om, classifier.om and detector_classifier.yaml in ``folder``: {name: path}."""
+    os.makedirs(folder, exist_ok=True)
+    written = {name: model.path for name, model in build_models(folder).items()}
+    written["spec"] = os.path.join(folder, "detector_classifier.yaml")
+    with open(written["spec"], "w", encoding="utf-8") as f:
+        f.write(SPEC)
+    return written
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--images", type=int, default=400)
@@ -284,7 +325,14 @@ def main(argv=None):
                         help="run NMS and crops as the one numpy step (the reference), not the native NMS")
     parser.add_argument("--device-images", action="store_true",
                         help="the all-device variant: JPEG decode, resize and crops on DVPP")
+    parser.add_argument("--write-models", metavar="DIR",
+                        help="write detector.om, classifier.om and detector_classifier.yaml into DIR "
+                             "and exit")
     args = parser.parse_args(argv)
+    if args.write_models:
+        for name, path in write_models(args.write_models).items():
+            print(f"{name:<10}: {path}")
+        return
     if args.device_images:
         figures = check_device_images(args.images, seed=args.seed, depth=args.depth)
         print(f"{figures['jpegs']} JPEGs: every step equals its numpy/Pillow reference "

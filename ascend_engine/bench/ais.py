@@ -33,7 +33,7 @@ import time
 
 import numpy as np
 
-from ascend_engine.cli_args import PROG, UsageError
+from ascend_engine.cli_args import PROG, UsageError, writable_folder
 
 from .summary import summarize
 
@@ -117,6 +117,44 @@ def _runs(args) -> list:
     if args.dymShape_range is not None:
         return shape_range_list(args.dymShape_range)
     return [None]
+
+
+# the load sweep's options (bench/perf.py, bench/load.py): with --model, the bench's own sweep runs
+SWEEP_OPTIONS = (("--concurrency", "concurrency"), ("--rate", "rate"),
+                 ("--concurrency-range", "concurrency_range"), ("--request-rate-range", "request_rate_range"),
+                 ("--measurement-interval", "measurement_interval"), ("-f", "perf_csv"))
+
+
+def sweep_option(args):
+    """The first load-sweep option given (``--concurrency-range`` ...), or None."""
+    return next((option for option, name in SWEEP_OPTIONS if getattr(args, name, None)), None)
+
+
+def as_sweep(args):
+    """``--model M`` with a load sweep: the bench's sweep of M (ais_bench has none to follow).
+
+    Each point runs the bench's number of requests (``--loop`` when given, else --requests or its
+    default), not ais_bench's single loop; ``--warmup_count`` is the warm-up.  The options that
+    choose ais_bench's gears, data and files are refused, naming the bench's own.
+    """
+    sweep = sweep_option(args)
+    if args.target is not None:
+        raise UsageError(f"--model {args.model} and {args.target}: give the model or spec once")
+    for option in AIS_ONLY:
+        if option not in ("loop", "warmup_count") and getattr(args, option, None) is not None:
+            raise UsageError(f"--{option} does not go with {sweep}: a load sweep is the bench's own "
+                             f"({PROG} help bench: --batch, --shapes, --input)")
+    if args.devices and len(args.devices) > 1:
+        listed = ",".join(map(str, args.devices))
+        raise UsageError(f"--device {listed} does not go with {sweep}: a load sweep runs one engine")
+    if args.loop is not None:
+        if args.requests is not None:
+            raise UsageError(f"--loop {args.loop} and --requests {args.requests}: give one "
+                             "(requests per point)")
+        args.requests = args.loop
+    if args.warmup_count is not None:
+        args.warmup = args.warmup_count
+    args.target, args.model, args.loop, args.warmup_count = args.model, None, None, None
 
 
 def check(args):
@@ -332,9 +370,7 @@ def run(args) -> int:
     check(args)
     check_target(args.model)
     if args.output:
-        if os.path.exists(args.output) and not os.path.isdir(args.output):
-            raise UsageError(f"--output: not a folder: {args.output}")
-        os.makedirs(args.output, exist_ok=True)
+        writable_folder(args.output, "--output")
     fmt = FORMATS[args.outfmt]
     runs = _runs(args)
     for shapes in runs:

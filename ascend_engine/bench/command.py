@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 
+from ascend_engine.bench import clocks
 from ascend_engine.cli_args import (
     DEFAULT_REQUESTS,
     FEED_POOL,
@@ -21,6 +22,7 @@ from ascend_engine.cli_args import (
     check_device,
     existing_file,
     writable,
+    writable_folder,
 )
 
 # ---- bench ----------------------------------------------------------------------------------
@@ -53,6 +55,12 @@ def check_target(path):
         raise UsageError(f"spec or model file not found: {path}; {PROG} sim make-demo {path} writes the demo "
                          f"models and {os.path.join(path, 'pipeline.yaml')}")
     existing_file(path, "spec or model file")
+    if path.lower().endswith(".onnx"):
+        stem = os.path.splitext(os.path.basename(path))[0] or "model"
+        raise UsageError(f"{path} is an ONNX model, not a model file the engine runs (.om): convert it "
+                         "first, "
+                         f"{PROG} sim atc --model={path} --framework=5 --output={stem} --soc_version=SOC, "
+                         f"then {PROG} bench {stem}.om (docs/simulator.md, \"ONNX models\")")
 
 
 def _node_name(target, in_specs):
@@ -292,9 +300,7 @@ def _output_options(args):
         if value and not args.input:
             raise UsageError(f"{option} needs --input: outputs are named after the input files")
     if args.output:
-        if os.path.exists(args.output) and not os.path.isdir(args.output):
-            raise UsageError(f"--output: not a folder: {args.output}")
-        os.makedirs(args.output, exist_ok=True)
+        writable_folder(args.output, "--output")
     if args.check and not os.path.isdir(args.check):
         raise UsageError(f"--check: no folder {args.check}")
 
@@ -337,7 +343,9 @@ def cmd_bench(args) -> int:
     if getattr(args, "model", None):
         from ascend_engine.bench import ais
 
-        return ais.run(args)
+        if ais.sweep_option(args) is None:
+            return ais.run(args)
+        ais.as_sweep(args)   # --model with --concurrency-range ...: the bench's own sweep of the model
     if args.target is None:
         raise UsageError("give a spec or model file (SPEC_OR_MODEL, or --model as in ais_bench)")
     from ascend_engine.bench.ais import AIS_ONLY
@@ -434,6 +442,7 @@ def _run_pipeline_bench(args, pipe, kw, kind, plan, baseline, pool, batch, reque
         fig = measure.run_bench(engine, pool, batch, cold_ms, requests=requests, duration=args.duration,
                                 warmup=args.warmup, repeat=args.repeat, progress=progress)
         memory = engine.memory()
+        files = clocks.plan_model_files(engine.plan)
         identity = {**cmp.pipeline_identity(engine.plan), **(identity_extra or {})}
     samples = fig.pop("samples")
     figures = {
@@ -457,6 +466,7 @@ def _run_pipeline_bench(args, pipe, kw, kind, plan, baseline, pool, batch, reque
         **fig,
         "memory": memory,
     }
+    figures["clocks"] = clocks.figure(files, figures["breakdown"], batch)
     return _finish_bench(args, figures, samples, baseline, verified)
 
 
@@ -560,6 +570,7 @@ def _bench_shaped(args, facts, baseline) -> int:
         **fig,
         "memory": memory,
     }
+    figures["clocks"] = clocks.figure({node: args.target}, figures["breakdown"], rows)
     return _finish_bench(args, figures, samples, baseline)
 
 
@@ -706,7 +717,7 @@ def _bench_load(args, load, pipe, kw, kind, pool, batch, requests, requests_in, 
             distribution = args.request_distribution or "poisson"
             points = loadgen.sweep(engine, pool, batch, mode, values, requests=requests,
                                    duration=args.duration, warmup=args.warmup, progress=progress,
-                                   distribution=distribution)
+                                   distribution=distribution, until=perf.over_threshold(args))
         memory = engine.memory()
         plan = engine.plan
         identity = cmp.pipeline_identity(plan)
@@ -742,10 +753,14 @@ def _bench_load(args, load, pipe, kw, kind, pool, batch, requests, requests_in, 
                                   ("constant" if args.measurement_interval is not None else "poisson"))
                  if mode == "open" else None,
                  "windows": perf.windows_config(args),
+                 **perf.client_config(args, points, values),
                  "points": points},
         "memory": memory,
     }
     report.print_load(figures)
+    note = perf.threshold_note(figures["load"])
+    if note:
+        print(note)
     if verified:
         print(f"outputs   : {verified}")
     if args.perf_csv:

@@ -435,8 +435,11 @@ def _samples(times, mode, latency):
 
 
 def sweep(engine, pool, batch, mode, values, requests=None, duration=None, warmup=10, progress=None,
-          distribution="poisson") -> list:
-    """Run :func:`run_point` for each value in turn; returns the points."""
+          distribution="poisson", until=None) -> list:
+    """Run :func:`run_point` for each value in turn; returns the points.
+
+    ``until(point)`` true ends the sweep after that point (perf_analyzer's --latency-threshold).
+    """
     points = []
     for value in values:
         if progress is not None:
@@ -447,4 +450,6 @@ def sweep(engine, pool, batch, mode, values, requests=None, duration=None, warmu
         if progress is not None:
             progress.finish(point["requests"])
         points.append(point)
+        if until is not None and until(point):
+            break
     return points

@@ -18,10 +18,11 @@
 from __future__ import annotations
 
 import csv
+import sys
 
 import numpy as np
 
-from ascend_engine.cli_args import UsageError
+from ascend_engine.cli_args import MAX_CALLERS, MAX_RATE, MAX_SWEEP_POINTS, UsageError
 
 from .summary import summarize
 
@@ -34,8 +35,12 @@ DEFAULT_STABILITY = 10.0
 DEFAULT_TRIALS = 10
 
 
-def range_values(text, convert, what) -> list:
-    """``START[:END[:STEP]]`` -> the values from START to END (inclusive) by STEP."""
+def range_values(text, convert, what, limit=None, option="the range") -> list:
+    """``START[:END[:STEP]]`` -> the values from START to END (inclusive) by STEP.
+
+    At most MAX_SWEEP_POINTS values (each point runs the whole measurement) and an END of at most
+    ``limit``: a larger sweep is a usage error naming the count, before any list is built.
+    """
     parts = text.split(":")
     if not 1 <= len(parts) <= 3 or not all(p.strip() for p in parts):
         raise UsageError(f"expected START[:END[:STEP]] of {what} (such as 1:16:4), got {text!r}")
@@ -45,8 +50,14 @@ def range_values(text, convert, what) -> list:
         raise UsageError(f"expected START[:END[:STEP]] of {what} (such as 1:16:4), got {text!r}") from None
     end = start if end is None else end
     step = 1 if step is None else step
-    if start <= 0 or step <= 0 or end < start:
+    if not (start > 0 and step > 0 and end >= start):     # nan is refused too
         raise UsageError(f"{text!r}: expected 0 < START <= END and STEP > 0 ({what})")
+    if limit is not None and not end <= limit:
+        raise UsageError(f"{option} {text}: expected an END of at most {limit:g} {what}")
+    count = int((end - start) // step) + 1
+    if count > MAX_SWEEP_POINTS:
+        raise UsageError(f"{option} {text}: {count} points of {what}, more than {MAX_SWEEP_POINTS}, "
+                         "each running the whole measurement; raise STEP or narrow the range")
     values, v = [], start
     while v <= end + 1e-9:
         values.append(v)
@@ -63,9 +74,11 @@ def translate(args):
     if ranges and (args.concurrency or args.rate):
         raise UsageError(f"{ranges[0][0]} and --concurrency/--rate: give one of them")
     if args.concurrency_range:
-        args.concurrency = range_values(args.concurrency_range, int, "callers")
+        args.concurrency = range_values(args.concurrency_range, int, "callers", MAX_CALLERS,
+                                         "--concurrency-range")
     if args.request_rate_range:
-        args.rate = range_values(args.request_rate_range, float, "requests/s")
+        args.rate = range_values(args.request_rate_range, float, "requests/s", MAX_RATE,
+                                 "--request-rate-range")
     if args.request_distribution and not args.rate:
         raise UsageError("--request-distribution needs --request-rate-range (or --rate): it spaces arrivals")
     windows = {"--stability-percentage": args.stability_percentage, "--max-trials": args.max_trials,
@@ -80,6 +93,66 @@ def translate(args):
                          "decide how long each point runs")
     if args.perf_csv and not (args.concurrency or args.rate):
         raise UsageError("-f needs --concurrency-range or --request-rate-range (one row per point)")
+    for option, given in (("--latency-threshold", args.latency_threshold is not None), ("-v", args.verbose)):
+        if given and not (args.concurrency or args.rate):
+            raise UsageError(f"{option} needs --concurrency-range or --request-rate-range (it acts on the "
+                             "points of a sweep)")
+
+
+def client_config(args, points, values) -> dict:
+    """The JSON's ``load`` entries of perf_analyzer's client options: the threshold (and the
+    point it stopped at), --async/--sync and --max-threads as given."""
+    out = {"client_api": getattr(args, "client_api", None),
+           "max_threads": getattr(args, "max_threads", None)}
+    threshold = getattr(args, "latency_threshold", None)
+    if threshold is not None:
+        stopped = points[-1] if points and len(points) < len(values) else None
+        out["latency_threshold"] = {
+            "ms": threshold, "figure": f"p{args.percentile}" if args.percentile else "average",
+            "stopped_after": None if stopped is None else
+            stopped["concurrency" if stopped["mode"] == "closed" else "offered_per_s"],
+            "skipped": list(values[len(points):])}
+    return out
+
+
+def threshold_note(load) -> str | None:
+    """The report's line when --latency-threshold ended the sweep early."""
+    t = load.get("latency_threshold")
+    if not t or t["stopped_after"] is None:
+        return None
+    unit = "callers" if load["mode"] == "closed" else "requests/s"
+    return (f"threshold : the {t['figure']} latency at {t['stopped_after']:g} {unit} passed "
+            f"--latency-threshold {t['ms']:g} ms; not run: {', '.join(f'{v:g}' for v in t['skipped'])}")
+
+
+def point_latency(point, percentile=None) -> float:
+    """The latency --latency-threshold compares, ms: the average, or the pN one."""
+    samples = point.get("latency_samples_ms") or []
+    return _latency_figure(samples, percentile) if samples else 0.0
+
+
+def _point_line(point, percentile) -> str:
+    unit = "callers" if point["mode"] == "closed" else "requests/s"
+    value = point["concurrency" if point["mode"] == "closed" else "offered_per_s"]
+    figure = f"p{percentile}" if percentile else "average"
+    return (f"  {value:g} {unit}: {point['throughput']['requests_per_s']:.1f} requests/s, latency "
+            f"{point_latency(point, percentile):.3f} ms ({figure})")
+
+
+def over_threshold(args):
+    """``until(point)`` for a sweep, called after each point: with -v it prints the point on stderr;
+    it is true once the point's latency passes --latency-threshold (perf_analyzer ends its search
+    there).  None when neither is given."""
+    if args.latency_threshold is None and not args.verbose:
+        return None
+
+    def until(point):
+        if args.verbose:
+            print(_point_line(point, args.percentile), file=sys.stderr)
+        return args.latency_threshold is not None and \
+            point_latency(point, args.percentile) > args.latency_threshold
+
+    return until
 
 
 def windows_config(args) -> dict | None:
@@ -135,12 +208,15 @@ def stable_sweep(engine, pool, batch, mode, values, args, warmup, progress=None)
     percent = DEFAULT_STABILITY if args.stability_percentage is None else args.stability_percentage
     trials = args.max_trials or DEFAULT_TRIALS
     distribution = args.request_distribution or "constant"
+    until = over_threshold(args)
     points = []
     for value in values:
         windows = []
         while len(windows) < max(trials, STABLE_WINDOWS):
             windows.append(run_point(engine, pool, batch, mode, value, duration=seconds,
                                      warmup=warmup if not windows else 0, distribution=distribution))
+            if args.verbose:
+                print(f"{_point_line(windows[-1], args.percentile)}, window {len(windows)}", file=sys.stderr)
             if is_stable(windows, percent, args.percentile):
                 break
         point = _pooled(windows, args.percentile)
@@ -148,6 +224,8 @@ def stable_sweep(engine, pool, batch, mode, values, args, warmup, progress=None)
                               "percent": percent, "interval_ms": args.measurement_interval,
                               "figure": f"p{args.percentile}" if args.percentile else "average"}
         points.append(point)
+        if until is not None and until(point):
+            break
     return points
 
 

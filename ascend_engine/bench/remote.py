@@ -54,14 +54,15 @@ def address(url, protocol) -> str:
 
 
 def client_modules(protocol):
-    """(the sync client module, the asyncio one) of ``protocol``."""
-    if protocol == "grpc":
-        import tritonclient.grpc as sync
-        import tritonclient.grpc.aio as aio
-    else:
-        import tritonclient.http as sync
-        import tritonclient.http.aio as aio
-    return sync, aio
+    """(the sync client module, the asyncio one) of ``protocol``; a UsageError naming the extra
+    that installs tritonclient when it (or its transport) is missing."""
+    import importlib
+
+    from ascend_engine.cli_args import need_extra
+
+    names = (f"tritonclient.{protocol}", f"tritonclient.{protocol}.aio")
+    need_extra(f"bench -m/--url ({protocol.upper()})", "client", names)
+    return tuple(importlib.import_module(name) for name in names)
 
 
 def _as_json(protocol):
@@ -412,7 +413,8 @@ def run(args) -> int:
             points = loadgen.sweep(target, pool, batch, mode, values, requests=requests,
                                    duration=args.duration,
                                    warmup=args.warmup, progress=progress,
-                                   distribution=args.request_distribution or "poisson")
+                                   distribution=args.request_distribution or "poisson",
+                                   until=perf.over_threshold(args))
         server = client.get_server_metadata(**_as_json(protocol))
     finally:
         client.close()
@@ -434,9 +436,13 @@ def run(args) -> int:
                  "distribution": (args.request_distribution or
                                   ("constant" if args.measurement_interval is not None else "poisson"))
                  if mode == "open" else None,
-                 "windows": perf.windows_config(args), "points": points},
+                 "windows": perf.windows_config(args), **perf.client_config(args, points, values),
+                 "points": points},
     }
     report.print_load(figures)
+    note = perf.threshold_note(figures["load"])
+    if note:
+        print(note)
     if args.perf_csv:
         perf.write_csv(args.perf_csv, points, mode)
         print(f"csv       : {args.perf_csv} (perf_analyzer's columns, microseconds)")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from ascend_engine.bench import clocks
+
 from .shapes import gears_text
 from .shapes import text as shapes_text
 
@@ -86,6 +88,11 @@ def bound_text(fig) -> str:
         what = "HOST-BOUND: host enqueue {:.3f} ms per execution (p50) exceeds" if bd["host_bound"] else \
             "device-bound: host enqueue {:.3f} ms per execution (p50) is below"
         slowest = f" the slowest stage ({bd['slowest_stage']}, {bd['slowest_stage_ms']:.3f} ms)"
+        labels = fig.get("step_labels") or bd.get("labels") or {}
+        if not bd["host_bound"] and bd["slowest_stage"] in clocks.cpu_bound_label(fig.get("clocks"), labels):
+            # its device time is ONNX Runtime's compute on this CPU (the clock lines below)
+            what = "bound by this CPU's compute: host enqueue {:.3f} ms per execution (p50) is below"
+            slowest += ", ONNX Runtime's real compute, longer than its modelled device time"
         return what.format(enq) + slowest
     busy = (fig.get("host") or {}).get("calling_thread_busy", 0.0) * 100
     if fig["host_bound"]:
@@ -121,8 +128,11 @@ def print_bench(fig, out=None):
     def p(label, text):
         print(f"{label:<10}: {text}", file=out)
 
-    p("target", f"{fig['target']} ({fig['kind']}) on {fig['backend']} device {fig['device']} "
-                f"({fig['soc'] or 'unknown SoC'})")
+    made_for = clocks.socs(fig.get("clocks"))
+    soc = fig["soc"] or "unknown SoC"
+    if made_for:      # models converted by sim atc: the SoC they model, not the simulated device's name
+        soc = f"models converted by sim atc for {', '.join(made_for)}; the simulated device is {soc}"
+    p("target", f"{fig['target']} ({fig['kind']}) on {fig['backend']} device {fig['device']} ({soc})")
     if fig.get("gears"):
         p("gears", gears_text(fig["gears"]))
     labels = fig.get("step_labels") or fig["breakdown"].get("labels") or {}
@@ -170,6 +180,8 @@ def print_bench(fig, out=None):
         if e > 1:
             _table(bd["per_execution"], nodes, labels, "per execution", out, False)
     p("bound", bound_text(fig))
+    for text in clocks.lines(fig.get("clocks") or {}, labels):
+        p("clock", text)
     if fig["kind"] == "remote":
         return
     mem = fig["memory"]

@@ -36,3 +36,14 @@ def error_line(proc):
     errors = [ln for ln in lines if ln.startswith("ascend-engine: error: ")]
     assert len(errors) == 1, proc.stderr
     return errors[0]
+
+
+def parser_error(proc, command="bench"):
+    """The message of an argparse refusal: stderr is the pointer to ``--help`` and the one error line
+    (not the whole usage), asserted; returns what follows ``error: ``."""
+    prog = f"ascend-engine {command}".strip()
+    assert proc.returncode == 2, proc.stderr
+    pointer, line = proc.stderr.splitlines()
+    assert pointer == f"{prog} --help lists the options", proc.stderr
+    assert line.startswith(f"{prog}: error: "), proc.stderr
+    return line[len(f"{prog}: error: "):]

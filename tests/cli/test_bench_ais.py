@@ -182,3 +182,51 @@ def test_an_ais_bench_output_folder_is_a_check_reference(models, tmp_path):
     proc = run_cli("bench", str(models["dense"]), "--input", str(inputs), "--check", str(out / "ref"),
                    "--requests", "3", "--no-progress")
     assert proc.returncode == 1 and f"differs from {out / 'ref' / 'img1_0.npy'}" in error_line(proc)
+
+
+def test_model_with_a_concurrency_range_runs_the_sweep_many_requests_a_point(models, tmp_path):
+    """--model X.om --concurrency-range 1:8:2 -f perf.csv ran one request per point, wrote the CSV, then
+    died with an IndexError (exit 1): the sweep is the bench's own, --loop requests at each point."""
+    csv_path, js = tmp_path / "perf.csv", tmp_path / "b.json"
+    proc = ais("--model", models["dense"], "--concurrency-range", "1:8:2", "-f", csv_path, "--loop", 12,
+               "--warmup_count", 0, "--json", js, "--no-progress")
+    assert "Traceback" not in proc.stderr
+    points = json.loads(js.read_text())["load"]["points"]
+    assert [p["concurrency"] for p in points] == [1, 3, 5, 7]
+    assert [p["requests"] for p in points] == [12, 12, 12, 12]
+    rows = csv_path.read_text().splitlines()
+    assert rows[0].startswith("Concurrency,Inferences/Second,")
+    assert sorted(int(r.split(",")[0]) for r in rows[1:]) == [1, 3, 5, 7]
+    proc = ais("--model", models["dense"], "--concurrency-range", "2", "--json", js, "--no-progress")
+    [point] = json.loads(js.read_text())["load"]["points"]
+    assert point["requests"] == 200         # the bench's default, not ais_bench's single loop
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--dymBatch", "2"], "--dymBatch does not go with --concurrency-range: a load sweep is the bench's own"),
+    (["--device", "0,1"], "--device 0,1 does not go with --concurrency-range: a load sweep runs one engine"),
+    (["--loop", "3", "--requests", "4"], "--loop 3 and --requests 4: give one (requests per point)"),
+])
+def test_model_with_a_sweep_refuses_what_only_ais_bench_runs(models, args, message):
+    proc = run_cli("bench", "--model", str(models["dense"]), "--concurrency-range", "1:2", *args)
+    assert proc.returncode == 2
+    assert message in error_line(proc)
+
+
+@pytest.mark.parametrize("switch, traceback", [("1", True), ("true", True), ("0", False), ("False", False)])
+def test_ais_bench_debug_switch_is_taken_as_ours(models, switch, traceback):
+    """ais_bench's --debug 1 once became the SPEC_OR_MODEL: a traceback, then "give the model or spec
+    once"."""
+    proc = run_cli("bench", "--model", str(models["dense"]), "--debug", switch, "--dymHW", "8,8")
+    assert proc.returncode == 2
+    assert ("Traceback" in proc.stderr) is traceback
+    assert proc.stderr.rstrip("\n").splitlines()[-1] == (
+        f"ascend-engine: error: --dymHW: {models['dense']} has no input with a dynamic height and width")
+    ok(run_cli("bench", "--model", str(models["dense"]), "--loop", "2", f"--debug={switch}"))
+
+
+def test_a_debug_value_that_is_no_switch_is_a_usage_error():
+    proc = run_cli("--debug=2", "info")
+    assert proc.returncode == 2
+    assert error_line(proc) == ("ascend-engine: error: --debug=2: expected --debug alone, or ais_bench's "
+                                "--debug 1|0|true|false")

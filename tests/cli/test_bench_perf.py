@@ -14,7 +14,7 @@ import json
 
 import numpy as np
 import pytest
-from cli_run import error_line, ok, run_cli
+from cli_run import error_line, ok, parser_error, run_cli
 
 from ascend_engine import sim
 
@@ -154,3 +154,61 @@ def test_options_that_cannot_run_are_usage_errors(chain, tmp_path, args, message
 def test_a_percentile_outside_1_to_99_is_refused_by_the_parser(chain):
     proc = run_cli("bench", str(chain), "--percentile", "100")
     assert proc.returncode == 2 and "expected a percentile from 1 to 99, got '100'" in proc.stderr
+
+
+# ---- perf_analyzer's client flags: -p, -s, -r, -l, -v, -a/--async, --sync, --max-threads -----------------
+
+
+def test_latency_threshold_ends_the_sweep_after_the_first_point_above_it(chain, tmp_path):
+    """-l/--latency-threshold was refused; a point of this chain takes at least its 6 ms of device time,
+    so a 1 ms threshold ends the sweep after the first point and says which points were not run."""
+    js = tmp_path / "b.json"
+    proc = ok(run_cli("bench", str(chain), "--concurrency-range", "1:4", "-l", "1", "--requests", "8",
+                      "--json", str(js), "--no-progress"))
+    load = json.loads(js.read_text())["load"]
+    assert [p["concurrency"] for p in load["points"]] == [1]
+    assert load["latency_threshold"] == {"ms": 1.0, "figure": "average", "stopped_after": 1,
+                                         "skipped": [2, 3, 4]}
+    assert ("threshold : the average latency at 1 callers passed --latency-threshold 1 ms; not run: 2, 3, 4"
+            in proc.stdout)
+    ok(run_cli("bench", str(chain), "--concurrency-range", "1:2", "--latency-threshold", "1e9",
+               "--requests", "4", "--json", str(js), "--no-progress"))
+    load = json.loads(js.read_text())["load"]
+    assert [p["concurrency"] for p in load["points"]] == [1, 2]
+    assert load["latency_threshold"]["stopped_after"] is None
+
+
+def test_perf_analyzer_short_flags_and_client_flags_are_taken(chain, tmp_path):
+    """-p, -s, -r, -v, --async, --sync and --max-threads were refused as unknown options."""
+    js = tmp_path / "b.json"
+    proc = ok(run_cli("bench", str(chain), "--concurrency-range", "2", "-p", "60", "-s", "900", "-r", "3",
+                      "-v", "-a", "--max-threads", "4", "--json", str(js), "--no-progress"))
+    load = json.loads(js.read_text())["load"]
+    assert load["windows"]["interval_ms"] == 60.0 and load["windows"]["stability_percent"] == 900.0
+    assert load["windows"]["max_trials"] == 3
+    assert load["client_api"] == "async" and load["max_threads"] == 4
+    windows = [ln for ln in proc.stderr.splitlines() if ln.startswith("  2 callers: ") and "window" in ln]
+    assert [ln.rpartition(", ")[2] for ln in windows] == ["window 1", "window 2", "window 3"]
+    ok(run_cli("bench", str(chain), "--concurrency", "1", "--sync", "--requests", "2", "--json", str(js),
+               "--no-progress"))
+    assert json.loads(js.read_text())["load"]["client_api"] == "sync"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--binary-search"], "--binary-search (perf_analyzer's) is not taken: the sweep is linear; list the "
+                          "points to run with --concurrency 1,2,4,8"),
+    (["--measurement-mode=count_windows"], "--measurement-mode (perf_analyzer's) is not taken: the windows "
+                                           "are time windows, -p MS"),
+    (["--request-intervals", "gaps.txt"], "--request-intervals (perf_analyzer's) is not taken: the arrivals "
+                                          "are constant or Poisson gaps, --request-distribution"),
+    (["--streaming"], "--streaming (perf_analyzer's) is not taken: requests go through ModelInfer"),
+    (["--shared-memory=system"], "--shared-memory (perf_analyzer's) is not taken"),
+    (["-l", "5"], "--latency-threshold needs --concurrency-range or --request-rate-range"),
+    (["-v"], "-v needs --concurrency-range or --request-rate-range"),
+    (["--async", "--sync"], "argument --sync: not allowed with argument -a/--async"),
+])
+def test_perf_analyzer_flags_not_taken_say_why(chain, args, message):
+    proc = run_cli("bench", str(chain), *args)
+    assert proc.returncode == 2
+    refused_by_the_parser = "perf_analyzer's" in message or "not allowed" in message
+    assert message in (parser_error(proc) if refused_by_the_parser else error_line(proc))

@@ -2,6 +2,7 @@
 
 import json
 import os
+import pathlib
 import platform
 import pty
 import re
@@ -15,6 +16,8 @@ from cli_run import CHILD_ENV, error_line, ok, run_cli
 import ascend_engine as ae
 from ascend_engine import sim, spec
 from ascend_engine.bench import compare
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 LIB = os.path.join(os.path.dirname(ae.__file__), "_lib", "libascendcl_sim.so")
 
@@ -501,3 +504,56 @@ def test_sim_toolkit_is_listed_only_when_the_toolkit_module_exists():
         assert proc.returncode == 2
         assert proc.stderr.splitlines()[-1] == ("ascend-engine sim toolkit: error: the following arguments "
                                                 "are required: DIR")
+
+
+# ---- the files the README and the manual name, and the commands that write them -----------------------
+
+
+def readme_block(heading):
+    """The first ```python block after ``heading`` in the README."""
+    text = (REPO_ROOT / "README.md").read_text()
+    after = text[text.index(heading):]
+    start = after.index("```python\n") + len("```python\n")
+    return after[start:after.index("```", start)]
+
+
+def test_the_readme_ten_line_pipeline_runs_where_make_demo_wrote_demo(tmp_path):
+    """The README's ten lines named encoder.om and head.om: they ran only from inside demo/."""
+    ok(run_cli("sim", "make-demo", "demo", cwd=str(tmp_path)))
+    code = readme_block("## A pipeline in ten lines")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=str(tmp_path), capture_output=True, text=True,
+                          env=dict(os.environ, ASCEND_ENGINE_BACKEND="sim"), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "'requests': 250" in proc.stdout         # 1000 rows at batch 4
+
+
+def test_make_demo_shapes_writes_the_manuals_det_rec_and_ocr_yaml(tmp_path):
+    """docs/cli.md ran det.om and ocr.yaml that no command wrote."""
+    proc = ok(run_cli("sim", "make-demo", str(tmp_path), "--shapes"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["det.om", "ocr.yaml", "rec.om"]
+    assert proc.stdout.splitlines()[-1] == f"run it    : ascend-engine bench {tmp_path / 'ocr.yaml'}"
+    out = ok(run_cli("bench", str(tmp_path / "ocr.yaml"), "--requests", "4", "--no-progress")).stdout
+    assert "shapes    : image:1,3,10,12 (the spec's bench_shape)" in out
+    out = ok(run_cli("bench", str(tmp_path / "det.om"), "--requests", "4", "--no-progress")).stdout
+    assert "gears     : dynamic image size (height x width) 8x16, 16x16, 24x32" in out
+
+
+def test_the_detector_classifier_example_writes_the_readmes_models_and_spec(tmp_path):
+    """The README's host-step pipeline named detector.om and classifier.om that no command wrote."""
+    script = REPO_ROOT / "examples" / "detector_classifier.py"
+    proc = subprocess.run([sys.executable, str(script), "--write-models", str(tmp_path)],
+                          capture_output=True, text=True, env=dict(os.environ, ASCEND_ENGINE_BACKEND="sim"),
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["classifier.om", "detector.om",
+                                                          "detector_classifier.yaml"]
+    spec = (tmp_path / "detector_classifier.yaml").read_text()
+    readme = (REPO_ROOT / "README.md").read_text()
+    for line in ("  - {name: detector, path: detector.om, inputs: [image]}",
+                 "    function: detector_classifier:select",
+                 "outputs: {boxes: nms.boxes, label: classifier.label}"):
+        assert line in spec and line in readme
+    env = {"PYTHONPATH": os.pathsep.join([str(script.parent), os.environ.get("PYTHONPATH", "")])}
+    out = ok(run_cli("bench", str(tmp_path / "detector_classifier.yaml"), "--allow-code", "--requests", "4",
+                     "--no-progress", env=env)).stdout
+    assert "3 steps (model detector, host step nms, model classifier)" in out

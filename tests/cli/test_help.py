@@ -27,7 +27,7 @@ def test_help_alone_prints_the_introduction_and_the_topics():
     proc = ok(run_cli("help"))
     assert proc.stdout.startswith("# The `ascend-engine` command\n")
     assert "\n## " not in proc.stdout
-    assert proc.stdout.endswith("More: ascend-engine help TOPIC, one of info, bench, trace, sim\n")
+    assert proc.stdout.endswith("More: ascend-engine help TOPIC, one of info, bench, trace, serve, sim\n")
 
 
 def test_a_heading_inside_a_code_block_is_not_a_section():
@@ -40,7 +40,7 @@ def test_an_unknown_topic_is_a_usage_error_naming_the_topics():
     proc = run_cli("help", "benchh")
     assert proc.returncode == 2
     assert error_line(proc) == ("ascend-engine: error: no manual section for 'benchh'; the topics are info, "
-                                "bench, trace, sim")
+                                "bench, trace, serve, sim")
 
 
 def test_the_help_of_bench_and_trace_points_to_the_manual():
@@ -48,3 +48,18 @@ def test_the_help_of_bench_and_trace_points_to_the_manual():
     assert "Every figure and option explained: ascend-engine help bench" in bench
     assert "More: ascend-engine help trace" in ok(run_cli("trace", "--help")).stdout
     assert "ascend-engine help [COMMAND]" in " ".join(ok(run_cli("--help")).stdout.split())
+
+
+def test_every_command_the_parser_lists_has_a_manual_section():
+    """`help serve` once said "no manual section for 'serve'" though serve is a listed command."""
+    import argparse
+
+    from ascend_engine.cli import build_parser
+
+    [commands] = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    listed = [name for name in commands.choices if name != "help"]   # help alone is the introduction
+    assert "serve" in listed
+    for name in listed:
+        proc = ok(run_cli("help", name))
+        assert proc.stdout.startswith(f"## {name}\n"), name
+    assert set(listed) == set(cli_help.topics())

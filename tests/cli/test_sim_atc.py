@@ -113,3 +113,56 @@ def test_spec_bench_and_trace_run_converted_models(tmp_path, capsys):
     events = json.loads((tmp_path / "t.json").read_text())
     names = {e.get("name", "") for e in (events["traceEvents"] if isinstance(events, dict) else events)}
     assert any("det" in n for n in names) and any("cls" in n for n in names)
+
+
+def test_bench_says_which_clock_bound_a_converted_model_and_its_soc(tmp_path, capsys):
+    """bench reported ONNX Runtime's CPU time as a converted model's device time, called the run
+    "device-bound", and named Ascend910B-sim whatever --soc_version the model was made for."""
+    import json
+
+    src = onnx_nets.save(onnx_nets.resnet(batch=1), tmp_path, "resnet")
+    # 40 ms modelled is far above what this small network computes in; 1 us far below it
+    onnx_nets.convert(src, tmp_path / "slow", "--input_shape=x:1,3,16,16", "--sim_latency_us=40000",
+                      soc="Ascend310B1")
+    onnx_nets.convert(src, tmp_path / "fast", "--input_shape=x:1,3,16,16", "--sim_latency_us=1")
+    runs = {}
+    for name in ("slow", "fast"):
+        capsys.readouterr()
+        js = tmp_path / f"{name}.json"
+        assert cli.main(["bench", str(tmp_path / f"{name}.om"), "--profile", "--requests", "4", "--warmup",
+                         "1", "--no-progress", "--json", str(js)]) == 0
+        runs[name] = (capsys.readouterr().out, json.loads(js.read_text()))
+    out, fig = runs["slow"]
+    [c] = fig["clocks"].values()
+    assert c["soc"] == "Ascend310B1" and c["modelled_ms"] == [40.0] and c["bound"] == "modelled"
+    assert c["measured_ms"] >= 40.0           # the execution holds its stream for the modelled time
+    assert ("(models converted by sim atc for Ascend310B1; the simulated device is Ascend910B-sim)"
+            in out.splitlines()[0])
+    assert (f"clock     : model slow: {c['measured_ms']:.3f} ms per execution (p50) is the device time "
+            "modelled for Ascend310B1 (40.000 ms); ONNX Runtime's compute on this CPU took less") in out
+    out, fig = runs["fast"]
+    [c] = fig["clocks"].values()
+    assert c["soc"] == "Ascend310P3" and c["modelled_ms"] == [0.001] and c["bound"] == "cpu"
+    assert (f"clock     : model fast: {c['measured_ms']:.3f} ms per execution (p50) is ONNX Runtime's real "
+            "compute on this CPU, not Ascend310P3's: its modelled device time is 0.001 ms") in out
+    bound = next(ln for ln in out.splitlines() if ln.startswith("bound     : "))
+    assert "device-bound" not in bound
+    if not fig["breakdown"]["host_bound"]:
+        assert bound.startswith("bound     : bound by this CPU's compute: ")
+        assert bound.endswith(", ONNX Runtime's real compute, longer than its modelled device time")
+
+
+def test_models_not_converted_by_sim_atc_have_no_clock_line(tmp_path, capsys):
+    from ascend_engine import sim
+    from ascend_engine.bench import clocks
+
+    g = sim.Graph("plain")
+    g.output("y", g.relu(g.input("x", "float32", (1, 4))))
+    g.save(str(tmp_path / "plain.om"), latency_us=100)
+    assert clocks.converted(str(tmp_path / "plain.om")) is None
+    assert clocks.converted(str(tmp_path / "missing.om")) is None
+    capsys.readouterr()
+    argv = ["bench", str(tmp_path / "plain.om"), "--profile", "--requests", "2", "--no-progress"]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "clock     :" not in out and "(Ascend910B-sim)" in out.splitlines()[0]

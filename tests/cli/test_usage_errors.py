@@ -2,7 +2,7 @@
 no request sent, nothing measured and then thrown away."""
 
 import pytest
-from cli_run import error_line, run_cli
+from cli_run import error_line, parser_error, run_cli
 
 
 @pytest.mark.parametrize("rate, message", [
@@ -88,3 +88,130 @@ def test_a_batch_whose_random_feeds_cannot_fit_in_memory_is_a_usage_error(demo):
     assert line.startswith("ascend-engine: error: --batch 100000000: 4 random feeds of 100000000 rows need "
                            "about 286.1 GiB of host memory, more than the ")
     assert line.endswith(" GiB free; use a smaller --batch")
+
+
+# ---- a bad value: one line, not the whole usage (docs/cli.md, exit status) -----------------------------
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--batch", "0"), "argument -b/--batch: expected a positive integer, got '0'"),
+    (("--shapes", "8x64"), "argument --shapes: '8x64': '8x64' is not NAME:D,D,...; "
+                           "expected NAME:D,D,...[;NAME:D,...] (such as x:1,3,640,480)"),
+])
+def test_a_bad_value_prints_its_one_line_and_where_the_options_are(demo, args, message):
+    """argparse printed its 29 lines of usage before the one error line."""
+    proc = run_cli("bench", str(demo["spec"]), *args)
+    assert parser_error(proc) == message
+    assert proc.stdout == ""
+
+
+# ---- the size of a run: the engine's limits as usage errors ------------------------------------------
+
+
+@pytest.mark.parametrize("args, message", [
+    (("bench", "--model", "M", "--loop", "99999999999"),
+     "argument --loop: expected at most 16777216 (the timeline of the run), got '99999999999'"),
+    (("bench", "M", "--requests", "16777217"),
+     "argument --requests: expected at most 16777216 (the timeline of a profiled run), got '16777217'"),
+    (("trace", "SPEC", "--out", "t.json", "--requests", "100000000"),
+     "argument --requests: expected at most 1048576 (Engine.trace's), got '100000000'"),
+    (("bench", "SPEC", "--concurrency", "65537"),
+     "argument --concurrency: expected at most 65536 (callers), got '65537' in '65537'"),
+])
+def test_run_sizes_beyond_the_engine_limits_are_usage_errors(demo, tmp_path, args, message):
+    """--loop 99999999999 and trace --requests 100000000 once failed with a raw ValueError, exit 1."""
+    named = {"SPEC": str(demo["spec"]), "M": str(demo["dir"] / "head.om")}
+    proc = run_cli(*[named.get(a, a) for a in args], cwd=str(tmp_path))
+    assert parser_error(proc, args[0]) == message
+    assert not (tmp_path / "t.json").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--concurrency-range", "1:100000:1"),
+     "--concurrency-range 1:100000:1: expected an END of at most 65536 callers"),
+    (("--concurrency-range", "1:1000:1"), "--concurrency-range 1:1000:1: 1000 points of callers, more than "
+                                          "256, each running the whole measurement; raise STEP or narrow the "
+                                          "range"),
+    (("--request-rate-range", "1:inf:1"), "--request-rate-range 1:inf:1: expected an END of at most 1e+06 "
+                                          "requests/s"),
+    (("--request-rate-range", "10:1000:0.5"), "--request-rate-range 10:1000:0.5: 1981 points of requests/s"),
+])
+def test_sweeps_of_hours_are_refused_naming_their_size(demo, args, message):
+    """--concurrency-range 1:100000:1 was taken silently: 100,000 points, hours of running. (The
+    missing --compare baseline is refused after the ranges: a range taken by mistake ends the run
+    there instead of running it.)"""
+    proc = run_cli("bench", str(demo["spec"]), *args, "--compare", "nowhere.json")
+    assert proc.returncode == 2, proc.stderr
+    assert error_line(proc).startswith(f"ascend-engine: error: {message}")
+    assert proc.stdout == ""
+
+
+@pytest.mark.parametrize("args, message", [
+    (("bench", "SPEC", "--json", "/proc/out.json"), "--json: cannot write /proc/out.json: no such file or "
+                                                    "directory"),
+    (("bench", "SPEC", "--concurrency", "1", "-f", "/proc/perf.csv"),
+     "-f: cannot write /proc/perf.csv: no such file or directory"),
+    (("bench", "--model", "M", "--output", "/proc/out"),
+     "--output: cannot write in /proc/out: no such file or directory"),
+    (("trace", "SPEC", "--out", "/proc/t.json"),
+     "--out: cannot write /proc/t.json: no such file or directory"),
+])
+def test_files_nothing_can_create_are_refused_before_the_run(demo, args, message):
+    """os.access says yes to root in /proc, where nothing can be created: the file was found unwritable
+    only after the whole run (a raw FileNotFoundError)."""
+    named = {"SPEC": str(demo["spec"]), "M": str(demo["dir"] / "head.om")}
+    last = "--no-progress" if args[0] == "bench" else "--requests=1"
+    proc = run_cli(*[named.get(a, a) for a in args], last)
+    assert proc.returncode == 2, proc.stderr
+    assert error_line(proc) == f"ascend-engine: error: {message}"
+    assert proc.stdout == ""
+
+
+def test_a_writable_check_leaves_no_file_behind_and_keeps_an_existing_one(tmp_path):
+    from ascend_engine.cli_args import writable
+
+    writable(str(tmp_path / "new.json"), "--json")
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "old.json").write_text("kept")
+    writable(str(tmp_path / "old.json"), "--json")
+    assert (tmp_path / "old.json").read_text() == "kept"
+
+
+# ---- a command without its extra, a file of the wrong kind ---------------------------------------------
+
+
+@pytest.mark.parametrize("argv, missing, message", [
+    (["serve", "REPO"], "httptools", "serve needs the serve extra (httptools is missing): "
+                                     "pip install 'ascend-engine[serve]'"),
+    (["serve", "REPO", "--grpc-port", "0"], "grpc", "serve needs the serve extra (grpc is missing): "
+                                                    "pip install 'ascend-engine[serve]'"),
+    (["bench", "-m", "demo", "--url", "localhost:1"], "tritonclient.http",
+     "bench -m/--url (HTTP) needs the client extra (tritonclient.http is missing): "
+     "pip install 'ascend-engine[client]'"),
+    (["bench", "-m", "demo", "-i", "grpc"], "tritonclient.grpc.aio",
+     "bench -m/--url (GRPC) needs the client extra (tritonclient.grpc.aio is missing): "
+     "pip install 'ascend-engine[client]'"),
+])
+def test_a_command_without_its_extra_names_the_extra(monkeypatch, capsys, tmp_path, argv, missing, message):
+    """serve and bench -m without their packages failed with a bare ModuleNotFoundError."""
+    import sys
+
+    from ascend_engine import cli
+
+    monkeypatch.setenv("ASCEND_ENGINE_BACKEND", "sim")
+    monkeypatch.setitem(sys.modules, missing, None)     # the import fails as for a package not installed
+    rc = cli.main([str(tmp_path) if a == "REPO" else a for a in argv])
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert err == f"ascend-engine: error: {message}\n"
+
+
+def test_bench_on_an_onnx_file_points_at_sim_atc(tmp_path):
+    onnx = tmp_path / "det.onnx"
+    onnx.write_bytes(b"\x08\x07")
+    proc = run_cli("bench", str(onnx))
+    assert proc.returncode == 2
+    assert error_line(proc) == (
+        f"ascend-engine: error: {onnx} is an ONNX model, not a model file the engine runs (.om): convert it "
+        f"first, ascend-engine sim atc --model={onnx} --framework=5 --output=det --soc_version=SOC, then "
+        "ascend-engine bench det.om (docs/simulator.md, \"ONNX models\")")

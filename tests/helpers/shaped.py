@@ -25,61 +25,26 @@ values).
 import numpy as np
 
 from ascend_engine import sim
-
-DETECTOR_HW = [(8, 16), (16, 16), (24, 32)]
-RECOGNIZER_DIMS = [[8, 16], [16, 16], [24, 32]]
-DETECTOR_US = 300          # device time per execution, so per-node figures are not all zero
-RECOGNIZER_US = 200
-
-
-def detector_graph():
-    """Scale each channel, relu, project 3 -> 2 channels per pixel (NHWC), and sum them."""
-    rng = np.random.default_rng(31)
-    g = sim.Graph("textdet")
-    x = g.input("image", "float32", (1, 3, "h", "w"), format="NCHW")
-    y = g.relu(g.mul(x, rng.standard_normal((1, 3, 1, 1)).astype(np.float32)))
-    feat = g.matmul(g.transpose(y, (0, 2, 3, 1)), g.const(rng.standard_normal((3, 2)).astype(np.float32)))
-    g.output("map", feat, format="NHWC")
-    g.output("energy", g.sum(feat, axes=3))
-    return g
-
-
-def recognizer_graph():
-    """Per pixel: a 2 -> 3 projection and the softmax over the three classes."""
-    rng = np.random.default_rng(32)
-    g = sim.Graph("textrec")
-    f = g.input("map", "float32", (1, "h", "w", 2))
-    g.output("classes", g.softmax(g.matmul(f, g.const(rng.standard_normal((2, 3)).astype(np.float32))),
-                                  axis=-1))
-    return g
-
-
-SPEC = """\
-device: 0
-inputs:
-  image: {{dtype: float32, shape: [1, 3, -1, -1]{bench}}}
-models:
-  - {{name: det, path: det.om, inputs: [image]}}
-  - {{name: rec, path: rec.om, inputs: [det.map]}}
-outputs:
-  energy: det.energy
-  classes: rec.classes
-compile: {{depth: 3}}
-"""
+from ascend_engine.sim.demo_models import SHAPED_DETECTOR_HW as DETECTOR_HW
+from ascend_engine.sim.demo_models import SHAPED_DETECTOR_US as DETECTOR_US  # noqa: F401
+from ascend_engine.sim.demo_models import SHAPED_RECOGNIZER_DIMS as RECOGNIZER_DIMS  # noqa: F401
+from ascend_engine.sim.demo_models import SHAPED_RECOGNIZER_US as RECOGNIZER_US  # noqa: F401
+from ascend_engine.sim.demo_models import SHAPED_SPEC_TEXT as SPEC  # noqa: F401
+from ascend_engine.sim.demo_models import shaped_detector_graph as detector_graph
+from ascend_engine.sim.demo_models import shaped_recognizer_graph as recognizer_graph
+from ascend_engine.sim.demo_models import shaped_spec_text, write_shaped_demo
 
 
 def write_spec(path, bench_shape=None):
     """Write the spec (``bench_shape``: the image's ``inputs.image.bench_shape``, or none)."""
-    bench = "" if bench_shape is None else f", bench_shape: {list(bench_shape)}"
-    path.write_text(SPEC.format(bench=bench))
+    path.write_text(shaped_spec_text(bench_shape))
     return path
 
 
 def build(folder, bench_shape=None):
-    """Save det.om, rec.om and pipeline.yaml in ``folder``; returns the spec's path."""
-    detector_graph().save(str(folder / "det.om"), hw_sizes=DETECTOR_HW, latency_us=DETECTOR_US)
-    recognizer_graph().save(str(folder / "rec.om"), dims=RECOGNIZER_DIMS, latency_us=RECOGNIZER_US)
-    return write_spec(folder / "pipeline.yaml", bench_shape)
+    """Save det.om, rec.om and pipeline.yaml in ``folder`` (``sim make-demo --shapes``'s files, the
+    spec named pipeline.yaml); returns the spec's path."""
+    return type(folder)(write_shaped_demo(folder, "pipeline.yaml", bench_shape)["spec"])
 
 
 def gear_of(height, width):

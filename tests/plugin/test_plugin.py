@@ -164,6 +164,46 @@ def test_device_benchmark_stores_device_figures_in_the_json(pytester):
     again.stderr.fnmatch_lines(["Comparing against benchmarks from: *0001_*.json"])
 
 
+def device_rows(stdout):
+    """{test name: [the row's fields]} of the device-time table the plugin prints after the run."""
+    lines = stdout.splitlines()
+    start = next(k for k, ln in enumerate(lines) if "ascend-engine device_benchmark: device time" in ln)
+    assert lines[start + 1].split()[:10] == ["Name", "(device", "time", "in", "ms)", "Min", "Max", "Mean",
+                                             "Median", "Stddev"]
+    rows = {}
+    for line in lines[start + 3:]:
+        if not line.startswith("test_"):
+            break
+        fields = line.split()
+        rows[fields[0]] = fields[1:]
+    return rows, lines[start + 1]
+
+
+def test_the_device_time_is_shown_in_the_terminal_and_compared(pytester):
+    """pytest-benchmark's table and --benchmark-compare showed host time only; the device time stayed in
+    the JSON. A table after theirs shows it, and the compared run's device mean beside it."""
+    pytester.makepyfile(test_bench=BENCH_TEST)
+    storage = pytester.path / "bench-store"
+    first = pytester.runpytest_subprocess("--ae-backend", "sim", "--benchmark-autosave",
+                                          f"--benchmark-storage=file://{storage}", "-p", "no:cacheprovider")
+    first.assert_outcomes(passed=1)
+    rows, head = device_rows(first.stdout.str())
+    figures = [float(v) for v in rows["test_model_execution"][:5]]
+    assert figures[0] >= 2.0 * 0.95 and figures[0] <= figures[2] <= figures[1]   # 2 ms on the stream
+    assert rows["test_model_execution"][5] == "4" and "Compared" not in head
+    (saved,) = storage.rglob("*.json")
+    info = json.loads(saved.read_text())["benchmarks"][0]["extra_info"]
+    assert figures[2] == float(f"{info['device_ms_mean']:.4f}")
+    again = pytester.runpytest_subprocess("--ae-backend", "sim", "--benchmark-compare",
+                                          f"--benchmark-storage=file://{storage}", "-p", "no:cacheprovider")
+    rows, head = device_rows(again.stdout.str())
+    assert head.split()[-3:] == ["Compared", "mean", "Change"]
+    mean, compared, change = (float(rows["test_model_execution"][k].rstrip("%")) for k in (2, 6, 7))
+    assert compared == float(f"{info['device_ms_mean']:.4f}")
+    assert abs(change - (mean / compared - 1) * 100) < 0.2      # the figures are shown rounded
+    again.stdout.fnmatch_lines([f"compared with {saved.name}"])
+
+
 def test_device_benchmark_without_pytest_benchmark_skips(pytester):
     pytester.makepyfile(test_nb="def test_nb(device_benchmark):\n    pass\n")
     result = pytester.runpytest_subprocess("-p", "no:benchmark", "-rs", "-p", "no:cacheprovider")

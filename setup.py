@@ -232,7 +232,7 @@ def extensions():
             sources=["ascend_engine/_model.pyx"],
             include_dirs=["include"],
             depends=headers + ["ascend_engine/_model_describe.pxi", "ascend_engine/_model_load.pxi",
-                               "ascend_engine/_model_datasets.pxi", "ascend_engine/_model_gears.pxi",
+                               "ascend_engine/_model_datasets.pxi", "ascend_engine/_model_kinds.pxi",
                                "ascend_engine/_model_execute.pxi"],
             extra_compile_args=["-O2"],
         ),

@@ -38,7 +38,7 @@ from ascend_engine.shapes import holding_gear, pad_to as _pad_to
 include "_model_describe.pxi"
 include "_model_load.pxi"
 include "_model_datasets.pxi"
-include "_model_gears.pxi"
+include "_model_kinds.pxi"
 include "_model_execute.pxi"
 
 
@@ -68,6 +68,7 @@ cdef class Model(Resource):
     cdef readonly tuple dims_gears
     cdef readonly dict shape_ranges
     cdef readonly str dynamic_kind
+    cdef _Kind _kind           # the dynamic_kind's strategy (_model_kinds.pxi), chosen once at load
     cdef readonly int dynamic_index
     cdef object _follow
     cdef public object range_output_nbytes
@@ -214,7 +215,7 @@ cdef class Model(Resource):
         """
         return _execute_async(self, inputs, outputs, stream, batch, gear, shapes)
 
-    # ---- image-size and dims gears (_model_gears.pxi) --------------------------------
+    # ---- image-size and dims gears (_model_kinds.pxi) --------------------------------
 
     def gear_shapes(self, feeds):
         """The gear a call with these feeds runs at: (gear, {input name: padded shape}).
@@ -222,7 +223,7 @@ cdef class Model(Resource):
         ``gear`` is (height, width) for an image-size model, the gear's index in
         ``dims_gears`` for a dims-gear model.  ValueError when no gear holds them.
         """
-        return _gear_shapes(self, feeds)
+        return (<_Kind>self._kind).gear_shapes(self, feeds)
 
     def gear_io_shapes(self):
         """Every gear's input and output shapes: {gear: (input shapes, output shapes)}.
@@ -241,7 +242,7 @@ cdef class Model(Resource):
         across the gears, or None (it keeps the gear's size).  An output sliced
         back to a request's size cuts exactly the dimensions that follow an
         input.  Image-size and dims-gear models only (else None)."""
-        if self.dynamic_kind not in ("hw", "dims"):
+        if not self._kind.has_gears:
             return None
         if self._follow is None:
             self.gear_io_shapes()

@@ -34,7 +34,7 @@ def test_build_inputs_are_named(setup_module):
         "ascend_engine/_model_load.pxi",
         "ascend_engine/_model_describe.pxi",
         "ascend_engine/_model_datasets.pxi",
-        "ascend_engine/_model_gears.pxi",
+        "ascend_engine/_model_kinds.pxi",
         "ascend_engine/_model_execute.pxi",
         "ascend_engine/_executor.pyx",
         "ascend_engine/_queue_memory.pxi",

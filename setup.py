@@ -221,11 +221,18 @@ def extensions():
             sources=["ascend_engine/_runtime.pyx", "ascend_engine/csrc/loader.c",
                      "ascend_engine/csrc/dvpp_loader.c"],
             include_dirs=["include", "ascend_engine/csrc", numpy.get_include()],
-            depends=headers + ["ascend_engine/_runtime_devices.pxi", "ascend_engine/_runtime_streams.pxi",
-                               "ascend_engine/_runtime_memory.pxi"],
+            depends=headers + ["ascend_engine/_runtime_devices.pxi", "ascend_engine/_runtime_streams.pxi"],
             extra_compile_args=["-O2"],
             libraries=["dl"],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        ),
+        Extension(
+            # DeviceBuffer and HostBuffer, on top of _runtime (which re-exports them)
+            "ascend_engine._memory",
+            sources=["ascend_engine/_memory.pyx"],
+            include_dirs=["include"],
+            depends=headers + ["ascend_engine/_runtime.pxd"],
+            extra_compile_args=["-O2"],
         ),
         Extension(
             "ascend_engine._model",

@@ -27,6 +27,7 @@ from ascend_engine._acl cimport *
 # api(), check(), the checked_<name> / require_<name> AscendCL wrappers, and the
 # runtime's classes and handle accessors (see ascend_engine/_runtime.pxd).
 from ascend_engine._runtime cimport *
+from ascend_engine._memory cimport DeviceBuffer, buffer_ptr
 
 from ascend_engine import errors as _errors
 from ascend_engine._feeds import check_feeds, shape_text

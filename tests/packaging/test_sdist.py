@@ -14,6 +14,7 @@ GENERATED = [
     "ascend_engine/_acl_functions.pxi",
     "ascend_engine/_acl_checked.pxi",
     "ascend_engine/_runtime.c",
+    "ascend_engine/_memory.c",
     "ascend_engine/_model.c",
     "ascend_engine/_executor.c",
     "ascend_engine/steps/_ocr.c",
@@ -29,7 +30,9 @@ def test_build_inputs_are_named(setup_module):
     inputs = setup_module.build_inputs()
     for path in [
         "ascend_engine/_runtime.pyx",
-        *(f"ascend_engine/_runtime_{job}.pxi" for job in ("devices", "streams", "memory")),
+        *(f"ascend_engine/_runtime_{job}.pxi" for job in ("devices", "streams")),
+        "ascend_engine/_memory.pyx",
+        "ascend_engine/_memory.pxd",
         "ascend_engine/_model.pyx",
         "ascend_engine/_model_load.pxi",
         "ascend_engine/_model_describe.pxi",

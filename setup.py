@@ -235,12 +235,21 @@ def extensions():
             extra_compile_args=["-O2"],
         ),
         Extension(
+            # the Model class: loading and describing a model file
+            "ascend_engine._model_base",
+            sources=["ascend_engine/_model_base.pyx"],
+            include_dirs=["include"],
+            depends=headers + ["ascend_engine/_model_describe.pxi", "ascend_engine/_model_load.pxi",
+                               "ascend_engine/_model_datasets.pxi", "ascend_engine/_memory.pxd"],
+            extra_compile_args=["-O2"],
+        ),
+        Extension(
+            # running models: the dynamic kinds' strategies and the executions (re-exports Model)
             "ascend_engine._model",
             sources=["ascend_engine/_model.pyx"],
             include_dirs=["include"],
-            depends=headers + ["ascend_engine/_model_describe.pxi", "ascend_engine/_model_load.pxi",
-                               "ascend_engine/_model_datasets.pxi", "ascend_engine/_model_kinds.pxi",
-                               "ascend_engine/_model_execute.pxi"],
+            depends=headers + ["ascend_engine/_model_kinds.pxi", "ascend_engine/_model_execute.pxi",
+                               "ascend_engine/_model_base.pxd"],
             extra_compile_args=["-O2"],
         ),
         Extension(

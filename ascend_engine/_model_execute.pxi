@@ -8,18 +8,12 @@ cdef _check_feeds(Model self, feeds):
     return check_feeds(feeds, [(s.name, s.dtype, s.shape) for s in self.inputs], f"model {self.path!r}")
 
 
-cdef _call(Model self, feeds):
-    """The body of Model.__call__ (see there)."""
-    api()
-    return self._kind.call(self, feeds)
-
-
 cdef _call_rows(Model self, feeds):
     """A static or dynamic-batch model's call: chunks of up to the largest gear."""
     cdef uint32_t mid
     cdef aclmdlDataset *ins
     cdef aclmdlDataset *outs
-    cdef _Kind kind = self._kind
+    cdef _StaticKind kind = self._kind
     arrays, rows = _check_feeds(self, feeds)
     per_row = [self.output_has_batch(k) for k in range(len(self.outputs))]
     results = [np.empty((rows,) + tuple(s.shape[1:]) if batched else tuple(s.shape), dtype=s.dtype)
@@ -87,7 +81,7 @@ cdef _call_gear(Model self, feeds):
             _learn_follow(self, pair)
         for spec, a, buf in zip(self.inputs, arrays, in_bufs):
             buf.copy_from(_pad_to(a, shapes[spec.name]))
-        self._kind.set_gear(self, pair.inputs, gear)
+        (<_StaticKind>self._kind).set_gear(self, pair.inputs, gear)
         mid = self._id
         ins = pair.inputs
         outs = pair.outputs
@@ -203,19 +197,10 @@ cdef _run_range(Model self, list arrays, list ins_bufs, cap):
                 buf.close()
 
 
-cdef _execute_async(Model self, inputs, outputs, Stream stream, batch, gear, shapes):
-    """The body of Model.execute_async (see there)."""
-    api()
-    stream_handle(stream)   # a closed stream stops here, before any AscendCL call
-    if batch is not None:   # rows, never truncated or parsed: 2.7, '4' and True are refused
-        batch = positive_int(batch, f"model {self.path!r}: batch")
-    return self._kind.execute_async(self, list(inputs), list(outputs), stream, batch, gear, shapes)
-
-
 cdef _execute_rows_async(Model self, list inputs, list outputs, Stream stream, batch):
     """execute_async for static and dynamic-batch models (``batch`` rows, checked)."""
     cdef _DatasetPair pair
-    cdef _Kind kind = self._kind
+    cdef _StaticKind kind = self._kind
     cdef aclrtStream s = stream_handle(stream)
     if len(inputs) != len(self.inputs) or len(outputs) != len(self.outputs):
         raise ValueError(f"model {self.path!r} takes {len(self.inputs)} input and {len(self.outputs)} "
@@ -245,7 +230,7 @@ cdef _execute_shaped_async(Model self, list inputs, list outputs, Stream stream,
     """execute_async for image-size, dims-gear and shape-range models (see there)."""
     cdef _DatasetPair pair
     cdef aclrtStream s = stream_handle(stream)
-    cdef _Kind kind = self._kind
+    cdef _StaticKind kind = self._kind
     need = [spec.nbytes for spec in self.inputs + self.outputs]
     gear, shapes = kind.check_shaped(self, gear, shapes, need)
     if len(inputs) != len(self.inputs) or len(outputs) != len(self.outputs):

@@ -1,24 +1,14 @@
 # Included by _model.pyx: a model's dynamic mechanism as one strategy object per kind
-# ("static", "batch", "hw", "dims", "range"), chosen once when the model is described.
+# ("static", "batch", "hw", "dims", "range"), chosen once when the model is described
+# (_model_base's _describe, through the classes registered at the end of _model.pyx).
 # Each kind answers what differs between them: describing its gears, running a call,
 # checking and preparing an execute_async request, and (image-size and dims gears) the
 # gear holding a call's feeds, setting a gear on a dataset and each gear's input shapes.
-# Adding a kind is one class here and one line in _describe.
+# Adding a kind is one class here, its register_kind line and its test in _describe.
 
 
-cdef class _Kind:
-    """A static model: no gear, one batch per execution (the base of every kind)."""
-
-    cdef readonly str name
-    cdef readonly bint has_gears      # image-size or dims gears: gear_shapes, gear_io_shapes, output_follow
-    cdef readonly bint has_tensor     # the model has the dynamic-mechanism input (ACL_DYNAMIC_TENSOR_NAME)
-
-    def __cinit__(self, *args):   # a subclass's arguments reach every __cinit__ (_DimsKind's count)
-        self.name = "static"
-
-    cdef describe(self, Model m):
-        """Read the kind's gears or ranges from the descriptor (inputs already described)."""
-        return None
+cdef class _StaticKind(_Kind):
+    """A static model: no gear, one batch per execution (the base of every kind here)."""
 
     cdef call(self, Model m, feeds):
         return _call_rows(m, feeds)
@@ -38,9 +28,6 @@ cdef class _Kind:
     cdef int set_rows(self, Model m, aclmdlDataset *dataset, size_t rows) except -1:
         """Set the gear a synchronous chunk of ``rows`` rows runs at (nothing for a static model)."""
         return 0
-
-    cdef gear_shapes(self, Model m, feeds):
-        raise ValueError(f"model {m.path!r} has {self.name} shapes, not image-size or dims gears")
 
     cdef list gear_list(self, Model m):
         raise ValueError(f"model {m.path!r} has {self.name} shapes, not image-size or dims gears")
@@ -62,7 +49,7 @@ cdef class _Kind:
         return self.set_gear(m, inputs, gear)
 
 
-cdef class _BatchKind(_Kind):
+cdef class _BatchKind(_StaticKind):
     """Batch gears (aclmdlGetDynamicBatch): a call runs in chunks at the smallest gear holding each."""
 
     def __cinit__(self):
@@ -79,7 +66,7 @@ cdef class _BatchKind(_Kind):
         return 0
 
 
-cdef class _ShapedKind(_Kind):
+cdef class _ShapedKind(_StaticKind):
     """Image-size gears, dims gears and shape ranges: a call runs once, at the request's shapes."""
 
     cdef call(self, Model m, feeds):
@@ -96,6 +83,11 @@ cdef class _ShapedKind(_Kind):
 
     cdef str gears_text(self):
         return self.name
+
+    cdef gear_io_shapes(self, Model m):
+        if not self.has_gears:
+            return _StaticKind.gear_io_shapes(self, m)
+        return _gear_io_shapes(m)
 
     cdef allowed(self, Model m):
         return self.gear_list(m)
@@ -158,16 +150,13 @@ cdef class _HwKind(_ShapedKind):
 cdef class _DimsKind(_ShapedKind):
     """Dims gears (aclmdlGetInputDynamicDims): gear = the gear's index in ``dims_gears``."""
 
-    cdef size_t count
-
-    def __cinit__(self, size_t count=0):
+    def __cinit__(self):
         self.name = "dims"
         self.has_gears = True
         self.has_tensor = True
-        self.count = count
 
-    cdef describe(self, Model m):
-        _describe_dims(m, self.count)
+    cdef describe(self, Model m, size_t gear_count):
+        _describe_dims(m, gear_count)
 
     cdef gear_shapes(self, Model m, feeds):
         arrays = _shaped_arrays(m, feeds)
@@ -206,7 +195,7 @@ cdef class _RangeKind(_ShapedKind):
     def __cinit__(self):
         self.name = "range"
 
-    cdef describe(self, Model m):
+    cdef describe(self, Model m, size_t gear_count):
         _describe_ranges(m)
 
     cdef call(self, Model m, feeds):
@@ -244,7 +233,7 @@ cdef tuple _cur_output_shape(Model self, size_t k):
 
 cdef _learn_follow(Model self, _DatasetPair pair):
     """Which input dimension each dynamic output dimension follows across the gears (None: none)."""
-    cdef _Kind kind = self._kind
+    cdef _StaticKind kind = self._kind
     per_gear = []
     for gear in kind.gear_list(self):
         kind.set_gear(self, pair.inputs, gear)
@@ -266,12 +255,9 @@ cdef _learn_follow(Model self, _DatasetPair pair):
 
 
 cdef _gear_io_shapes(Model self):
-    """The body of Model.gear_io_shapes (see there)."""
+    """The body of Model.gear_io_shapes for image-size and dims gears (see there)."""
     cdef _DatasetPair pair
-    cdef _Kind kind = self._kind
-    if not kind.has_gears:
-        raise ValueError(f"model {self.path!r} has {kind.name} shapes, not image-size or dims "
-                         "gears")
+    cdef _StaticKind kind = self._kind
     out = {}
     with self._lock:
         self._activate()

@@ -253,6 +253,14 @@ def extensions():
             extra_compile_args=["-O2"],
         ),
         Extension(
+            # the DVPP limits (include/ascend_engine/dvpp_limits.h), for the planner
+            "ascend_engine._dvpp_limits",
+            sources=["ascend_engine/_dvpp_limits.pyx"],
+            include_dirs=["include"],
+            depends=headers,
+            extra_compile_args=["-O2"],
+        ),
+        Extension(
             # the gear rule (chunks.c) alone, for the planner and the batcher
             "ascend_engine._gears",
             sources=["ascend_engine/_gears.pyx", "ascend_engine/csrc/chunks.c"],

@@ -21,6 +21,7 @@ GENERATED = [
     "ascend_engine/steps/_ocr.c",
     "ascend_engine/steps/_native.c",
     "ascend_engine/_gears.c",
+    "ascend_engine/_dvpp_limits.c",
     "ascend_engine/_lowering.c",
 ]
 
@@ -47,6 +48,8 @@ def test_build_inputs_are_named(setup_module):
         "ascend_engine/_lowering.pyx",
         "ascend_engine/_lowering.pxd",
         "ascend_engine/_gears.pyx",
+        "ascend_engine/_dvpp_limits.pyx",
+        "include/ascend_engine/dvpp_limits.h",
         "ascend_engine/_acl.pxd",
         "ascend_engine/_runtime.pxd",
         "ascend_engine/csrc/loader.c",

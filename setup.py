@@ -54,9 +54,9 @@ PLAIN_LIBRARIES = {
 GENERATOR = "tools/gen_acl_pxd.py"
 # Where the wheel puts the public headers, inside the package.
 PACKAGE_INCLUDE = os.path.join("ascend_engine", "include", "ascend_engine")
-# The public headers: these five by name, so that losing one is an error and not
+# The public headers: these six by name, so that losing one is an error and not
 # a smaller wheel, and any other header added to include/ascend_engine/.
-NAMED_HEADERS = ("acl.h", "acl_functions.h", "ascend_sim.h", "executor.h", "loader.h")
+NAMED_HEADERS = ("acl.h", "acl_functions.h", "ascend_sim.h", "dvpp_limits.h", "executor.h", "loader.h")
 PUBLIC_HEADERS = sorted(
     {f"include/ascend_engine/{name}" for name in NAMED_HEADERS}
     | {os.path.relpath(p, HERE) for p in glob.glob(os.path.join(HERE, "include", "ascend_engine", "*.h"))}

@@ -24,7 +24,7 @@ import threading
 
 import numpy as np
 
-from libc.stdint cimport int64_t, uint32_t, uint64_t, uintptr_t
+from libc.stdint cimport uint32_t, uintptr_t
 from libc.string cimport memset
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
 
@@ -35,9 +35,9 @@ from ascend_engine._runtime cimport *
 from ascend_engine._memory cimport DeviceBuffer, buffer_ptr
 
 from ascend_engine import errors as _errors
-from ascend_engine._feeds import check_feeds, shape_text
+from ascend_engine._feeds import shape_text
 from ascend_engine._checks import positive_int
-from ascend_engine.shapes import holding_gear, pad_to as _pad_to
+from ascend_engine.shapes import holding_gear
 
 # Each include is one job of Model's (docs/executor.md, "Where each job lives"); the class
 # below holds the model's state and its public methods, which call into them and into its kind.

@@ -57,9 +57,9 @@ PYACL_GENERATOR = "tools/gen_pyacl.py"
 PYACL_TABLE = "tools/pyacl_table.py"
 # Where the wheel puts the public headers, inside the package.
 PACKAGE_INCLUDE = os.path.join("ascend_engine", "include", "ascend_engine")
-# The public headers: these five by name, so that losing one is an error and not
+# The public headers: these six by name, so that losing one is an error and not
 # a smaller wheel, and any other header added to include/ascend_engine/.
-NAMED_HEADERS = ("acl.h", "acl_functions.h", "ascend_sim.h", "executor.h", "loader.h")
+NAMED_HEADERS = ("acl.h", "acl_functions.h", "ascend_sim.h", "dvpp_limits.h", "executor.h", "loader.h")
 PUBLIC_HEADERS = sorted(
     {f"include/ascend_engine/{name}" for name in NAMED_HEADERS}
     | {os.path.relpath(p, HERE) for p in glob.glob(os.path.join(HERE, "include", "ascend_engine", "*.h"))}
@@ -226,19 +226,43 @@ def extensions():
             sources=["ascend_engine/_runtime.pyx", "ascend_engine/csrc/loader.c",
                      "ascend_engine/csrc/dvpp_loader.c"],
             include_dirs=["include", "ascend_engine/csrc", numpy.get_include()],
-            depends=headers + ["ascend_engine/_runtime_devices.pxi", "ascend_engine/_runtime_streams.pxi",
-                               "ascend_engine/_runtime_memory.pxi"],
+            depends=headers + ["ascend_engine/_runtime_devices.pxi", "ascend_engine/_runtime_streams.pxi"],
             extra_compile_args=["-O2"],
             libraries=["dl"],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         ),
         Extension(
+            # DeviceBuffer and HostBuffer, on top of _runtime (which re-exports them)
+            "ascend_engine._memory",
+            sources=["ascend_engine/_memory.pyx"],
+            include_dirs=["include"],
+            depends=headers + ["ascend_engine/_runtime.pxd"],
+            extra_compile_args=["-O2"],
+        ),
+        Extension(
+            # the Model class: loading and describing a model file
+            "ascend_engine._model_base",
+            sources=["ascend_engine/_model_base.pyx"],
+            include_dirs=["include"],
+            depends=headers + ["ascend_engine/_model_describe.pxi", "ascend_engine/_model_load.pxi",
+                               "ascend_engine/_model_datasets.pxi", "ascend_engine/_memory.pxd"],
+            extra_compile_args=["-O2"],
+        ),
+        Extension(
+            # running models: the dynamic kinds' strategies and the executions (re-exports Model)
             "ascend_engine._model",
             sources=["ascend_engine/_model.pyx"],
             include_dirs=["include"],
-            depends=headers + ["ascend_engine/_model_describe.pxi", "ascend_engine/_model_load.pxi",
-                               "ascend_engine/_model_datasets.pxi", "ascend_engine/_model_gears.pxi",
-                               "ascend_engine/_model_execute.pxi"],
+            depends=headers + ["ascend_engine/_model_kinds.pxi", "ascend_engine/_model_execute.pxi",
+                               "ascend_engine/_model_base.pxd"],
+            extra_compile_args=["-O2"],
+        ),
+        Extension(
+            # the DVPP limits (include/ascend_engine/dvpp_limits.h), for the planner
+            "ascend_engine._dvpp_limits",
+            sources=["ascend_engine/_dvpp_limits.pyx"],
+            include_dirs=["include"],
+            depends=headers,
             extra_compile_args=["-O2"],
         ),
         Extension(

@@ -1,6 +1,10 @@
 # cython: language_level=3
 """Models: load a model file, describe its tensors, execute it.
 
+This module runs models: each dynamic kind's strategy object and the
+executions; ``ascend_engine._model_base`` (which it cimports) loads and
+describes them and holds the Model class, re-exported here.
+
 ``Model.load(path, device=0)`` loads with ``aclmdlLoadFromFile`` (or, with
 ``weights=``, ``aclmdlLoadFromFileWithMem`` on a caller-placed weight
 allocation; ``Model.load_instances`` loads k copies sharing one) and reads
@@ -12,237 +16,37 @@ describes a shape-range model's inputs; ``execute_async`` queues an execution
 on device buffers (at a batch, a gear or input shapes).
 """
 
-from collections import namedtuple
-import math
-import os
-import threading
-
 import numpy as np
 
-from libc.stdint cimport int64_t, uint32_t, uint64_t, uintptr_t
+from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.string cimport memset
-from cpython.mem cimport PyMem_Malloc, PyMem_Free
 
 from ascend_engine._acl cimport *
 # api(), check(), the checked_<name> / require_<name> AscendCL wrappers, and the
 # runtime's classes and handle accessors (see ascend_engine/_runtime.pxd).
 from ascend_engine._runtime cimport *
+from ascend_engine._memory cimport DeviceBuffer, buffer_ptr
+from ascend_engine._model_base cimport (Model, _DatasetPair, _Kind, _async_pair, _describe_dims, _describe_ranges,
+                                        _make_pair, _staging_pair, register_kind)
 
 from ascend_engine import errors as _errors
 from ascend_engine._feeds import check_feeds, shape_text
-from ascend_engine._checks import positive_int
 from ascend_engine.shapes import holding_gear, pad_to as _pad_to
 
-# Each include is one job of Model's (docs/executor.md, "Where each job lives"); the class
-# below holds the model's state and its public methods, which call into them.
-include "_model_describe.pxi"
-include "_model_load.pxi"
-include "_model_datasets.pxi"
-include "_model_gears.pxi"
+from ascend_engine._model_base import ASYNC_DATASETS_CACHED, TensorSpec  # noqa: F401  (re-exported)
+
+# Each include is one job (docs/executor.md, "Where each job lives").
+include "_model_kinds.pxi"
 include "_model_execute.pxi"
 
 
-cdef class Model(Resource):
-    """A model loaded on a device.
+register_kind("static", _StaticKind)
+register_kind("batch", _BatchKind)
+register_kind("hw", _HwKind)
+register_kind("dims", _DimsKind)
+register_kind("range", _RangeKind)
 
-    ``Model.load(path, device=0)``; ``inputs`` / ``outputs`` are lists of
-    :class:`TensorSpec`.  The dynamic mechanism (``dynamic_kind``: "static",
-    "batch", "hw", "dims" or "range") and its gears: ``batch_sizes`` (batch
-    gears), ``hw_sizes`` ((height, width) gears), ``dims_gears`` (one dict
-    {input name: shape} per gear), ``shape_ranges`` ({input name: ((min,
-    max), ...) per dimension}, max -1 unbounded); each is empty unless it is
-    the model's mechanism.  One loaded model executes one request at a time:
-    calls from several threads are serialized.  To run one model on several
-    streams at once, load it several times: ``Model.load_instances(path, k)``
-    gives k models that share one copy of the weights on the device.
-    """
 
-    cdef uint32_t _id
-    cdef aclmdlDesc *_desc
-    cdef readonly Device device
-    cdef readonly str path
-    cdef readonly tuple inputs
-    cdef readonly tuple outputs
-    cdef readonly tuple batch_sizes
-    cdef readonly tuple hw_sizes
-    cdef readonly tuple dims_gears
-    cdef readonly dict shape_ranges
-    cdef readonly str dynamic_kind
-    cdef readonly int dynamic_index
-    cdef object _follow
-    cdef public object range_output_nbytes
-    cdef readonly size_t dynamic_nbytes
-    cdef object _own_device
-    cdef object _lock
-    cdef _DatasetPair _sync
-    cdef dict _async_sets
-    cdef object _weights       # _SharedWeights when the weights are caller-placed, else None
 
-    def __init__(self):
-        raise TypeError("use Model.load(path, device=...)")
-
-    # ---- loading and unloading (_model_load.pxi) -----------------------------------
-
-    @staticmethod
-    def query_size(path):
-        """``(work_bytes, weight_bytes)`` a model file needs on the device (``aclmdlQuerySize``)."""
-        return _query_size(path)
-
-    @staticmethod
-    def load_instances(path, instances, device=0):
-        """Load a model file ``instances`` times sharing one copy of its weights.
-
-        Returns a tuple of Models: distinct model ids (each may run on its
-        own stream, concurrently with the others), each with its own work
-        memory, all reading one weight allocation made here
-        (``aclmdlQuerySize``, ``aclrtMalloc``, ``aclmdlLoadFromFileWithMem``),
-        which is freed when the last of them is closed.
-        """
-        return _load_instances(path, instances, device)
-
-    @staticmethod
-    def load(path, device=0, weights=None):
-        """Load a model file on ``device`` (an id, a Device or a Context).
-
-        ``weights`` places the model's weights in memory the caller chose
-        (``aclmdlLoadFromFileWithMem``): a DeviceBuffer of at least
-        ``Model.query_size(path)[1]`` bytes on the same device (the caller's:
-        it must stay open while the model lives), or a Model loaded that way
-        from the same file, whose weight memory is then shared.  The model
-        keeps that memory referenced; work memory is the model's own.
-        """
-        return _load_model(path, device, weights)
-
-    cdef int _release(self) except -1:
-        return _unload(self)
-
-    def close(self):
-        """Unload the model and free what it holds. Idempotent."""
-        own, self._own_device = self._own_device, None
-        try:
-            Resource.close(self)
-        finally:
-            if own is not None:
-                own.close()
-
-    # ---- description ----------------------------------------------------------
-
-    @property
-    def model_id(self):
-        """The AscendCL model id."""
-        self._ensure_open()
-        return self._id
-
-    @property
-    def device_id(self):
-        """Id of the device the model is loaded on."""
-        return self.device.id
-
-    @property
-    def weights(self):
-        """The DeviceBuffer holding the weights when they are caller-placed
-        (``weights=`` or ``load_instances``), else None (runtime-managed)."""
-        return None if self._weights is None else self._weights.buffer
-
-    @property
-    def weight_sharers(self):
-        """How many loaded models use this model's weight memory (1 when it is its own)."""
-        return 1 if self._weights is None else self._weights.users
-
-    @property
-    def max_batch(self):
-        """Largest batch one execution takes (the largest gear, or the static batch)."""
-        if self.batch_sizes:
-            return self.batch_sizes[-1]
-        return int(self.inputs[0].shape[0]) if self.inputs else 1
-
-    def output_has_batch(self, index):
-        """Whether output ``index`` carries one row per batch item.
-
-        In a dynamic-batch model the batch dimension is reported as -1; an
-        output without it (a class table, an anchor grid) has a fixed shape
-        and is returned whole.  In a static model every output is whole.
-        """
-        return self.dynamic_index >= 0 and len(self.outputs[index].shape) > 0 \
-            and self.outputs[index].shape[0] == -1
-
-    def gear_for(self, rows):
-        """The smallest gear holding ``rows`` rows (ValueError above the largest)."""
-        found = holding_gear([(g, ((g,),)) for g in self.batch_sizes], ((rows,),))
-        if found is not None:
-            return found[0]
-        raise ValueError(f"batch {rows} exceeds the largest gear {self.max_batch} of {self.path!r}")
-
-    def __repr__(self):
-        if self._closed:
-            return f"<ascend_engine.Model {self.path!r} closed>"
-        ins = ", ".join(f"{s.name}:{s.dtype}{shape_text(s.shape)}" for s in self.inputs)
-        outs = ", ".join(f"{s.name}:{s.dtype}{shape_text(s.shape)}" for s in self.outputs)
-        gears = f" gears={list(self.batch_sizes)}" if self.batch_sizes else ""
-        return f"<ascend_engine.Model {self.path!r} id={self._id} device={self.device.id} [{ins}] -> [{outs}]{gears}>"
-
-    # ---- execution (_model_execute.pxi) ---------------------------------------------
-
-    def __call__(self, **feeds):
-        """Run once synchronously on numpy inputs; returns {output name: array}.
-
-        A dynamic-batch model runs each chunk of up to the largest gear at the
-        smallest gear that holds it (padding, then slicing the outputs).  An
-        image-size or dims-gear model runs at the smallest gear holding every
-        input's shape: the inputs are padded with zeros up to it (after the
-        data, at the end of each dimension) and every output dimension that
-        follows an input dimension across the gears is sliced back to the
-        request's size; the others keep the gear's size.  A shape-range model
-        gets its inputs' shapes as tensor descriptions, and each output comes
-        back with the shape the execution reports (``range_output_nbytes``,
-        if set, is the first capacity tried for each output buffer).
-        """
-        return _call(self, feeds)
-
-    def execute_async(self, inputs, outputs, Stream stream not None, batch=None, *, gear=None, shapes=None):
-        """Queue one execution on ``stream`` with device buffers.
-
-        ``inputs`` / ``outputs``: DeviceBuffers in the model's order, each at
-        least the TensorSpec's ``nbytes``.  A dynamic-batch model needs
-        ``batch`` (rows); it runs at the smallest gear holding them, which is
-        returned.  An image-size model needs ``gear=(height, width)``, one of
-        ``hw_sizes``; a dims-gear model ``gear=`` the gear's index in
-        ``dims_gears``; a shape-range model ``shapes=`` one shape per input
-        (inside ``shape_ranges``), with output buffers large enough for what
-        those shapes produce.  Read the outputs only after the stream is
-        synchronized.
-        """
-        return _execute_async(self, inputs, outputs, stream, batch, gear, shapes)
-
-    # ---- image-size and dims gears (_model_gears.pxi) --------------------------------
-
-    def gear_shapes(self, feeds):
-        """The gear a call with these feeds runs at: (gear, {input name: padded shape}).
-
-        ``gear`` is (height, width) for an image-size model, the gear's index in
-        ``dims_gears`` for a dims-gear model.  ValueError when no gear holds them.
-        """
-        return _gear_shapes(self, feeds)
-
-    def gear_io_shapes(self):
-        """Every gear's input and output shapes: {gear: (input shapes, output shapes)}.
-
-        For an image-size or dims-gear model: ``gear`` as in :meth:`gear_shapes`
-        ((height, width), or the index in ``dims_gears``); the input shapes in
-        input order, the output shapes as ``aclmdlGetCurOutputDims`` reports
-        them with that gear set (what a buffer of the gear holds).  ValueError
-        for other models.
-        """
-        return _gear_io_shapes(self)
-
-    @property
-    def output_follow(self):
-        """Per output, per dimension: the (input index, dimension) it follows
-        across the gears, or None (it keeps the gear's size).  An output sliced
-        back to a request's size cuts exactly the dimensions that follow an
-        input.  Image-size and dims-gear models only (else None)."""
-        if self.dynamic_kind not in ("hw", "dims"):
-            return None
-        if self._follow is None:
-            self.gear_io_shapes()
-        return tuple(tuple(dims) for dims in self._follow)
+# Model is _model_base's, cimported above; ascend_engine._model keeps it as a public name too.
+globals()["Model"] = Model

@@ -1,4 +1,4 @@
-# Included by _model.pyx: the AscendCL datasets that bind device buffers to a model's
+# Included by _model_base.pyx: the AscendCL datasets that bind device buffers to a model's
 # inputs and outputs: the staging pair of synchronous calls, and the pairs execute_async
 # keeps per buffer set.  The functions are Model's methods' bodies and take it as self.
 
@@ -18,13 +18,6 @@ cdef class _DatasetPair:
     pair dropped without destroy() (one evicted from a model's cache once the
     streams that ran it no longer hold it) is destroyed when collected.
     """
-    cdef aclmdlDataset *inputs
-    cdef aclmdlDataset *outputs
-    cdef list buffers          # aclDataBuffer* as ints, destroyed with the pair
-    cdef DeviceBuffer dynamic  # the dynamic-batch input's buffer, or None
-    cdef list keep             # device buffers the datasets point into
-    cdef bint owns             # destroy() closes the buffers in keep
-
     def __cinit__(self):
         self.buffers = []
         self.keep = []

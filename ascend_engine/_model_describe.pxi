@@ -1,4 +1,4 @@
-# Included by _model.pyx: what a loaded model is, read from its descriptor: every input's
+# Included by _model_base.pyx: what a loaded model is, read from its descriptor: every input's
 # and output's TensorSpec, and its dynamic mechanism (batch, image-size or dims gears, or
 # shape ranges).  The functions are Model's methods' bodies and take the Model as self.
 
@@ -89,27 +89,27 @@ cdef _describe(Model self):
     self.shape_ranges = {}
     self.range_output_nbytes = None
     self._follow = None
-    self.dynamic_kind = "batch" if self.batch_sizes else "static"
-    gear_count = 0
-    if not self.batch_sizes:
-        gear_count = _describe_hw_or_count(self)
-    if self.dynamic_kind != "static":
+    # the kind is chosen once, here: every later difference between the kinds is its object's
+    cdef size_t gear_count = 0
+    cdef _Kind kind = _new_kind("batch") if self.batch_sizes else _hw_or_dims_kind(self, &gear_count)
+    if kind.has_tensor:
         checked_aclmdlGetInputIndexByName(self._desc, ACL_DYNAMIC_TENSOR_NAME, &index)
         self.dynamic_index = <int>index
         self.dynamic_nbytes = t.aclmdlGetInputSizeByIndex(self._desc, index)
     self.inputs = tuple(_spec(self._desc, i, True) for i in range(n_in) if <int>i != self.dynamic_index)
     self.outputs = tuple(_spec(self._desc, i, False) for i in range(n_out))
-    if self.dynamic_kind == "dims":
-        _describe_dims(self, gear_count)
-    elif self.dynamic_kind == "static" and any(d == -1 for s in self.inputs for d in s.shape):
-        _describe_ranges(self)
+    if not kind.has_tensor and any(d == -1 for s in self.inputs for d in s.shape):
+        kind = _new_kind("range")
+    kind.describe(self, gear_count)
+    self._kind = kind
+    self.dynamic_kind = kind.name
 
 
-cdef size_t _describe_hw_or_count(Model self) except? 0:
-    """Image-size gears (aclmdlGetDynamicHW) or the number of dims gears; sets dynamic_kind."""
+cdef _Kind _hw_or_dims_kind(Model self, size_t *count):
+    """Image-size gears (aclmdlGetDynamicHW), dims gears (their number in ``count``), or none
+    (a static kind)."""
     cdef const ae_acl_api *t = api()
     cdef aclmdlHW hw
-    cdef size_t count = 0
     cdef size_t minus_one = <size_t>-1
     if t.aclmdlGetDynamicHW is not NULL:
         memset(&hw, 0, sizeof(hw))
@@ -117,13 +117,12 @@ cdef size_t _describe_hw_or_count(Model self) except? 0:
         if hw.hwCount:
             self.hw_sizes = tuple((int(hw.hw[k][0]), int(hw.hw[k][1]))
                                   for k in range(min(<size_t>hw.hwCount, <size_t>ACL_MAX_HW_NUM)))
-            self.dynamic_kind = "hw"
-            return 0
+            return _new_kind("hw")
     if t.aclmdlGetInputDynamicGearCount is not NULL:
-        checked_aclmdlGetInputDynamicGearCount(self._desc, minus_one, &count)
-        if count:
-            self.dynamic_kind = "dims"
-    return count
+        checked_aclmdlGetInputDynamicGearCount(self._desc, minus_one, count)
+        if count[0]:
+            return _new_kind("dims")
+    return _new_kind("static")
 
 
 cdef _describe_dims(Model self, size_t count):
@@ -162,4 +161,3 @@ cdef _describe_ranges(Model self):
         ranges[spec.name] = tuple((int(r.range[k][0]), int(r.range[k][1]))
                                   for k in range(min(<size_t>r.rangeCount, <size_t>ACL_MAX_DIM_CNT)))
     self.shape_ranges = ranges
-    self.dynamic_kind = "range"

@@ -8,16 +8,12 @@ cdef _check_feeds(Model self, feeds):
     return check_feeds(feeds, [(s.name, s.dtype, s.shape) for s in self.inputs], f"model {self.path!r}")
 
 
-cdef _call(Model self, feeds):
-    """The body of Model.__call__ (see there)."""
-    api()
+cdef _call_rows(Model self, feeds):
+    """A static or dynamic-batch model's call: chunks of up to the largest gear."""
     cdef uint32_t mid
     cdef aclmdlDataset *ins
     cdef aclmdlDataset *outs
-    if self.dynamic_kind in ("hw", "dims"):
-        return _call_gear(self, feeds)
-    if self.dynamic_kind == "range":
-        return _call_range(self, feeds)
+    cdef _StaticKind kind = self._kind
     arrays, rows = _check_feeds(self, feeds)
     per_row = [self.output_has_batch(k) for k in range(len(self.outputs))]
     results = [np.empty((rows,) + tuple(s.shape[1:]) if batched else tuple(s.shape), dtype=s.dtype)
@@ -35,9 +31,7 @@ cdef _call(Model self, feeds):
             stop = min(rows, start + step)
             for a, buf in zip(arrays, in_bufs):
                 buf.copy_from(a[start:stop])
-            if self.dynamic_index >= 0:
-                checked_aclmdlSetDynamicBatchSize(self._id, pair.inputs, <size_t>self.dynamic_index,
-                                                  <uint64_t>self.gear_for(stop - start))
+            kind.set_rows(self, pair.inputs, stop - start)
             mid = self._id
             ins = pair.inputs
             outs = pair.outputs
@@ -87,7 +81,7 @@ cdef _call_gear(Model self, feeds):
             _learn_follow(self, pair)
         for spec, a, buf in zip(self.inputs, arrays, in_bufs):
             buf.copy_from(_pad_to(a, shapes[spec.name]))
-        _set_gear(self, pair.inputs, gear)
+        (<_StaticKind>self._kind).set_gear(self, pair.inputs, gear)
         mid = self._id
         ins = pair.inputs
         outs = pair.outputs
@@ -203,19 +197,11 @@ cdef _run_range(Model self, list arrays, list ins_bufs, cap):
                 buf.close()
 
 
-cdef _execute_async(Model self, inputs, outputs, Stream stream, batch, gear, shapes):
-    """The body of Model.execute_async (see there)."""
-    api()
+cdef _execute_rows_async(Model self, list inputs, list outputs, Stream stream, batch):
+    """execute_async for static and dynamic-batch models (``batch`` rows, checked)."""
     cdef _DatasetPair pair
-    cdef aclrtStream s = stream_handle(stream)   # a closed stream stops here, before any AscendCL call
-    if batch is not None:   # rows, never truncated or parsed: 2.7, '4' and True are refused
-        batch = positive_int(batch, f"model {self.path!r}: batch")
-    if self.dynamic_kind in ("hw", "dims", "range"):
-        return _execute_shaped_async(self, list(inputs), list(outputs), stream, gear, shapes)
-    if gear is not None or shapes is not None:
-        raise ValueError(f"model {self.path!r} has {self.dynamic_kind} shapes: gear= and shapes= are for "
-                         "image-size, dims-gear and shape-range models")
-    inputs, outputs = list(inputs), list(outputs)
+    cdef _StaticKind kind = self._kind
+    cdef aclrtStream s = stream_handle(stream)
     if len(inputs) != len(self.inputs) or len(outputs) != len(self.outputs):
         raise ValueError(f"model {self.path!r} takes {len(self.inputs)} input and {len(self.outputs)} "
                          f"output buffers, got {len(inputs)} and {len(outputs)}")
@@ -227,18 +213,12 @@ cdef _execute_async(Model self, inputs, outputs, Stream stream, batch, gear, sha
         if (<DeviceBuffer>buf).nbytes < spec.nbytes:
             raise ValueError(f"tensor {spec.name!r}: the buffer holds {(<DeviceBuffer>buf).nbytes} bytes, "
                              f"the model needs {spec.nbytes}")
-    gear = None
-    if self.dynamic_index >= 0:
-        if batch is None:
-            raise ValueError(f"model {self.path!r} has a dynamic batch: pass batch= (gears {list(self.batch_sizes)})")
-        gear = self.gear_for(batch)
-    elif batch is not None and batch != self.max_batch:
-        raise ValueError(f"model {self.path!r} is static with batch {self.max_batch}, got batch={batch}")
+    gear = kind.request_gear(self, batch)
     with self._lock:
         self._activate()
         pair = _async_pair(self, inputs, outputs)
         if gear is not None:
-            checked_aclmdlSetDynamicBatchSize(self._id, pair.inputs, <size_t>self.dynamic_index, <uint64_t>gear)
+            kind.set_rows(self, pair.inputs, gear)
         checked_aclmdlExecuteAsync(self._id, pair.inputs, pair.outputs, s)
         # The execution reads the datasets (and the buffers they point
         # into) until it has run: the stream holds them until synchronized.
@@ -250,33 +230,12 @@ cdef _execute_shaped_async(Model self, list inputs, list outputs, Stream stream,
     """execute_async for image-size, dims-gear and shape-range models (see there)."""
     cdef _DatasetPair pair
     cdef aclrtStream s = stream_handle(stream)
-    if self.dynamic_kind == "hw" and isinstance(gear, list):
-        gear = tuple(gear)
-    if self.dynamic_kind == "range":
-        if gear is not None or shapes is None or len(shapes) != len(self.inputs):
-            raise ValueError(f"model {self.path!r} has shape ranges: pass shapes= (one shape per input, "
-                             f"{len(self.inputs)} in all), not gear=")
-    elif shapes is not None or gear is None or gear not in _gear_list(self):
-        allowed = list(self.hw_sizes) if self.dynamic_kind == "hw" else \
-            f"indexes 0..{len(self.dims_gears) - 1} of dims_gears"
-        raise ValueError(f"model {self.path!r} has {'image-size' if self.dynamic_kind == 'hw' else 'dims'} "
-                         f"gears: pass gear= one of {allowed}, got {gear!r}")
+    cdef _StaticKind kind = self._kind
+    need = [spec.nbytes for spec in self.inputs + self.outputs]
+    gear, shapes = kind.check_shaped(self, gear, shapes, need)
     if len(inputs) != len(self.inputs) or len(outputs) != len(self.outputs):
         raise ValueError(f"model {self.path!r} takes {len(self.inputs)} input and {len(self.outputs)} "
                          f"output buffers, got {len(inputs)} and {len(outputs)}")
-    need = [spec.nbytes for spec in self.inputs + self.outputs]
-    if self.dynamic_kind == "range":
-        shapes = [tuple(int(d) for d in shape) for shape in shapes]
-        for k, (spec, shape) in enumerate(zip(self.inputs, shapes)):
-            ranges = self.shape_ranges[spec.name]
-            if len(shape) != len(ranges) or any(n < lo or (hi != -1 and n > hi)
-                                                for n, (lo, hi) in zip(shape, ranges)):
-                raise ValueError(f"input {spec.name!r}: shape {shape} is outside the model's ranges "
-                                 f"{[(lo, 'any' if hi == -1 else hi) for lo, hi in ranges]}")
-            need[k] = int(np.prod(shape)) * spec.dtype.itemsize
-        for k, spec in enumerate(self.outputs):   # sized by the shapes: the simulator checks it at the call
-            if -1 in spec.shape:
-                need[len(self.inputs) + k] = 0
     for buf, spec, n in zip(inputs + outputs, self.inputs + self.outputs, need):
         if not isinstance(buf, DeviceBuffer):
             raise TypeError(f"tensor {spec.name!r}: expected a DeviceBuffer, got {type(buf).__name__}")
@@ -288,11 +247,7 @@ cdef _execute_shaped_async(Model self, list inputs, list outputs, Stream stream,
     with self._lock:
         self._activate()
         pair = _async_pair(self, inputs, outputs)
-        if self.dynamic_kind == "range":
-            for i, shape in enumerate(shapes):
-                _describe_input(self, pair.inputs, i, shape)
-        else:
-            _set_gear(self, pair.inputs, gear)
+        kind.prepare(self, pair.inputs, gear, shapes)
         checked_aclmdlExecuteAsync(self._id, pair.inputs, pair.outputs, s)
         stream._keep(pair)
     return gear if gear is not None else shapes

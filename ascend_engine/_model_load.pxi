@@ -1,4 +1,4 @@
-# Included by _model.pyx: loading a model file and unloading it, with its weights in
+# Included by _model_base.pyx: loading a model file and unloading it, with its weights in
 # runtime-managed memory or in one device allocation that several instances share
 # (Model.load, Model.load_instances).  The functions are Model's methods' bodies.
 

@@ -35,7 +35,8 @@
   finalized nor inherited through fork(): a finalizer may release handles.
 * ``close_from_finalizer(obj)`` -- close ``obj`` from a finalizer (failures
   logged, the thread's current context put back).
-* ``stream_handle(s)``, ``event_handle(e)``, ``buffer_ptr(b)`` -- the native
+* ``_device_of(where)`` -- the Device of a Device or a Context (TypeError else).
+* ``stream_handle(s)``, ``event_handle(e)`` (and ``_memory``'s ``buffer_ptr(b)``) -- the native
   handle of an open object, ObjectClosedError (before any AscendCL call) for
   a closed one.  Other modules take handles only through these, never from
   ``_handle`` / ``_ptr``: a closed object's handle is NULL, or was destroyed.
@@ -95,24 +96,7 @@ cdef class Event(Resource):
     cdef readonly bint timing
 
 
-cdef class DeviceBuffer(Resource):
-    cdef void *_ptr
-    cdef readonly size_t nbytes
-    cdef readonly Device device
-    cdef size_t _offset_of(self, offset) except? 0
-
-
-cdef class HostBuffer(Resource):
-    cdef void *_ptr
-    cdef readonly size_t nbytes
-    cdef readonly Device device
-    cdef int _exports
-    cdef Py_ssize_t _shape[1]
-    cdef Py_ssize_t _strides[1]
-    cdef object _own_device       # a Device(0) opened implicitly for this buffer, or None
-
-
 cdef aclrtStream stream_handle(object stream) except? NULL
 cdef aclrtEvent event_handle(Event event) except NULL
-cdef void *buffer_ptr(DeviceBuffer buf) except NULL
 cdef int close_from_finalizer(Resource obj) except -1
+cdef Device _device_of(object where)

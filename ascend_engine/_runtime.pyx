@@ -26,19 +26,15 @@ model and executor layers rely on:
 import atexit
 import collections
 import logging
-import numbers
 import os
 import threading
 import warnings
 import weakref
 
-import numpy
-
-from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_FORMAT, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
 from libc.stdint cimport int32_t, uint32_t, uintptr_t
 
 from ascend_engine import errors as _errors
-from ascend_engine._checks import byte_count, tensor_array, tensor_dtype, timeout_ms
+from ascend_engine._checks import timeout_ms
 from ascend_engine._acl cimport *
 
 _log = logging.getLogger("ascend_engine")
@@ -503,4 +499,7 @@ cdef int close_from_finalizer(Resource obj) except -1:
 # The runtime objects, one include per job; their cdef declarations are in _runtime.pxd.
 include "_runtime_devices.pxi"   # Device, Context; device_count(), devices()
 include "_runtime_streams.pxi"   # Stream, Event
-include "_runtime_memory.pxi"    # DeviceBuffer, HostBuffer and host buffer views
+
+# The buffers live in their own module, which cimports this one (docs/executor.md, "Where each
+# job lives"); re-exported here so ascend_engine._runtime keeps every public name.
+from ascend_engine._memory import DeviceBuffer, HostBuffer

@@ -303,12 +303,17 @@ class Engine(DeviceQueue):
 
     # ---- reporting -----------------------------------------------------------------
 
-    def stats(self):
+    def stats(self, percentiles=True):
         """Counters: requests, failures, in flight (and high-water mark), host
         enqueue and wait seconds, and device milliseconds per node when the
-        pipeline was compiled with ``profile=True``."""
+        pipeline was compiled with ``profile=True``.
+
+        ``percentiles=False`` gives the same counters with each serving
+        figure's running totals alone (``count``, ``total``, ``added``): no
+        mean, max or percentile is computed over the recent values, so a
+        server scraping it on every request pays for no sort."""
         self.refuse_reentry("stats()")
-        return {**self.counters(), "serving": self._server.stats()}
+        return {**self.counters(), "serving": self._server.stats(percentiles)}
 
     def memory(self):
         """Device and pinned host bytes: the arena, per slot, per node, the peak

@@ -111,10 +111,10 @@ class PolicyFigures:
         self.rejected = collections.Counter()
         self.delayed = collections.Counter()
 
-    def summary(self) -> dict:
+    def summary(self, percentiles: bool = True) -> dict:
         return {"rejected": sum(self.rejected.values()), "delayed": sum(self.delayed.values()),
-                "priorities": {k + 1: {"queue_ms": self.queue_ms[k].summary(),
-                                       "compute_ms": self.compute_ms[k].summary(),
+                "priorities": {k + 1: {"queue_ms": self.queue_ms[k].summary(percentiles),
+                                       "compute_ms": self.compute_ms[k].summary(percentiles),
                                        "rejected": self.rejected[k], "delayed": self.delayed[k]}
                                for k in range(len(self.queue_ms))}}
 

@@ -212,8 +212,8 @@ class _Replica:
     def trace(self, path, requests, feeds, batch_size):
         return self.engine.trace(path, requests, feeds, batch_size)
 
-    def stats(self):
-        return self.engine.stats()
+    def stats(self, percentiles=True):
+        return self.engine.stats(percentiles)
 
     def memory(self):
         return self.engine.memory()
@@ -446,18 +446,18 @@ class RayReplicas:
 
     # ---- reporting and lifetime ---------------------------------------------------------------
 
-    def stats(self) -> dict:
-        """Each live replica's engine stats, by replica index."""
-        return self._gather("stats")
+    def stats(self, percentiles: bool = True) -> dict:
+        """Each live replica's engine stats, by replica index (``percentiles`` as in Engine.stats)."""
+        return self._gather("stats", percentiles)
 
     def memory(self) -> dict:
         """Each live replica's engine memory report, by replica index."""
         return self._gather("memory")
 
-    def _gather(self, method) -> dict:
+    def _gather(self, method, *args) -> dict:
         with self._lock:
             live = [k for k in range(len(self.actors)) if self._alive[k]]
-        futures = {k: self._call(k, method) for k in live}
+        futures = {k: self._call(k, method, *args) for k in live}
         return {k: f.result() for k, f in futures.items()}
 
     def _kill_all(self):

@@ -141,9 +141,9 @@ class Replicas:
         ]
         return join_shares([f.result() for f in futures])
 
-    def stats(self) -> dict:
-        """Each engine's stats, by device."""
-        return {e.plan.device: e.stats() for e in self.engines}
+    def stats(self, percentiles: bool = True) -> dict:
+        """Each engine's stats, by device (``percentiles`` as in Engine.stats)."""
+        return {e.plan.device: e.stats(percentiles) for e in self.engines}
 
     def memory(self) -> dict:
         """Each engine's memory report, by device."""

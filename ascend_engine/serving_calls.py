@@ -176,11 +176,12 @@ class Samples:
         self.total += value
         self.added += 1
 
-    def summary(self):
+    def summary(self, percentiles=True):
         """The recent values' count, mean and percentiles; ``total`` and ``added`` cover every value
-        ever added."""
-        if not self.values:
-            return {"count": 0, "total": self.total, "added": self.added}
+        ever added.  ``percentiles=False``: the count, ``total`` and ``added`` alone, read without
+        touching the values (what a server's counters need, on every scrape)."""
+        if not percentiles or not self.values:
+            return {"count": len(self.values), "total": self.total, "added": self.added}
         a = np.fromiter(self.values, dtype=np.float64)
         p50, p90, p99 = np.percentile(a, [50, 90, 99])
         return {"count": int(a.size), "mean": float(a.mean()), "p50": float(p50), "p90": float(p90),

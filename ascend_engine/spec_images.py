@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ascend_engine.planner.images import MAX_BOXES
+from ascend_engine.planner.images import JPEGD_MAX, MAX_BOXES
 
 BYTES = "bytes"                      # the dtype of a bytes input
 BYTES_INPUT_KEYS = ("dtype", "max_bytes", "bench_size")
@@ -37,7 +37,7 @@ IMAGE_KEYS = ("name", "op", "inputs", "size", "max_size", "max_boxes", "interpol
 IMAGE_OPS = {"jpeg_decode": 1, "resize": 1, "crop_resize": 2}   # op -> inputs it takes
 INTERPOLATIONS = ("default", "bilinear", "nearest")
 MAX_BYTES = 1 << 30                  # a bytes input's max_bytes at most
-MAX_SIDE = 8192                      # the largest JPEGD side (docs/simulator.md, "DVPP")
+MAX_SIDE = JPEGD_MAX                 # the largest JPEGD side (include/ascend_engine/dvpp_limits.h)
 
 
 @dataclass

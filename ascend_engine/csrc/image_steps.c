@@ -27,12 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define JPEGD_HEIGHT_ALIGN 16u
-#define JPEGD_MIN_SIDE 32u
-#define VPC_MIN_W 10u      /* a region is at least 10 x 6 */
-#define VPC_MIN_H 6u
-#define VPC_MAX_UP 16u     /* each side scales from 1/32 to 16 times */
-#define VPC_MAX_DOWN 32u
+/* The DVPP limits are include/ascend_engine/dvpp_limits.h's (through executor.h): the planner
+ * reads the same table. */
 
 typedef struct image_pic {
     uint32_t w, h, ws, hs;        /* size and strides of an NV12 picture */
@@ -132,7 +128,8 @@ static int make_slot_objects(ae_engine *e, slot *sl, int n, ae_error *err)
         return aex_fail(e, err, ACL_ERROR_BAD_ALLOC, "acldvppCreateBatchPicDesc", np->name,
                         "could not create the batches of %u boxes", k);
     for (uint32_t i = 0; i < k; i++) {
-        is->rois[i] = d->acldvppCreateRoiConfig(0, VPC_MIN_W - 1, 0, VPC_MIN_H - 1);
+        is->rois[i] = d->acldvppCreateRoiConfig(0, AE_DVPP_VPC_REGION_MIN_W - 1, 0,
+                                                AE_DVPP_VPC_REGION_MIN_H - 1);
         if (!is->rois[i])
             return aex_fail(e, err, ACL_ERROR_BAD_ALLOC, "acldvppCreateRoiConfig", np->name,
                             "could not create region %u", i);
@@ -256,8 +253,10 @@ static int check_coding(const uint8_t *b, size_t size, char *why, size_t why_siz
 /* A picture of w x h scaled to out_w x out_h within the VPC's ratios. */
 static int scale_ok(uint32_t w, uint32_t h, uint32_t out_w, uint32_t out_h)
 {
-    return (uint64_t)out_w <= (uint64_t)w * VPC_MAX_UP && (uint64_t)out_h <= (uint64_t)h * VPC_MAX_UP &&
-           (uint64_t)w <= (uint64_t)out_w * VPC_MAX_DOWN && (uint64_t)h <= (uint64_t)out_h * VPC_MAX_DOWN;
+    return (uint64_t)out_w <= (uint64_t)w * AE_DVPP_VPC_MAX_UP &&
+           (uint64_t)out_h <= (uint64_t)h * AE_DVPP_VPC_MAX_UP &&
+           (uint64_t)w <= (uint64_t)out_w * AE_DVPP_VPC_MAX_DOWN &&
+           (uint64_t)h <= (uint64_t)out_h * AE_DVPP_VPC_MAX_DOWN;
 }
 
 int aex_images_check(ae_engine *e, const void *const *inputs, const ae_request_shape *shape, ae_error *err)
@@ -279,7 +278,7 @@ int aex_images_check(ae_engine *e, const void *const *inputs, const ae_request_s
                 aex_fail(e, err, 0, "acldvppVpcResizeAsync", np->name,
                          "image node '%s': the request's %ux%u picture cannot be resized to %ux%u (the VPC "
                          "scales each side from 1/%u to %u times)", np->name, in.w, in.h, np->image.width,
-                         np->image.height, VPC_MAX_DOWN, VPC_MAX_UP);
+                         np->image.height, AE_DVPP_VPC_MAX_DOWN, AE_DVPP_VPC_MAX_UP);
                 goto refused;
             }
             continue;
@@ -310,13 +309,14 @@ int aex_images_check(ae_engine *e, const void *const *inputs, const ae_request_s
                      "(4:4:4, 4:2:2, 4:2:0, 4:0:0 and 4:4:0 only)", np->name);
             goto refused;
         }
-        if (w < JPEGD_MIN_SIDE || h < JPEGD_MIN_SIDE || w > np->image.width || h > np->image.height) {
+        if (w < AE_DVPP_JPEGD_MIN_SIDE || h < AE_DVPP_JPEGD_MIN_SIDE || w > np->image.width ||
+            h > np->image.height) {
             aex_fail(e, err, 0, "acldvppJpegDecodeAsync", np->name,
                      "image node '%s': the request's JPEG is %ux%u; this node decodes %ux%u to %ux%u", np->name,
-                     w, h, JPEGD_MIN_SIDE, JPEGD_MIN_SIDE, np->image.width, np->image.height);
+                     w, h, AE_DVPP_JPEGD_MIN_SIDE, AE_DVPP_JPEGD_MIN_SIDE, np->image.width, np->image.height);
             goto refused;
         }
-        image_pic pic = {w & ~1u, h & ~1u, align_up(w, im->jpegd_align), align_up(h, JPEGD_HEIGHT_ALIGN)};
+        image_pic pic = {w & ~1u, h & ~1u, align_up(w, im->jpegd_align), align_up(h, AE_DVPP_JPEGD_HEIGHT_ALIGN)};
         if ((size_t)nv12_bytes(pic.ws, pic.hs) > e->tensors[np->outputs[0]].capacity) {
             aex_fail(e, err, 0, "acldvppJpegDecodeAsync", np->name,
                      "image node '%s': the %ux%u JPEG decodes to %u bytes, more than the %zu planned", np->name,
@@ -398,9 +398,10 @@ static int enqueue_crops(ae_engine *e, slot *sl, int n, aclrtStream st, ae_error
     const char *boxes = sl->host_steps + r->out_off[im->boxes_out[n]];
     image_pic src = sl->images[im->source[n]].pic;
     uint32_t w = np->image.width, h = np->image.height;
-    uint32_t least_w = (w + VPC_MAX_UP - 1) / VPC_MAX_UP, least_h = (h + VPC_MAX_UP - 1) / VPC_MAX_UP;
-    least_w = least_w < VPC_MIN_W ? VPC_MIN_W : least_w;
-    least_h = least_h < VPC_MIN_H ? VPC_MIN_H : least_h;
+    uint32_t least_w = (w + AE_DVPP_VPC_MAX_UP - 1) / AE_DVPP_VPC_MAX_UP;
+    uint32_t least_h = (h + AE_DVPP_VPC_MAX_UP - 1) / AE_DVPP_VPC_MAX_UP;
+    least_w = least_w < AE_DVPP_VPC_REGION_MIN_W ? AE_DVPP_VPC_REGION_MIN_W : least_w;
+    least_h = least_h < AE_DVPP_VPC_REGION_MIN_H ? AE_DVPP_VPC_REGION_MIN_H : least_h;
     for (uint64_t i = 0; i < k; i++) {
         double v[4];
         for (int c = 0; c < 4; c++) {
@@ -415,8 +416,8 @@ static int enqueue_crops(ae_engine *e, slot *sl, int n, aclrtStream st, ae_error
             }
         }
         uint32_t left, right, top, bottom;
-        box_side(v[0], v[2], src.w, least_w, w * VPC_MAX_DOWN, &left, &right);
-        box_side(v[1], v[3], src.h, least_h, h * VPC_MAX_DOWN, &top, &bottom);
+        box_side(v[0], v[2], src.w, least_w, w * AE_DVPP_VPC_MAX_DOWN, &left, &right);
+        box_side(v[1], v[3], src.h, least_h, h * AE_DVPP_VPC_MAX_DOWN, &top, &bottom);
         DVPP_CALL(e, err, np->name, acldvppSetRoiConfig, is->rois[i], left, right, top, bottom);
     }
     acldvppPicDesc *in = im->d->acldvppGetPicDesc(is->src, 0);

@@ -16,15 +16,17 @@ import ctypes
 
 import numpy as np
 
+from ascend_engine import _dvpp_limits as _limits
 from ascend_engine._feeds import shape_text
 from ascend_engine.errors import PipelineError
 from ascend_engine.native_step import BuiltinStep
 from ascend_engine.planner.plan import PlanNode
 
-JPEGD_MIN, JPEGD_MAX = 32, 8192        # JPEGD's input sides (docs/simulator.md, "DVPP")
-VPC_MIN_W, VPC_MIN_H, VPC_MAX = 16, 6, 4096   # VPC outputs: width a multiple of 16, height even
-MAX_BOXES = 256                        # regions of one batch crop call (executor.h, AE_IMAGE_MAX_BOXES)
-MAX_UP, MAX_DOWN = 16, 32              # each side scales from 1/32 to 16 times
+# The DVPP limits: include/ascend_engine/dvpp_limits.h's, the table the executor's C reads too.
+JPEGD_MIN, JPEGD_MAX = _limits.JPEGD_MIN_SIDE, _limits.JPEGD_MAX_SIDE   # JPEGD's input sides
+VPC_MIN_W, VPC_MIN_H, VPC_MAX = _limits.VPC_OUT_MIN_W, _limits.VPC_OUT_MIN_H, _limits.VPC_OUT_MAX_SIDE
+MAX_BOXES = _limits.MAX_BOXES          # regions of one batch crop call
+MAX_UP, MAX_DOWN = _limits.VPC_MAX_UP, _limits.VPC_MAX_DOWN   # each side scales from 1/32 to 16 times
 INTERPOLATIONS = {"default": 0, "bilinear": 1, "nearest": 2}
 OPS = ("decode", "resize", "crop_resize")
 
@@ -37,7 +39,8 @@ def nv12_shape(width: int, height: int) -> tuple:
 def decoded_bytes(width: int, height: int) -> int:
     """Bytes of a decoded picture of at most ``width`` x ``height`` (JPEGD's
     strides: width to 128, the largest alignment of any SoC, height to 16)."""
-    return -(-width // 128) * 128 * (-(-height // 16) * 16) * 3 // 2
+    align = _limits.JPEGD_HEIGHT_ALIGN
+    return -(-width // 128) * 128 * (-(-height // align) * align) * 3 // 2
 
 
 def check_size(size, where, low_w, low_h, high, even=True) -> tuple:
@@ -48,7 +51,7 @@ def check_size(size, where, low_w, low_h, high, even=True) -> tuple:
     w, h = size
     if not (low_w <= w <= high and low_h <= h <= high):
         raise PipelineError(f"{where}: {w}x{h} is outside the DVPP's {low_w}x{low_h} to {high}x{high}")
-    if even and (w % 16 or h % 2):
+    if even and (w % VPC_MIN_W or h % 2):
         raise PipelineError(f"{where}: {w}x{h}: a picture for the VPC and the AIPP has a width that is a "
                             f"multiple of 16 and an even height (its strides are then its size)")
     return int(w), int(h)

@@ -108,7 +108,8 @@ def render(service) -> bytes:
         samples["nv_inference_pending_request_count"].append((labels, model.in_flight))
         per_device = zip(model.engines, model.devices, model.engine_in_flight, strict=True)
         for engine, device, in_flight in per_device:
-            answered = 0 if engine.closed else engine.stats()["serving"]["latency_ms"]["added"]
+            totals = {} if engine.closed else engine.stats(percentiles=False)["serving"]
+            answered = totals["latency_ms"]["added"] if totals else 0
             on = _labels(model, device=device)
             samples["ascend_engine_device_requests_total"].append((on, answered))
             samples["ascend_engine_device_in_flight"].append((on, in_flight))

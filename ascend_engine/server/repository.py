@@ -115,9 +115,9 @@ class Model:
         return 0 if best is None else best
 
     def serving_stats(self) -> dict:
-        """The engines' ``stats()["serving"]`` added up: counts, totals and maxima (percentiles are
-        per engine and are left out when there are several)."""
-        figures = [engine.stats()["serving"] for engine in self.engines if not engine.closed]
+        """The engines' ``stats(percentiles=False)["serving"]`` added up: counts and totals (what the
+        statistics and metrics endpoints read; no percentile is computed)."""
+        figures = [engine.stats(percentiles=False)["serving"] for engine in self.engines if not engine.closed]
         if len(figures) <= 1:
             return figures[0] if figures else {}
         return _summed(figures)

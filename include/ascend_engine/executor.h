@@ -27,6 +27,7 @@
 
 #include "ascend_engine/acl.h"
 #include "ascend_engine/loader.h"
+#include "ascend_engine/dvpp_limits.h"   /* AE_IMAGE_MAX_BOXES and the other DVPP limits */
 
 #ifdef __cplusplus
 extern "C" {
@@ -51,7 +52,6 @@ extern "C" {
 #define AE_IMAGE_DECODE 0         /* JPEG bytes (a pipeline input) -> NV12 picture */
 #define AE_IMAGE_RESIZE 1         /* NV12 picture -> NV12 picture of width x height */
 #define AE_IMAGE_CROP_RESIZE 2    /* NV12 picture + boxes (a host step's rows) -> one picture per box */
-#define AE_IMAGE_MAX_BOXES 256    /* regions of one batch crop call at most */
 
 /* How a model picks its gear for a number of rows between two gears (rows
  * produced by a host step; see ae_chunk_next). */

@@ -285,3 +285,30 @@ def test_ctrl_c_stops_run_batch_promptly_and_the_engine_works_after(build):
     assert lines[0].startswith("interrupted after"), lines
     assert lines[1:] == ["in flight 0", "next ok True"]
     print(lines[0])   # the measured delay, for the record (benchmarks measure it properly)
+
+
+def test_stats_without_percentiles_gives_the_same_totals_and_sorts_nothing(chain, monkeypatch):
+    with compile_chain(chain, depth=2, max_delay_ms=1) as engine:
+        for k in range(12):
+            engine.run(feeds_for(k, 1 + k % 3))
+        calls = []
+        real = np.percentile
+
+        def counted(*args, **kwargs):
+            calls.append(args)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(np, "percentile", counted)
+        full = engine.stats()
+        assert len(calls) >= 4          # the counter sees the percentile work stats() does
+        del calls[:]
+        totals = engine.stats(percentiles=False)
+        assert calls == []
+    assert full["requests"] == totals["requests"] == 12
+    for name in ("queue_ms", "service_ms", "latency_ms", "dispatch_wait_ms"):
+        assert "p50" in full["serving"][name] and "mean" in full["serving"][name]
+        assert totals["serving"][name] == {k: full["serving"][name][k] for k in ("count", "total", "added")}
+    assert totals["serving"]["latency_ms"]["added"] == 12
+    assert totals["serving"]["batch_rows"] == full["serving"]["batch_rows"]
+    assert totals["serving"]["priorities"][1]["queue_ms"]["added"] == 12
+    assert "p99" not in totals["serving"]["priorities"][1]["compute_ms"]

@@ -248,14 +248,14 @@ def test_objects_dropped_in_a_forked_child_make_no_call(tmp_path):
 
 
 def test_other_modules_take_handles_only_through_checked_accessors():
-    # _handle and _ptr are _runtime's own: elsewhere they could be a closed
-    # object's (NULL or destroyed) handle.  The files _runtime.pyx includes
-    # are that module's own too.
+    # _handle and _ptr are the runtime's own (_runtime, and _memory for the
+    # buffers): elsewhere they could be a closed object's (NULL or destroyed)
+    # handle.  The files _runtime.pyx includes are that module's own too.
     with open(os.path.join(PACKAGE, "_runtime.pyx")) as f:
         runtime_includes = set(re.findall(r'^include "([^"]+)"', f.read(), re.MULTILINE))
     offenders = []
     for name in sorted(os.listdir(PACKAGE)):
-        if (name.endswith((".pyx", ".pxd", ".pxi")) and not name.startswith("_runtime.")
+        if (name.endswith((".pyx", ".pxd", ".pxi")) and not name.startswith(("_runtime.", "_memory."))
                 and name not in runtime_includes):
             with open(os.path.join(PACKAGE, name)) as f:
                 for n, line in enumerate(f, 1):

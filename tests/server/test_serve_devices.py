@@ -14,6 +14,7 @@ from helpers.triton_repo import triton_repository
 
 import ascend_engine as ae
 from ascend_engine.errors import InferenceServerError
+from ascend_engine.server import metrics
 from ascend_engine.server.repository import Repository
 from ascend_engine.server.service import Service
 
@@ -60,6 +61,30 @@ def test_every_device_serves_a_share_and_the_answers_are_the_pipelines(folders, 
         assert shares == [4, 4, 4, 4]
         assert model.serving_stats()["latency_ms"]["added"] == 16
         assert sum(model.serving_stats()["batch_rows"].values()) == 16
+    finally:
+        repository.close()
+
+
+@pytest.mark.parametrize("devices", [(0,), (0, 1)])
+def test_statistics_and_metrics_read_the_running_totals_and_sort_nothing(folders, monkeypatch, devices):
+    # Engine.stats(percentiles=False): the endpoints need counts and totals, not a percentile over
+    # every engine's recent values on each request
+    repository = Repository.load(folders["specs"], devices=devices)
+    try:
+        service = Service(repository)
+        model = service.model("demo")
+        asyncio.run(burst(service, model, [rows(k) for k in range(6)]))
+        calls = []
+        real = np.percentile
+        monkeypatch.setattr(np, "percentile", lambda *a, **k: calls.append(a) or real(*a, **k))
+        statistics = service.model_statistics("demo", model.version)["model_stats"][0]
+        text = metrics.render(service).decode()
+        assert calls == []
+        assert statistics["inference_stats"]["compute_infer"]["count"] == 6
+        assert statistics["execution_count"] == 6
+        assert f'nv_inference_exec_count{{model="demo",version="{model.version}"}} 6' in text
+        assert sum(e.stats()["serving"]["latency_ms"]["added"] for e in model.engines) == 6
+        assert calls != []              # the counter sees the percentiles stats() computes
     finally:
         repository.close()
 

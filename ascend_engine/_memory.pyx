@@ -1,5 +1,23 @@
-# Included by _runtime.pyx: memory, device (DeviceBuffer) and pinned host
-# (HostBuffer), and the host buffer views the copies read and write.
+# cython: language_level=3, embedsignature=True
+"""The AscendCL runtime's memory: device (DeviceBuffer) and pinned host
+(HostBuffer) buffers, and the host buffer views the copies read and write.
+
+A cimportable module (``_memory.pxd``) on top of ``_runtime`` (devices,
+contexts, streams; the rules in its docstring hold here too): it cimports the
+runtime, the runtime never cimports it.  ``ascend_engine._runtime`` re-exports
+both classes under their names.
+"""
+
+import numbers
+
+import numpy
+
+from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_FORMAT, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
+from libc.stdint cimport uintptr_t
+
+from ascend_engine._checks import byte_count, tensor_array, tensor_dtype
+from ascend_engine._acl cimport *
+from ascend_engine._runtime cimport *
 
 
 cdef struct _view:

@@ -189,10 +189,13 @@ cdef class DeviceQueue(Resource):
                 with nogil:
                     rc = ae_engine_flush(self._engine, &err)
                 self._settle(rc, &err)
+            # NULL before the engine is freed: the lock-free readers of the serving
+            # interface (in_flight(), free_slots_hint(), read with the GIL held) then
+            # see a closed queue, never an engine being freed without the GIL
             engine = self._engine
+            self._engine = NULL
             with nogil:
                 rc = ae_engine_close(engine, &err)
-            self._engine = NULL
             self._cancel_pending("the engine was closed before the request completed")
             if rc == 1:
                 if not shutting_down():   # else shutdown() releases the remains next, waiting for the device

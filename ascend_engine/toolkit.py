@@ -12,6 +12,7 @@
       runtime/include/acl/...     the real CANN headers, plus ascend-engine's own
                                   acl/ops/acl_dvpp.h when they lack one
       include -> runtime/include
+      acllib -> runtime           the older acllib/include, acllib/lib64 layout
       compiler/bin/atc            `ascend-engine sim atc` (on PATH after sourcing env.sh)
       sim_toolkit.info            what this folder is and where it came from
 
@@ -238,6 +239,13 @@ def make_toolkit(dest: str, headers: str | None = None) -> str:
     include = os.path.join(dest, "include")
     _replace(include)
     os.symlink(os.path.join("runtime", "include"), include)
+    # Toolkits before the runtime/ layout put headers and libraries under
+    # acllib/; CANN kept that folder as a compatibility link, and older
+    # sample CMakeLists still include $INSTALL_DIR/acllib/include
+    # (docs/toolkit.md, "The folder").
+    acllib = os.path.join(dest, "acllib")
+    _replace(acllib)
+    os.symlink("runtime", acllib)
 
     from ascend_engine.sim import ort_library
 

@@ -92,7 +92,7 @@ def main(src_path, width, height, out_path):
         results[kind] = np.stack([read(acl.media.dvpp_get_pic_desc(out_batch, i)) for i in range(n)])
         # fewer regions in the list than the counts say: a code, never a read past the list
         _, short = acl.media.dvpp_vpc_batch_crop_async(channel, in_batch, [n], out_batch, crops[:1], stream)
-        print(kind, "short list", short)
+        print(kind, "short list", short, acl.get_recent_err_msg())
         check_ret("acl.media.dvpp_destroy_batch_pic_desc", acl.media.dvpp_destroy_batch_pic_desc(out_batch))
     np.savez(out_path, **results)
     check_ret("acl.media.dvpp_destroy_resize_config", acl.media.dvpp_destroy_resize_config(resize))

@@ -317,7 +317,7 @@ def extensions():
             "ascend_engine._pyacl",
             sources=["ascend_engine/_pyacl.pyx"],
             include_dirs=["include"],
-            depends=headers + ["ascend_engine/_pyacl_special.pxi"],
+            depends=headers + ["ascend_engine/_pyacl_special.pxi", "ascend_engine/_pyacl_media.pxi"],
             extra_compile_args=["-O2"],
             libraries=["dl"],
         ),

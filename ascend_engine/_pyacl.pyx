@@ -118,6 +118,7 @@ cdef bint _media() except -1:
                 reasons.append(f"{path}: cannot be loaded")
                 continue
             if _fill_media(h) > 0:
+                _fill_media_batch(h)
                 _media_loaded = True
                 break
             reasons.append(f"{path}: exports no DVPP function")
@@ -264,4 +265,5 @@ cdef int _fill_dims(object dims, aclmdlIODims *out, str fn, str arg) except -1:
 
 
 include "_pyacl_functions.pxi"
+include "_pyacl_media.pxi"
 include "_pyacl_special.pxi"

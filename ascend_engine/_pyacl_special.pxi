@@ -333,6 +333,11 @@ SPECIAL = {
         "get_input_dynamic_dims": _mdl_get_input_dynamic_dims,
         "set_input_dynamic_dims": _mdl_set_input_dynamic_dims,
     },
+    "media": {
+        "dvpp_vpc_batch_crop_async": _media_dvpp_vpc_batch_crop_async,
+        "dvpp_vpc_batch_crop_and_paste_async": _media_dvpp_vpc_batch_crop_and_paste_async,
+        "dvpp_vpc_batch_crop_resize_paste_async": _media_dvpp_vpc_batch_crop_resize_paste_async,
+    },
     "util": {
         "start_thread": _util_start_thread, "stop_thread": _util_stop_thread,
         "numpy_to_ptr": _util_numpy_to_ptr, "bytes_to_ptr": _util_bytes_to_ptr,

@@ -24,7 +24,9 @@ def test_namespaces_hold_pyacl_names():
                  "acl.rt.set_context", "acl.rt.malloc_host", "acl.rt.subscribe_report",
                  "acl.rt.process_report",
                  "acl.mdl.get_dynamic_hw", "acl.mdl.set_input_dynamic_dims", "acl.util.ptr_to_bytes",
-                 "acl.media.dvpp_vpc_crop_async", "acl.media.dvpp_jpeg_decode_async", "acl.op.execute_v2",
+                 "acl.media.dvpp_vpc_crop_async", "acl.media.dvpp_jpeg_decode_async",
+                 "acl.media.dvpp_vpc_batch_crop_async", "acl.media.dvpp_vpc_batch_crop_and_paste_async",
+                 "acl.media.dvpp_vpc_batch_crop_resize_paste_async", "acl.op.execute_v2",
                  "acl.prof.start", "acl.media.vdec_send_frame"):
         assert name in acl.function_names(), name
     assert len(acl.function_names()) > 250
@@ -73,6 +75,14 @@ def test_unsupported_functions_answer_api_not_support():
      "acl.mdl.set_input_dynamic_dims: argument 'dims' must be a dict with 'dims'"),
     (lambda: acl.create_tensor_desc(0, 5, 0), TypeError,
      "acl.create_tensor_desc: argument 'dims' must be a list of ints, got int"),
+    (lambda: acl.media.dvpp_vpc_batch_crop_async(0, 0, 3, 0, [], 0), TypeError,
+     "acl.media.dvpp_vpc_batch_crop_async: argument 'roi_nums_list' must be a list of ints, got int"),
+    (lambda: acl.media.dvpp_vpc_batch_crop_async(0, 0, [-2], 0, [], 0), OverflowError,
+     "acl.media.dvpp_vpc_batch_crop_async: argument 'roi_nums_list[0]' = -2 is out of range"),
+    (lambda: acl.media.dvpp_vpc_batch_crop_and_paste_async(0, 0, [1], 0, [0], ["x"], 0), TypeError,
+     "acl.media.dvpp_vpc_batch_crop_and_paste_async: argument 'paste_area_list[0]' must be a pointer"),
+    (lambda: acl.media.dvpp_vpc_batch_crop_resize_paste_async(0, 0, [1], 0, 5, [], 0, 0), TypeError,
+     "acl.media.dvpp_vpc_batch_crop_resize_paste_async: argument 'crop_area_list' must be a list of region"),
     (lambda: acl.util.start_thread(None, []), TypeError,
      "acl.util.start_thread: argument 'fn' must be callable"),
 ])

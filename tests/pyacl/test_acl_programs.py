@@ -115,3 +115,35 @@ def test_jpeg_decode_resize_into_a_static_aipp_model(program, tmp_path):
     # the model saw exactly the AIPP of that picture
     settings = aipp_settings.resolve(AIPP, "image", (1, 3, H, W), "NCHW", "float32")
     np.testing.assert_array_equal(np.load(tmp_path / "out.npy"), reference(settings, picture) * 0.5)
+
+
+def _nv12_window(picture, width, height, left, top, w, h):
+    """The w x h window at (left, top) of an NV12 picture, as one NV12 picture."""
+    y = picture[: width * height].reshape(height, width)
+    uv = picture[width * height:].reshape(height // 2, width)
+    return np.concatenate([y[top:top + h, left:left + w].ravel(),
+                           uv[top // 2:(top + h) // 2, left:left + w].ravel()])
+
+
+def test_batch_crop_and_paste_take_lists_and_return_the_batch(program, tmp_path):
+    """pyACL's batch VPC calls: region counts and regions as lists, (dst_batch_pic_descs, ret) back."""
+    width, height = 256, 128
+    src = np.random.default_rng(9).integers(0, 256, width * height * 3 // 2, dtype=np.uint8)
+    np.save(tmp_path / "src.npy", src)
+    proc = program("batch_crop.py", tmp_path / "src.npy", width, height, tmp_path / "out.npz")
+    got = np.load(tmp_path / "out.npz")
+    regions = [(0, 0), (64, 32), (128, 96)]
+    for i, (x, y) in enumerate(regions):
+        np.testing.assert_array_equal(got["crop"][i], _nv12_window(src, width, height, x, y, 64, 32))
+        pasted = np.zeros(128 * 64 * 3 // 2, np.uint8)
+        window = _nv12_window(src, width, height, x, y, 64, 32)
+        py = pasted[: 128 * 64].reshape(64, 128)
+        puv = pasted[128 * 64:].reshape(32, 128)
+        py[16:48, 32:96] = window[: 64 * 32].reshape(32, 64)
+        puv[8:24, 32:96] = window[64 * 32:].reshape(16, 64)
+        np.testing.assert_array_equal(got["paste"][i], pasted)
+        np.testing.assert_array_equal(got["resize_paste"][i], pasted)
+    # a region list shorter than the counts: ACL_ERROR_INVALID_PARAM, not a read past the list
+    for kind in ("crop", "paste", "resize_paste"):
+        line = next(ln for ln in proc.stdout.splitlines() if ln.startswith(f"{kind} short list"))
+        assert line.startswith(f"{kind} short list 100000 ") and "cropAreas[1] is NULL" in line, line

@@ -36,6 +36,7 @@ import detector_classifier as dc  # noqa: E402
 from _report import report  # noqa: E402
 from helpers.dvpp import jpeg_bytes, nv12_from_planes, sample_image  # noqa: E402
 from helpers.servers import ServerProcess  # noqa: E402
+from helpers.triton_repo import JPEG_SPEC  # noqa: E402
 
 from ascend_engine import sim, spec  # noqa: E402
 
@@ -53,17 +54,6 @@ output [ { name: "y" data_type: TYPE_FP32 dims: [ 16 ] } ]
 parameters { key: "depth" value: { string_value: "8" } }
 """
 
-JPEG_SPEC = """\
-inputs:
-  jpeg: {dtype: bytes, max_bytes: 1048576}
-images:
-  - {name: decode, op: jpeg_decode, inputs: [jpeg], max_size: [1024, 1024]}
-  - {name: resize, op: resize, inputs: decode, size: [64, 48]}
-models:
-  - {name: detector, path: detector_nv12.om, inputs: [resize]}
-outputs: {scores: detector.scores, boxes: detector.boxes}
-compile: {depth: 8}
-"""
 
 TENSOR_SPEC = """\
 inputs:

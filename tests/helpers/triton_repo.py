@@ -27,6 +27,20 @@ output [ { name: "y" data_type: TYPE_FP32 dims: [ 2, 5 ] reshape: { shape: [ 10 
 version_policy: { all: { } }
 """
 
+# a JPEG pipeline served with its bytes input as BYTES: decode and resize on the device, then the
+# detector of examples/detector_classifier.py (static AIPP, NV12 in)
+JPEG_SPEC = """\
+inputs:
+  jpeg: {dtype: bytes, max_bytes: 1048576}
+images:
+  - {name: decode, op: jpeg_decode, inputs: [jpeg], max_size: [1024, 1024]}
+  - {name: resize, op: resize, inputs: decode, size: [64, 48]}
+models:
+  - {name: detector, path: detector_nv12.om, inputs: [resize]}
+outputs: {scores: detector.scores, boxes: detector.boxes}
+compile: {depth: 8}
+"""
+
 # contradicts its model: the encoder takes 64 values per row
 BROKEN_CONFIG = ENCODER_CONFIG.replace('name: "encoder"', 'name: "broken"').replace("dims: [ 64 ]",
                                                                                   "dims: [ 32 ]")

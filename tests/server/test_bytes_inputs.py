@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from helpers.dvpp import jpeg_bytes, sample_image
 from helpers.servers import ServerProcess
+from helpers.triton_repo import JPEG_SPEC
 
 from ascend_engine import spec
 from ascend_engine.server import protocol
@@ -21,18 +22,6 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(REPO, "examples"))
 import detector_classifier as dc  # noqa: E402
 
-SPEC = """\
-inputs:
-  jpeg: {dtype: bytes, max_bytes: 1048576}
-images:
-  - {name: decode, op: jpeg_decode, inputs: [jpeg], max_size: [1024, 1024]}
-  - {name: resize, op: resize, inputs: decode, size: [64, 48]}
-models:
-  - {name: detector, path: detector_nv12.om, inputs: [resize]}
-outputs: {scores: detector.scores, boxes: detector.boxes}
-compile: {depth: 4}
-"""
-
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory):
@@ -40,7 +29,7 @@ def repo(tmp_path_factory):
     models = root / "models"
     models.mkdir()
     dc.build_image_models(str(models), detector_us=0, classifier_us=0)
-    (models / "jpegs.yaml").write_text(SPEC)
+    (models / "jpegs.yaml").write_text(JPEG_SPEC)
     return str(models)
 
 
@@ -93,27 +82,17 @@ def test_the_bytes_input_is_advertised_as_one_bytes_element(server):
     assert config["input"] == [{"name": "jpeg", "data_type": "TYPE_STRING", "dims": ["1"]}]
 
 
-def test_http_sends_each_jpeg_at_its_own_length(server, pictures, reference):
-    """Binary tensors: a JPEG is not UTF-8 text, so JSON BYTES (strings) cannot carry it."""
-    client = httpclient.InferenceServerClient(server.http)
+@pytest.mark.parametrize("protocol", ["http", "grpc"])
+def test_each_jpeg_is_sent_at_its_own_length(server, pictures, reference, protocol):
+    """HTTP: binary tensors (a JPEG is not UTF-8 text, so JSON BYTES, which are strings, cannot
+    carry it); gRPC: raw_input_contents."""
+    module = httpclient if protocol == "http" else grpcclient
+    client = module.InferenceServerClient(server.http if protocol == "http" else server.grpc)
     try:
         for jpeg in pictures:
-            tensor = httpclient.InferInput("jpeg", [1], "BYTES")
-            tensor.set_data_from_numpy(np.array([jpeg], dtype=object), binary_data=True)
-            result = client.infer("jpegs", [tensor])
-            want = reference(jpeg)
-            np.testing.assert_array_equal(result.as_numpy("scores"), want["scores"])
-            np.testing.assert_array_equal(result.as_numpy("boxes"), want["boxes"])
-    finally:
-        client.close()
-
-
-def test_grpc_sends_each_jpeg_at_its_own_length(server, pictures, reference):
-    client = grpcclient.InferenceServerClient(server.grpc)
-    try:
-        for jpeg in pictures:
-            tensor = grpcclient.InferInput("jpeg", [1], "BYTES")
-            tensor.set_data_from_numpy(np.array([jpeg], dtype=object))
+            tensor = module.InferInput("jpeg", [1], "BYTES")
+            tensor.set_data_from_numpy(np.array([jpeg], dtype=object),
+                                       **({"binary_data": True} if protocol == "http" else {}))
             result = client.infer("jpegs", [tensor])
             want = reference(jpeg)
             np.testing.assert_array_equal(result.as_numpy("scores"), want["scores"])

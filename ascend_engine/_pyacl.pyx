@@ -57,6 +57,7 @@ cdef extern from *:
 
 cdef extern from "ascend_engine/acl.h":
     const int ACL_ERROR_API_NOT_SUPPORT
+    const int ACL_ERROR_FEATURE_UNSUPPORTED
 
 ctypedef aclError (*_NotSupportedFn)(const char *fn, const char *what) noexcept nogil
 ctypedef int (*_MemRangeFn)(const void *ptr, size_t length, char *why, size_t why_len) noexcept nogil
@@ -135,16 +136,18 @@ cdef aclError _missing(str cname, str qualname) except? -1:
 
 
 def _unsupported(str qualname):
-    """ACL_ERROR_API_NOT_SUPPORT for a pyACL function this module does not do (docs/pyacl.md);
-    on the simulator the reason goes to acl.get_recent_err_msg()."""
+    """ACL_ERROR_FEATURE_UNSUPPORTED for a pyACL function this module does not do (docs/pyacl.md):
+    the code the simulator's own video stubs answer (docs/simulator.md), so a program fails the
+    way it does on a chip without the feature; on the simulator the reason goes to
+    acl.get_recent_err_msg()."""
     if _t is NULL:
         try:
             _load_api()
         except Exception:
-            return ACL_ERROR_API_NOT_SUPPORT
+            return ACL_ERROR_FEATURE_UNSUPPORTED
     if _sim_not_supported is not NULL:
         _sim_not_supported(qualname.encode(), b"single operators, profiling and video are not simulated")
-    return ACL_ERROR_API_NOT_SUPPORT
+    return ACL_ERROR_FEATURE_UNSUPPORTED
 
 
 # ---- arguments ---------------------------------------------------------------------------------------

@@ -14,7 +14,8 @@ import ascend_engine.acl as acl
 
 ACL_ERROR_INVALID_PARAM = 100000
 ACL_ERROR_RT_PARAM_INVALID = 107000      # CANN 9.1: freeing an unknown pointer (docs/simulator.md, row 30)
-ACL_ERROR_API_NOT_SUPPORT = 200001
+ACL_ERROR_API_NOT_SUPPORT = 200001        # a function the loaded library lacks
+ACL_ERROR_FEATURE_UNSUPPORTED = 200006    # a feature not simulated (video, single operators, profiling)
 
 
 def test_namespaces_hold_pyacl_names():
@@ -35,7 +36,7 @@ def test_namespaces_hold_pyacl_names():
     assert acl.rt.malloc.__doc__.startswith("acl.rt.malloc(size, policy) -> (dev_ptr, ret)")
 
 
-def test_unsupported_functions_answer_api_not_support():
+def test_unsupported_functions_answer_feature_unsupported():
     names = acl.unsupported_names()
     assert {"acl.op.execute_v2", "acl.prof.init", "acl.media.vdec_create_channel",
             "acl.media.venc_send_frame"} <= set(names)
@@ -46,8 +47,8 @@ def test_unsupported_functions_answer_api_not_support():
         nargs = len(params.split(",")) if params else 0
         result = fn(*([None] * nargs))
         kind = fn.__doc__.split("-> ")[1].split(":")[0]
-        expected = {"ret": ACL_ERROR_API_NOT_SUPPORT, "handle": 0, "value": 0}.get(
-            kind, (0, ACL_ERROR_API_NOT_SUPPORT))
+        expected = {"ret": ACL_ERROR_FEATURE_UNSUPPORTED, "handle": 0, "value": 0}.get(
+            kind, (0, ACL_ERROR_FEATURE_UNSUPPORTED))
         assert result == expected, (name, result)
     assert "acl.prof.start exists in CANN but is not simulated" in (acl.prof.start(0) and
                                                                       acl.get_recent_err_msg())

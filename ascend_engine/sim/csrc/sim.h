@@ -213,6 +213,8 @@ typedef struct sim_mem_region {
 
 /* Find the live allocation (device or pinned host) that contains ptr. */
 int sim_mem_lookup(const void *ptr, sim_mem_region *out);
+/* 1 when p points into memory freed recently (the ring memory.c keeps), its kind in *kind. */
+int sim_mem_recently_freed(const void *p, sim_mem_kind *kind);
 /* Check that [ptr, ptr+len) lies inside one live device allocation owned by
  * device_id (any device if device_id < 0).  On failure: records a message
  * naming fn and arg_name (freed pointer, host pointer, other device, out of

@@ -458,20 +458,9 @@ def build(root: str = ROOT) -> str:
 
 def update(root: str = ROOT, check: bool = False) -> bool:
     """Bring _pyacl_functions.pxi up to date; True when it was (with ``check``: would be) written."""
-    text = build(root)
-    path = os.path.join(root, OUTPUT)
-    try:
-        with open(path, encoding="utf-8") as f:
-            if f.read() == text:
-                return False
-    except FileNotFoundError:
-        pass
-    if not check:
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    return True
+    # written as gen_acl_pxd writes its files: unchanged text is left alone, new text goes
+    # through a temporary file
+    return _load("gen_acl_pxd", root)._write_if_changed(os.path.join(root, OUTPUT), build(root), check)
 
 
 def main(argv: list[str] | None = None) -> int:
